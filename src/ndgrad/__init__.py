@@ -1,0 +1,105 @@
+"""ndgrad: define-by-run automatic differentiation on NumPy, with PyTorch's API.
+
+    import ndgrad as torch
+    x = torch.ones(2, 2, requires_grad=True)
+    out = ((x + 2) * (x + 2) * 3).mean()
+    out.backward()
+    x.grad  # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
+"""
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
+                     complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
+from ._dtype import result_type as _result_type
+from ._backend import device
+from ._tensor import Tensor, Size
+from ._tensor_str import set_printoptions, get_printoptions, printoptions
+from ._creation import *  # noqa: F401,F403
+from ._creation import Generator, default_generator
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
+                                 inference_mode, is_inference_mode_enabled)
+from . import autograd
+from .ops import *  # noqa: F401,F403
+from .ops import (add, sub, subtract, mul, multiply, div, divide, true_divide, pow, neg, negative,
+                  exp, log, sqrt, tanh, sigmoid, relu, abs, absolute, sign, where, clamp, clip,
+                  eq, ne, lt, le, gt, ge, logical_not, sum, mean, norm, matmul, mm, bmm, mv, dot,
+                  reshape, flatten, transpose, swapaxes, swapdims, t, permute, squeeze,
+                  unsqueeze, clone, broadcast_to, broadcast_shapes, unbind, relu_, sigmoid_,
+                  tanh_, exp_, clamp_, clip_)
+
+__version__ = "0.1.0"
+
+FloatTensor = DoubleTensor = LongTensor = None  # set below
+strided = "torch.strided"
+contiguous_format = preserve_format = channels_last = None
+
+
+def result_type(tensor1, tensor2):
+    """torch.result_type(tensor1, tensor2)."""
+    return _result_type(tensor1, tensor2)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_nonzero(input):
+    return bool(input)
+
+
+def can_cast(from_, to):
+    from .ops._inplace import _can_cast
+    return _can_cast(from_, to)
+
+
+def _legacy_type(dt):
+    class _Legacy(Tensor):
+        pass
+
+    def new(cls, *args, **kwargs):
+        from ._creation import tensor, empty
+        if len(args) == 1 and not isinstance(args[0], (type(1), type(True))):
+            return tensor(args[0], dtype=dt)
+        return empty(*args, dtype=dt)
+
+    return type(f"{dt.name.capitalize()}Tensor", (), {"__new__": new})
+
+
+FloatTensor = _legacy_type(float32)
+DoubleTensor = _legacy_type(float64)
+LongTensor = _legacy_type(int64)
+IntTensor = _legacy_type(int32)
+BoolTensor = _legacy_type(bool)
+ByteTensor = _legacy_type(uint8)
+HalfTensor = _legacy_type(float16)
+
+
+class _Cuda:
+    @staticmethod
+    def is_available():
+        from ._backend import cuda_available
+        return cuda_available()
+
+    @staticmethod
+    def device_count():
+        return 1 if _Cuda.is_available() else 0
+
+    @staticmethod
+    def manual_seed(seed):
+        pass
+
+    manual_seed_all = manual_seed
+
+
+cuda = _Cuda()

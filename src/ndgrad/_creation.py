@@ -1,0 +1,445 @@
+"""Tensor creation (tensor, zeros, arange, randn, ...) and random number generators.
+
+Randomness comes from `Generator` objects wrapping NumPy's PCG64: the same seed gives the same
+numbers within ndgrad (not the same numbers as PyTorch, whose generator is Mersenne Twister
+based and draws in a different order).
+"""
+import builtins
+import math
+import pickle
+
+from . import _dtype as D
+from ._backend import numpy as np, device as _device, CPU, to_numpy
+from ._tensor import Tensor, _make
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
+           "arange", "range", "linspace", "logspace", "eye", "zeros_like", "ones_like",
+           "full_like", "empty_like", "rand", "randn", "randint", "randperm", "normal",
+           "rand_like", "randn_like", "randint_like", "manual_seed", "seed", "initial_seed",
+           "Generator", "default_generator", "get_rng_state", "set_rng_state", "bernoulli",
+           "multinomial"]
+
+
+def _xp(device):
+    if device is None:
+        return np
+    return _device(device).xp if not isinstance(device, _device) else device.xp
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                f"empty(): argument 'size' failed to unpack the object at pos {len(out) + 1} "
+                f"with error \"type must be tuple of ints,but got {type(s).__name__}\"")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"[{', '.join(str(int(x)) for x in size)}]")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _finish(arr, requires_grad):
+    t = _make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(arr):
+    kind = arr.dtype.kind
+    if kind == "f":
+        return D.get_default_dtype()
+    if kind == "c":
+        return D.get_default_dtype().to_complex()
+    if kind in "iu":
+        return D.int64
+    if kind == "b":
+        return D.bool
+    raise TypeError(f"Could not infer dtype of {arr.dtype}")
+
+
+def _contains_tensor(data):
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            return True
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+    return False
+
+
+def _to_array(data, dtype, xp, copy):
+    """Array of `data` (a Tensor, an array, a scalar, or nested sequences) with torch's dtype."""
+    if isinstance(data, Tensor):
+        arr = data._data
+        d = dtype or data.dtype
+    elif isinstance(data, np.ndarray) or hasattr(data, "__cuda_array_interface__"):
+        arr = data
+        d = dtype or D.from_numpy_dtype(arr.dtype)
+    else:
+        if _contains_tensor(data):
+            data = _tensors_to_lists(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError as e:
+            raise ValueError(str(e).replace("setting an array element with a sequence",
+                                            "expected sequence of length")) from None
+        if arr.dtype == object:
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if isinstance(data, np.generic):
+            d = dtype or D.from_numpy_dtype(arr.dtype)
+        else:
+            d = dtype or _infer_dtype(arr)
+    arr = xp.asarray(arr)
+    if arr.dtype != d.np:
+        arr = arr.astype(d.np)
+    elif copy:
+        arr = arr.copy()
+    return arr
+
+
+def _tensors_to_lists(x):
+    if isinstance(x, Tensor):
+        if x._data.ndim == 0:
+            return x.item()
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [_tensors_to_lists(v) for v in x]
+    return x
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor(data): a new tensor (always a copy) with dtype inferred as PyTorch does."""
+    return _finish(_to_array(data, D.to_dtype(dtype), _xp(device), True), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """torch.as_tensor: shares memory with a Tensor or ndarray of matching dtype."""
+    dtype = D.to_dtype(dtype)
+    if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype):
+        return data
+    arr = _to_array(data, dtype, _xp(device), False)
+    t = _make(arr)
+    return t
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """torch.from_numpy: a tensor sharing memory with the array."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    return _make(ndarray)
+
+
+def _filled(size, value, dtype, device, requires_grad, fname="full"):
+    size = _size(size)
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    xp = _xp(device)
+    if value == 0:
+        arr = xp.zeros(size, dtype=dtype.np)
+    elif value == 1:
+        arr = xp.ones(size, dtype=dtype.np)
+    else:
+        arr = xp.full(size, value, dtype=dtype.np)
+    return _finish(arr, requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _filled(size, 0, dtype, device, requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _filled(size, 1, dtype, device, requires_grad)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=None, pin_memory=False):
+    return _filled(size, 0, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = D.bool
+        elif isinstance(fill_value, int):
+            dtype = D.int64
+        elif isinstance(fill_value, complex):
+            dtype = D.get_default_dtype().to_complex()
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled((size,) if isinstance(size, int) else (tuple(size),), fill_value, dtype,
+                   device, requires_grad)
+
+
+def _like(input, dtype, device):
+    return (D.to_dtype(dtype) or input.dtype), (device or input.device)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input._data.shape, 0, d, dev, requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input._data.shape, 1, d, dev, requires_grad)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input._data.shape, 0, d, dev, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input._data.shape, fill_value, d, dev, requires_grad)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """torch.arange: int64 for integer arguments, the default float dtype otherwise."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(v, int) for v in vals) else D.get_default_dtype()
+    dtype = D.to_dtype(dtype)
+    n = max(0, math.ceil((end - start) / step))
+    xp = _xp(device)
+    if dtype.is_floating_point:
+        arr = (start + xp.arange(n, dtype=np.float64) * step).astype(dtype.np)
+    else:
+        arr = xp.arange(start, start + n * step, step)[:n].astype(dtype.np)
+    return _finish(arr, requires_grad)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Deprecated torch.range: includes `end`."""
+    if end is None:
+        start, end = 0, start
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    n = int(math.floor((end - start) / step)) + 1
+    arr = (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
+    return _finish(_xp(device).asarray(arr), requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    arr = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    if not dtype.is_floating_point:
+        arr = np.trunc(arr)
+    return _finish(_xp(device).asarray(arr.astype(dtype.np)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    arr = np.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
+    return _finish(_xp(device).asarray(arr), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
+
+
+# ---------------------------------------------------------------- random numbers
+
+class Generator:
+    """torch.Generator: an independent random stream (NumPy PCG64 inside)."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._seed = 67280421310721
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        if seed < 0:
+            seed += 1 << 64
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+        return self
+
+    def seed(self):
+        import secrets
+        s = secrets.randbits(63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        raw = pickle.dumps((self._seed, self._rng.bit_generator.state))
+        return _make(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, new_state):
+        seed, state = pickle.loads(to_numpy(new_state._data).tobytes())
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64())
+        self._rng.bit_generator.state = state
+        return self
+
+    def clone_state(self):
+        g = Generator(self.device)
+        g.set_state(self.get_state())
+        return g
+
+
+default_generator = Generator()
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def manual_seed(seed):
+    """Seed the default generator; returns it (as torch.manual_seed does)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _float_dtype(dtype, fname):
+    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
+    return dtype
+
+
+def _type_name(d):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(d.name, d.name)
+
+
+def _place(arr, device):
+    return _xp(device).asarray(arr) if device is not None and _device(device).type != "cpu" else arr
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """Uniform samples on [0, 1)."""
+    dtype = _float_dtype(dtype, "check_uniform_bounds")
+    arr = _rng(generator).random(_size(size), dtype=np.float64).astype(dtype.np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    """Standard normal samples."""
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(dtype.np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dtype = D.to_dtype(dtype) or D.int64
+    arr = _rng(generator).integers(low, high, size=_size((size,)), dtype=np.int64).astype(dtype.np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    dtype = D.to_dtype(dtype) or D.int64
+    arr = _rng(generator).permutation(int(n)).astype(dtype.np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False):
+    """normal(mean, std[, size]): tensor or float mean/std, broadcast together."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if isinstance(std, (int, float)) and std < 0 or isinstance(std, Tensor) and (s < 0).any():
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if size is not None:
+        shape = _size((size,))
+    else:
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+    if dtype is None:
+        t = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+        dtype = t.dtype if t is not None else D.get_default_dtype()
+    dtype = D.to_dtype(dtype)
+    z = _rng(generator).standard_normal(shape, dtype=np.float64)
+    arr = (np.asarray(to_numpy(m)) + np.asarray(to_numpy(s)) * z).astype(dtype.np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, generator=None):
+    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                generator=generator)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, generator=None):
+    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 generator=generator)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, generator=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
+                   generator=generator)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """Draw 0/1 with probabilities `input` (or the scalar p)."""
+    probs = to_numpy(input._data) if p is None else p
+    u = _rng(generator).random(input._data.shape)
+    return _make((u < probs).astype(input.dtype.np))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    probs = np.asarray(to_numpy(input._data), dtype=np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    rng = _rng(generator)
+    for i, p in enumerate(rows):
+        p = p / p.sum()
+        out[i] = rng.choice(len(p), size=num_samples, replace=replacement, p=p)
+    return _make(out.reshape(probs.shape[:-1] + (num_samples,)))

@@ -1,0 +1,534 @@
+"""Tensor: an array of the array module plus the autograd state PyTorch keeps on a tensor.
+
+Hot attributes are slots: `_data` (the xp array), `dtype`, `_requires_grad`, `grad_fn` and `_vc`
+(the version counter, a one-element list shared by all views of one storage). Rarely set state
+(`.grad`, hooks, the base of a view, ...) lives in the instance `__dict__`, created only when set,
+with class-level defaults, so making a tensor costs five stores. Op methods (`__add__`, `exp`,
+...) are attached by `ndgrad.ops`.
+"""
+import sys
+import warnings
+import weakref
+
+from . import _dtype as D
+from ._backend import numpy as _np, to_numpy, device_of, CPU
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, RemovableHandle
+
+__all__ = ["Tensor", "Size"]
+
+_BY_NP = D._BY_NP
+_new = object.__new__
+_state = grad_mode._state
+
+ERR_REQUIRES_GRAD_DTYPE = "only Tensors of floating point dtype can require gradients"
+ERR_NONLEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+ERR_NUMPY_REQUIRES_GRAD = (
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+WARN_NONLEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more informations. (Triggered internally at "
+    "/pytorch/build/aten/src/ATen/core/TensorBody.h:497.)")
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(s) for s in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _make(data, requires_grad=False):
+    """Wrap an array in a new Tensor (no copy, no checks): the one constructor ops use."""
+    t = _new(Tensor)
+    t._data = data
+    try:
+        t.dtype = _BY_NP[data.dtype]
+    except KeyError:
+        t.dtype = D.from_numpy_dtype(data.dtype)
+    t._requires_grad = requires_grad
+    t.grad_fn = None
+    t._vc = [0]
+    return t
+
+
+class Tensor:
+    __slots__ = ("_data", "dtype", "_requires_grad", "grad_fn", "_vc", "__dict__", "__weakref__")
+
+    # defaults of state kept in __dict__ only when set
+    _grad = None
+    _base = None
+    _output_nr = 0
+    _hooks = None
+    _post_acc_hooks = None
+    _retains_grad = False
+    _accumulator = None
+    _view_fn = None
+    _grad_reset = None
+    __array_ufunc__ = None      # NumPy defers binary operators to ours
+    __array_priority__ = 1000
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    is_nested = False
+    layout = "torch.strided"
+
+    def __new__(cls, *args, **kwargs):
+        """torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (default dtype)."""
+        from . import _creation
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = args[0]
+            if isinstance(src, Tensor):
+                t = _make(src._data)
+                t._vc = src._vc
+            else:
+                t = _creation.tensor(src, dtype=D.get_default_dtype())
+        else:
+            t = _creation.empty(*args, dtype=D.get_default_dtype())
+        if cls is not Tensor:
+            obj = _new(cls)
+            obj._data, obj.dtype, obj._requires_grad, obj.grad_fn, obj._vc = (
+                t._data, t.dtype, False, None, t._vc)
+            return obj
+        return t
+
+    def _make_subclass(cls, data, requires_grad=False):
+        obj = _new(cls)
+        obj._data, obj.dtype, obj._requires_grad, obj.grad_fn, obj._vc = (
+            data._data, data.dtype, False, None, data._vc)
+        if requires_grad:
+            obj.requires_grad_(True)
+        return obj
+
+    _make_subclass = classmethod(_make_subclass)
+
+    # ---------------------------------------------------------------- metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    @property
+    def device(self):
+        d = self._data
+        return CPU if type(d) is _np.ndarray else device_of(d)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format=None):
+        return bool(self._data.flags.c_contiguous)
+
+    def storage_offset(self):
+        base = self._base
+        if base is None:
+            return 0
+        return (self._data.__array_interface__["data"][0]
+                - base._data.__array_interface__["data"][0]) // self._data.itemsize
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0] if type(self._data) is _np.ndarray \
+            else self._data.data.ptr
+
+    def untyped_storage(self):
+        return _Storage(self)
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    def _bump_version(self):
+        self._vc[0] += 1
+
+    def is_inference(self):
+        return False
+
+    # ---------------------------------------------------------------- conversions
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return to_numpy(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
+        if type(self._data) is not _np.ndarray:
+            if not force:
+                raise TypeError(
+                    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
+                    "the tensor to host memory first.")
+            return to_numpy(self._data)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = to_numpy(self._data)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(-1)[0])
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_tensor, (to_numpy(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
+        new = _new(type(self))
+        new._data, new.dtype, new._requires_grad, new.grad_fn, new._vc = (
+            self._data.copy(), self.dtype, self._requires_grad, None, [0])
+        memo[id(self)] = new
+        if self._grad is not None:
+            import copy
+            new._grad = copy.deepcopy(self._grad, memo)
+        for k, v in self.__dict__.items():
+            if k not in ("_grad", "_accumulator", "_hooks", "_post_acc_hooks", "_base", "_vc"):
+                import copy
+                setattr(new, k, copy.deepcopy(v, memo))
+        return new
+
+    # ---------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(bool(value))
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(ERR_NONLEAF_REQUIRES_GRAD)
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(WARN_NONLEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_scalar_type_name(value.dtype)}' to a tensor with dtype "
+                    f"'{_scalar_type_name(self.dtype)}'. Please ensure that the gradient and the "
+                    "tensor have the same dtype")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        fn = self.grad_fn
+        if fn._retain is None:
+            fn._retain = {}
+        fn._retain[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    @property
+    def data(self):
+        t = _make(self._data)
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
+        self.dtype = value.dtype
+
+    def detach(self):
+        """A new tensor sharing storage (and version counter) with this one, outside the graph."""
+        t = _make(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None and self.grad_fn is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a replacement gradient, called when this tensor's grad is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        h = RemovableHandle(self._hooks)
+        self._hooks[h.id] = hook
+        return h
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after the gradient has been accumulated into this leaf's .grad."""
+        if not self._requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = {}
+        h = RemovableHandle(self._post_acc_hooks)
+        self._post_acc_hooks[h.id] = hook
+        return h
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's .grad (a VJP with `gradient`)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def _get_accumulator(self):
+        ref = self._accumulator
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return acc
+
+    def _accumulate_grad(self, g, create_graph, owned=False):
+        """Add g into .grad: in place when safe, out of place (recording) under create_graph."""
+        old = self._grad
+        if old is None:
+            if create_graph:
+                self._grad = g
+            else:
+                data = g._data
+                if not owned or data.base is not None:
+                    data = data.copy()
+                self._grad = _make(data)
+        elif create_graph or old._requires_grad:
+            self._grad = old + g
+        else:
+            old._data += g._data
+            old._vc[0] += 1
+
+    def _check_inplace(self):
+        """PyTorch's checks before an in-place op changes this tensor."""
+        if self._requires_grad and self.grad_fn is None and _state.enabled:
+            raise RuntimeError(ERR_LEAF_INPLACE)
+
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _is_view(self):
+        return self._base is not None
+
+    def _is_view_fn(self):
+        return self._base is not None
+
+    # ---------------------------------------------------------------- misc torch API
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda")
+
+    def __dlpack__(self, stream=None):
+        return self._data.__dlpack__()
+
+
+def _is_view(t):
+    return t._base is not None
+
+
+Tensor.is_view = _is_view  # not torch API, but handy for tests
+
+
+class _Storage:
+    """Just enough of untyped_storage() to compare data pointers."""
+
+    def __init__(self, t):
+        base = t._base if t._base is not None else t
+        self._t = base
+
+    def data_ptr(self):
+        return self._t.data_ptr()
+
+    def nbytes(self):
+        return self._t._data.nbytes
+
+
+def _rebuild_tensor(array, requires_grad):
+    t = _make(_np.array(array))
+    t._requires_grad = requires_grad
+    return t
+
+
+def _scalar_type_name(d):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+            "int16": "short int"}.get(d.name, d.name)
+
+
+def _wrap_dim(dim, ndim):
+    """Normalize a possibly negative dim, with PyTorch's error when out of range."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim

@@ -1,0 +1,167 @@
+"""torch.autograd: backward(), grad(), grad mode, custom Functions."""
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+                        is_inference_mode_enabled)
+from .graph import Node, AccumulateGrad
+from . import graph
+from .engine import run_backward
+
+__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "inference_mode", "Variable", "once_differentiable"]
+
+ERR_NO_GRAD_FN = "element {} of tensors does not require grad and does not have a grad_fn"
+ERR_IMPLICIT = "grad can be implicitly created only for scalar outputs"
+
+
+def _as_tuple(x):
+    from .._tensor import Tensor
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs, grad_outputs, is_grads_batched=False):
+    """Check `grad_outputs` against `outputs` (torch's _make_grads) and fill in implicit ones."""
+    from .._tensor import Tensor, _make
+    from .._backend import xp_of
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._requires_grad:
+                if out._data.size != 1:
+                    raise RuntimeError(ERR_IMPLICIT)
+                if not out.dtype.is_floating_point and not out.dtype.is_complex:
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got "
+                        f"{out.dtype}")
+                g = _make(xp_of(out._data).ones_like(out._data))
+            grads.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            from .._creation import tensor
+            g = tensor(g, dtype=out.dtype)
+        if g._data.shape != out._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
+                f"a shape of {out.shape}.")
+        if out.dtype.is_complex != g.dtype.is_complex:
+            raise RuntimeError(
+                f"For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                f"output[{i}] has a dtype of {out.dtype}.")
+        if g.dtype is not out.dtype:
+            g = g.to(out.dtype)
+        grads.append(g)
+    return grads
+
+
+def _edge(t):
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (t._get_accumulator(), 0)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulate gradients of `tensors` (weighted by `grad_tensors`) into the leaves' .grad."""
+    from .._tensor import Tensor
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(
+            f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for i, t in enumerate(tensors):
+        if not t._requires_grad:
+            raise RuntimeError(ERR_NO_GRAD_FN.format(i))
+    grads = _root_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_edge(t) for t in tensors]
+    if inputs is None:
+        run_backward(roots, grads, retain_graph, create_graph)
+        return
+    # accumulate only into `inputs`: leaves through their AccumulateGrad, non-leaves by capture
+    targets, capture = set(), {}
+    for i, t in enumerate(inputs):
+        if not t._requires_grad:
+            raise RuntimeError(ERR_NO_GRAD_FN.format(i))
+        e = _edge(t)
+        targets.add(e[0])
+        if t.grad_fn is not None:
+            capture[e] = i
+    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture)
+    for i, g in captured.items():
+        inputs[i]._accumulate_grad(g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) (VJPs with grad_outputs) without touching any .grad."""
+    from .._tensor import Tensor, _make
+    from .._backend import xp_of
+    single = isinstance(inputs, Tensor)
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not allow_unused and materialize_grads:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False.")
+    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}")
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(ERR_NO_GRAD_FN.format(i))
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _root_grads(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_edge(t) for t in outputs]
+    capture = {}
+    slots = {}
+    for i, t in enumerate(inputs):
+        e = _edge(t)
+        if e in capture:
+            slots.setdefault(capture[e], []).append(i)
+        else:
+            capture[e] = i
+    targets = {e[0] for e in capture}
+    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture)
+    result = []
+    for i, t in enumerate(inputs):
+        e = _edge(t)
+        g = captured.get(capture[e])
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                g = _make(xp_of(t._data).zeros_like(t._data))
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+from .function import Function, once_differentiable, FunctionCtx  # noqa: E402
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """Deprecated torch.autograd.Variable: returns a Tensor."""
+    t = data.detach()
+    if requires_grad:
+        t.requires_grad_(True)
+    return t

@@ -1,0 +1,340 @@
+"""The op families, and the Tensor methods and operators built on them."""
+from .. import _dtype as D
+from .._backend import device as _device
+from .._tensor import Tensor, _make
+from . import pointwise, reduction, shape, linalg
+from ._inplace import inplace, make_inplace
+from ._registry import defop
+from .linalg import matmul, mm, bmm, mv, dot
+from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
+                        tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
+                        logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not)
+from .reduction import sum, mean, norm
+from .shape import (sum_to, sum_to_size, expand, expand_as, broadcast_to, broadcast_shapes,
+                    reshape, view, view_as, reshape_as, flatten, transpose, t, permute, squeeze,
+                    unsqueeze, clone, contiguous, to_dtype, getitem, index_put, _normalize_key)
+
+swapaxes = swapdims = transpose
+negative = neg
+absolute = abs
+multiply = mul
+subtract = sub
+
+
+# ---------------------------------------------------------------- a few more core ops
+
+def _clamp_fwd(xp, self, min=None, max=None):
+    return xp.clip(self, min, max).astype(self.dtype, copy=False)
+
+
+def _clamp_grad(grad, self, min, max):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        m2 = self <= max
+        mask = m2 if mask is None else mask & m2
+    return grad * mask
+
+
+_clamp = defop("clamp", _clamp_fwd, promote="binary", self=_clamp_grad)
+
+
+def clamp(input, min=None, max=None):
+    """torch.clamp(input, min=None, max=None) with scalar or tensor bounds."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _clamp(input, min, max)
+
+
+clip = clamp
+
+
+def _copy_fwd(xp, self, src):
+    import numpy
+    return xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True)
+
+
+_copy = defop("copy", _copy_fwd, node_name="CopyBackwards",
+              self=lambda grad: grad * 0, src=lambda grad: grad)
+
+
+def _fill_fwd(xp, self, value):
+    return xp.full(self.shape, value, dtype=self.dtype)
+
+
+_fill = defop("fill", _fill_fwd, node_name="FillBackward0", self=lambda grad: grad * 0,
+              value=lambda grad: grad.sum())
+
+
+def zero_(self):
+    return inplace(self, _fill, 0)
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value._data.ndim} dimensions.")
+    return inplace(self, _fill, value)
+
+
+def copy_(self, src, non_blocking=False):
+    return inplace(self, _copy, src)
+
+
+def to(self, *args, **kwargs):
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype); self when unchanged."""
+    dtype = kwargs.get("dtype")
+    device = kwargs.get("device")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            device = a
+        elif a is None:
+            continue
+        else:
+            dtype = D.to_dtype(a)
+    out = self
+    if device is not None and _device(device) != self.device:
+        from .._backend import to_numpy
+        xp = _device(device).xp
+        out = _move(self, xp)
+    if dtype is not None and D.to_dtype(dtype) is not out.dtype:
+        out = to_dtype(out, D.to_dtype(dtype))
+    elif copy and out is self:
+        out = clone(self)
+    return out
+
+
+def _move_fwd(xp, self, target):
+    from .._backend import to_numpy
+    return target.asarray(self) if target.__name__ != "numpy" else to_numpy(self)
+
+
+_move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",
+                 self=lambda grad, self: to(grad, self.device))
+
+
+def _move(self, xp):
+    return _move_op(self, xp)
+
+
+def _unbind_fwd(xp, self, dim):
+    return tuple(xp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+
+
+def unbind(input, dim=0):
+    from .._tensor import _wrap_dim
+    dim = _wrap_dim(dim, input._data.ndim)
+    idx = (slice(None),) * dim
+    return tuple(getitem(input, idx + (i,)) for i in range(input._data.shape[dim]))
+
+
+def _setitem(self, key, value):
+    key = _normalize_key(key)
+    if isinstance(value, (list, tuple)):
+        from .._creation import tensor
+        value = tensor(value, dtype=self.dtype)
+    inplace(self, index_put, key, value)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    return inplace(self, index_put, tuple(_normalize_key(tuple(indices))), values, accumulate)
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+def _type_conv(dtype):
+    def conv(self, memory_format=None):
+        return to(self, dtype)
+    return conv
+
+
+def _rpow(self, other):
+    return pow(other, self)
+
+
+def _rdiv(self, other):
+    return div(other, self)
+
+
+def _rmatmul(self, other):
+    return matmul(other, self)
+
+
+def _floordiv(self, other):
+    return div(self, other, rounding_mode="floor")
+
+
+def _rfloordiv(self, other):
+    return div(other, self, rounding_mode="floor")
+
+
+def _and(self, other):
+    return bitwise_and(self, other)
+
+
+def _or(self, other):
+    return bitwise_or(self, other)
+
+
+def _xor(self, other):
+    return bitwise_xor(self, other)
+
+
+def _invert(self):
+    return logical_not(self) if self.dtype is D.bool else bitwise_not(self)
+
+
+def _size_property_T(self):
+    nd = self._data.ndim
+    return permute(self, tuple(reversed(range(nd)))) if nd > 1 else self
+
+
+def _mT(self):
+    return transpose(self, -2, -1)
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        from ..autograd.graph import _type_string
+        return _type_string(self)
+    if isinstance(dtype, str):
+        names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
+                 "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
+                 "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
+                 "torch.ByteTensor": D.uint8}
+        dtype = names.get(dtype) or D.to_dtype(dtype)
+    return to(self, dtype)
+
+
+def _type_as(self, other):
+    return to(self, other.dtype)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .._creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_filled(value):
+    def f(self, *size, dtype=None, device=None, requires_grad=False):
+        from .._creation import _filled
+        return _filled(size, value, dtype or self.dtype, None, requires_grad)
+    return f
+
+
+def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from .._creation import _filled
+    return _filled((tuple(size),), fill_value, dtype or self.dtype, None, requires_grad)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    from .._creation import _rng
+    with_grad_off(lambda: _write_values(self, _rng(generator).uniform(a, b, self._data.shape)))
+    return self
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    from .._creation import _rng
+    with_grad_off(lambda: _write_values(
+        self, mean + std * _rng(generator).standard_normal(self._data.shape)))
+    return self
+
+
+def _write_values(self, values):
+    from ._inplace import _write
+    self._check_inplace()
+    _write(self, _make(values.astype(self.dtype.np)))
+
+
+def with_grad_off(f):
+    return f()
+
+
+def _item_dunder(op, swap=False):
+    if swap:
+        return lambda self, other: op(other, self)
+    return lambda self, other: op(self, other)
+
+
+def _iop(op):
+    def f(self, other):
+        return inplace(self, op, other)
+    return f
+
+
+METHODS = {
+    # arithmetic
+    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
+    "divide": div, "true_divide": true_divide, "pow": pow, "neg": neg, "negative": neg,
+    "exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
+    "abs": abs, "absolute": abs, "sign": sign, "clamp": clamp, "clip": clip,
+    # comparisons
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "logical_not": logical_not,
+    # reductions
+    "sum": sum, "mean": mean, "norm": norm,
+    # linear algebra
+    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot,
+    # shape
+    "reshape": reshape, "view": view, "view_as": view_as, "reshape_as": reshape_as,
+    "expand": expand, "expand_as": expand_as, "broadcast_to": broadcast_to,
+    "sum_to_size": sum_to_size, "flatten": flatten, "transpose": transpose,
+    "swapaxes": transpose, "swapdims": transpose, "t": t, "permute": permute,
+    "squeeze": squeeze, "unsqueeze": unsqueeze, "contiguous": contiguous, "clone": clone,
+    "unbind": unbind, "to": to, "type": _type, "type_as": _type_as,
+    "float": _type_conv(D.float32), "double": _type_conv(D.float64),
+    "half": _type_conv(D.float16), "long": _type_conv(D.int64), "int": _type_conv(D.int32),
+    "short": _type_conv(D.int16), "char": _type_conv(D.int8), "byte": _type_conv(D.uint8),
+    "bool": _type_conv(D.bool),
+    # in-place
+    "zero_": zero_, "fill_": fill_, "copy_": copy_, "index_put_": index_put_,
+    "uniform_": _uniform_, "normal_": _normal_,
+    "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
+    "new_empty": _new_filled(0), "new_full": _new_full,
+    # operators
+    "__add__": add, "__radd__": _item_dunder(add, True), "__sub__": sub,
+    "__rsub__": _item_dunder(sub, True), "__mul__": mul, "__rmul__": _item_dunder(mul, True),
+    "__truediv__": div, "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
+    "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul,
+    "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__and__": _and, "__or__": _or, "__xor__": _xor, "__invert__": _invert,
+    "__rand__": _item_dunder(_and, True), "__ror__": _item_dunder(_or, True),
+    "__rxor__": _item_dunder(_xor, True),
+    "__getitem__": getitem, "__setitem__": _setitem,
+    "__iadd__": _iop(add), "__isub__": _iop(sub), "__imul__": _iop(mul),
+    "__itruediv__": _iop(div), "__ipow__": _iop(pow), "__iand__": _iop(bitwise_and),
+    "__ior__": _iop(bitwise_or), "__ixor__": _iop(bitwise_xor),
+}
+
+# in-place variants of elementwise ops: x.add_(y) == inplace(x, add, y)
+for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "tanh",
+              "sigmoid", "relu", "abs", "sign", "clamp", "clip", "true_divide", "subtract",
+              "multiply", "divide"):
+    METHODS[_name + "_"] = make_inplace(METHODS[_name])
+
+PROPERTIES = {"T": _size_property_T, "mT": _mT, "H": _size_property_T, "mH": _mT}
+
+
+def install(methods=None, properties=None):
+    """Attach functions as Tensor methods (and properties). Families call this as they load."""
+    for name, fn in (methods or {}).items():
+        setattr(Tensor, name, fn)
+    for name, fn in (properties or {}).items():
+        setattr(Tensor, name, property(fn))
+
+
+install(METHODS, PROPERTIES)
+
+relu_ = METHODS["relu_"]
+sigmoid_ = METHODS["sigmoid_"]
+tanh_ = METHODS["tanh_"]
+exp_ = METHODS["exp_"]
+clamp_ = METHODS["clamp_"]
+clip_ = METHODS["clip_"]

@@ -1,0 +1,153 @@
+"""In-place ops: run the out-of-place op, write the result into the tensor, bump its version.
+
+Under autograd the tensor takes over the new node as its grad_fn (its history is rebased), so
+`y.add_(1)` records AddBackward0 on top of y's old history, as PyTorch does. If the node saved
+the tensor's old value, it is given a snapshot of it, since the storage is about to change.
+In-place on a view also rewrites its base's history (PyTorch's CopySlices): the base becomes
+"old base with the view's region replaced", and the view becomes a view of that.
+"""
+from .. import _dtype as D
+from .._tensor import Tensor, _make, ERR_LEAF_INPLACE
+from ..autograd import grad_mode
+from ..autograd.graph import SavedTensor
+from .._backend import xp_of
+from ._registry import defop
+
+__all__ = ["inplace", "make_inplace"]
+
+_state = grad_mode._state
+
+ERR_VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation.")
+
+
+def _can_cast(src, dst):
+    """PyTorch's canCast: no float->integral, no complex->non-complex, no non-bool->bool."""
+    if src._category > dst._category:
+        return False
+    return True
+
+
+def _type_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+
+
+def _write(self, result):
+    """Copy `result` (a Tensor) into self's storage, then bump the shared version counter."""
+    if result.dtype is not self.dtype and not _can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired "
+                           f"output type {_type_name(self.dtype)}")
+    if result._data.shape != self._data.shape:
+        raise RuntimeError(
+            f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
+            f"broadcast shape [{', '.join(map(str, result._data.shape))}]")
+    data = self._data
+    if not data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+    if data.ndim:
+        data[...] = result._data
+    else:
+        # a 0-d array: write through the view machinery
+        data[()] = result._data
+    self._vc[0] += 1
+
+
+def _snapshot(self):
+    """A tensor with self's current value and history, for a node that saved self."""
+    t = _make(self._data.copy(), self._requires_grad)
+    t.grad_fn = self.grad_fn
+    if self.grad_fn is not None:
+        t._output_nr = self._output_nr
+    return t
+
+
+def inplace(self, fn, *args, **kwargs):
+    """Run `fn(self, *args, **kwargs)` out of place and make the result self's new value."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
+    recording = _state.enabled and (self._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args) or any(
+        isinstance(a, Tensor) and a._requires_grad for a in kwargs.values()))
+    if not recording:
+        _write(self, fn(self, *args, **kwargs))
+        return self
+    if self._requires_grad and self.grad_fn is None:
+        raise RuntimeError(ERR_LEAF_INPLACE)
+    base = self._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(ERR_VIEW_OF_LEAF)
+    result = fn(self, *args, **kwargs)
+    node = result.grad_fn
+    # a node that saved self's old value gets a snapshot of it
+    if node is not None and node._saved:
+        for k, v in list(node._saved.items()):
+            if type(v) is SavedTensor and v.tensor is self:
+                node._saved[k] = SavedTensor(_snapshot(self))
+    if base is not None and self._view_fn is not None:
+        _rebase_view(self, base, result)
+        return self
+    _write(self, result)
+    if node is not None:
+        self.grad_fn = node
+        self._output_nr = result._output_nr
+        self._requires_grad = True
+        saved = node._saved
+        if saved and "result" in saved:
+            s = saved["result"]
+            s.data, s.vc, s.version = self._data, self._vc, self._vc[0]
+    return self
+
+
+def make_inplace(fn):
+    """fn_(self, ...) from the out-of-place fn."""
+    def fn_(self, *args, **kwargs):
+        return inplace(self, fn, *args, **kwargs)
+    fn_.__name__ = fn.__name__ + "_"
+    return fn_
+
+
+# ---------------------------------------------------------------- views (CopySlices)
+
+def _apply_view_steps(t, steps):
+    for f, args, kwargs in steps:
+        t = f(t, *args, **kwargs)
+    return t
+
+
+def _view_scatter_fwd(xp, self, src, steps):
+    out = self.copy()
+    v = _apply_view_steps(_make(out), steps)._data
+    v[...] = src
+    return out
+
+
+def _view_scatter_self_grad(grad, steps):
+    region = _apply_view_steps(grad, steps)
+    return view_scatter(grad, _make(xp_of(region._data).zeros(region._data.shape, region._data.dtype)),
+                        steps)
+
+
+view_scatter = defop("view_scatter", _view_scatter_fwd, node_name="CopySlices",
+                     self=_view_scatter_self_grad,
+                     src=lambda grad, steps: _apply_view_steps(grad, steps))
+
+
+def _rebase_view(view, base, result):
+    """After an in-place op on `view`: base <- base with the view's region replaced by result."""
+    steps = view._view_fn
+    new_base = view_scatter(base, result, steps)
+    _write(base, new_base)
+    # base's version was bumped by _write; the view shares the counter
+    if new_base.grad_fn is not None:
+        base.grad_fn = new_base.grad_fn
+        base._output_nr = 0
+        base._requires_grad = True
+    if base._requires_grad:
+        fresh = _apply_view_steps(base, steps)
+        view.grad_fn = fresh.grad_fn
+        view._output_nr = fresh._output_nr
+        view._requires_grad = fresh._requires_grad

@@ -1,0 +1,306 @@
+"""defop: one entry per op, its forward and its derivatives side by side.
+
+The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd's defvjp):
+
+    mul = defop("mul",
+        forward=lambda xp, self, other: xp.multiply(self, other),
+        self=lambda grad, other: grad * other,
+        other=lambda grad, self: grad * self)
+
+- `forward(xp, *args, **kwargs)` runs on arrays: every Tensor argument arrives as its array,
+  every other argument as it was passed. `xp` is the array module (numpy or cupy) of the first
+  tensor argument. It returns an array (or a tuple of arrays with `outputs=N`).
+- Each keyword named after a forward parameter is that input's derivative formula. A formula's
+  parameters are looked up by name: `grad` (the output's gradient; a tuple with `outputs=N`),
+  `result` (the output; a tuple with `outputs=N`), or any forward parameter (Tensors arrive as
+  Tensors). Formulas are written with ndgrad's own differentiable ops, so with
+  `create_graph=True` they record their own graph and every op gets higher-order gradients.
+  `None` means "the gradient is zero". Only the names that a formula needs are saved, and only
+  for the inputs that require grad.
+- `backward=f` with `inputs=(...)` is one joint formula returning a tuple, for ops whose inputs
+  share work (matmul).
+- A formula returns its gradient in the broadcast output shape (or any shape that sums to the
+  input's); the engine reduces it with `sum_to` and casts it to the input's dtype.
+- `promote`: how tensor dtypes are reconciled before the forward: "binary" (torch.result_type
+  over tensors and Python scalars), "float" (integer inputs become the default float dtype),
+  "binary_float" (both), or None (the forward sees arrays as they are).
+- `view=True`: the output shares storage (and version counter) with the first input.
+- `differentiable=False`: outputs never require grad (comparisons, argmax, ...).
+"""
+import inspect
+
+from .. import _dtype as D
+from .._backend import numpy as _np, xp_of
+from .._tensor import Tensor, _make, _BY_NP
+from ..autograd import grad_mode
+from ..autograd.graph import Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE
+
+__all__ = ["defop", "OpDef", "OpNode"]
+
+_state = grad_mode._state
+_ndarray = _np.ndarray
+_asarray = _np.asarray
+_DEFAULT = D._default
+
+
+class OpNode(Node):
+    """A grad_fn made by defop. Its class (MulBackward0, ...) carries the op's definition."""
+    __slots__ = ("_out_meta",)
+    _op = None
+
+    def apply(self, grads, create_graph):
+        op = self._op
+        saved = self._saved
+        if saved is RELEASED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if saved:
+            env = {k: (v.unpack(self) if type(v) in _SAVED else v) for k, v in saved.items()}
+        else:
+            env = {}
+        if op.nout == 1:
+            env["grad"] = grads[0]
+        else:
+            env["grad"] = tuple(
+                g if g is not None else _zeros_meta(m) for g, m in zip(grads, self._out_meta))
+        nexts = self.next_functions
+        if op.joint is not None:
+            return op.joint(*[env[p] for p in op.joint_params])
+        out = []
+        for (fn, _), f, params in zip(nexts, op.formulas, op.formula_params):
+            if fn is None or f is None:
+                out.append(None)
+            else:
+                out.append(f(*[env[p] for p in params]))
+        return out
+
+
+def _zeros_meta(meta):
+    shape, dtype, xp = meta
+    return _make(xp.zeros(shape, dtype=dtype.np))
+
+
+class OpDef:
+    __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
+                 "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
+                 "differentiable", "node_cls", "_saved_cache", "input_pos", "fn")
+
+
+def _fn_params(f):
+    return tuple(inspect.signature(f).parameters)
+
+
+def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
+          differentiable=True, backward=None, inputs=None, node_name=None, **formulas):
+    """Register an op and return its public function `name(*args, **kwargs) -> Tensor`."""
+    op = OpDef()
+    op.name = name
+    op.forward = forward
+    sig = inspect.signature(forward)
+    params = list(sig.parameters.values())[1:]  # drop xp
+    op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    op.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    if backward is not None:
+        op.inputs = tuple(inputs)
+        op.joint = backward
+        op.joint_params = _fn_params(backward)
+        op.formulas = (backward,) * len(op.inputs)
+        op.formula_params = (op.joint_params,) * len(op.inputs)
+    else:
+        names = [p.name for p in params]
+        unknown = set(formulas) - set(names)
+        if unknown:
+            raise TypeError(f"defop({name!r}): formulas for unknown inputs {sorted(unknown)}")
+        op.inputs = tuple(n for n in names if n in formulas)
+        op.joint = op.joint_params = None
+        op.formulas = tuple(formulas[n] for n in op.inputs)
+        op.formula_params = tuple(_fn_params(f) if f is not None else () for f in op.formulas)
+    op.input_pos = tuple(op.params.index(n) if n in op.params else -1 for n in op.inputs)
+    op.promote = promote
+    op.view = view
+    op.nout = outputs
+    op.nondiff_outputs = frozenset(nondiff_outputs)
+    op.differentiable = differentiable and bool(op.inputs)
+    op._saved_cache = {}
+    if node_name is None:
+        node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
+    op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
+
+    def fn(*args, **kwargs):
+        return apply(op, args, kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn._op = op
+    op.fn = fn
+    return fn
+
+
+def _saved_names(op, mask):
+    names = op._saved_cache.get(mask)
+    if names is None:
+        s = set()
+        for needed, params in zip(mask, op.formula_params):
+            if needed:
+                s.update(params)
+        s.discard("grad")
+        names = op._saved_cache[mask] = tuple(sorted(s))
+    return names
+
+
+def _promote(op, args, arrays, kwargs):
+    """Cast tensor arrays to the op's result dtype, as torch.result_type decides."""
+    mode = op.promote
+    if mode == "float":
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a.dtype._category < 2:
+                arrays[i] = arrays[i].astype(_DEFAULT[0].np)
+        return
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    scalars = [a for a in args if a.__class__ in (int, float, bool, complex)]
+    if kwargs:
+        tensors += [v for v in kwargs.values() if isinstance(v, Tensor)]
+    # fast path: one dtype among tensors, scalars of no higher category
+    d0 = tensors[0].dtype if tensors else None
+    same = all(t.dtype is d0 for t in tensors)
+    if same and d0 is not None:
+        cat = d0._category
+        if all(D._scalar_category(s) <= cat for s in scalars):
+            target = d0
+        else:
+            target = D.result_type(*tensors, *scalars)
+    else:
+        target = D.result_type(*tensors, *scalars)
+    if mode == "binary_float" and target._category < 2:
+        target = _DEFAULT[0]
+    tnp = target.np
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and a.dtype is not target:
+            arrays[i] = arrays[i].astype(tnp)
+    if kwargs:
+        for k, v in kwargs.items():
+            if isinstance(v, Tensor) and v.dtype is not target:
+                kwargs[k] = kwargs[k].astype(tnp)
+    return target
+
+
+def apply(op, args, kwargs):
+    """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
+    arrays = list(args)
+    requires = False
+    xp = None
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            arrays[i] = d = a._data
+            if xp is None:
+                xp = _np if type(d) is _ndarray else xp_of(d)
+            if a._requires_grad:
+                requires = True
+    if kwargs:
+        kw = dict(kwargs)
+        for k, v in kw.items():
+            if isinstance(v, Tensor):
+                kw[k] = v._data
+                if xp is None:
+                    xp = xp_of(v._data)
+                if v._requires_grad:
+                    requires = True
+    else:
+        kw = kwargs
+    if xp is None:
+        xp = _np
+    if op.promote is not None:
+        _promote(op, args, arrays, kw)
+    out = op.forward(xp, *arrays, **kw)
+
+    record = requires and op.differentiable and _state.enabled
+    if op.nout == 1:
+        if type(out) is not _ndarray:
+            out = xp.asarray(out)
+        result = _make(out)
+        if op.view:
+            _mark_view(result, args[0], op, args, kwargs)
+        if record:
+            _record(op, args, kwargs, (result,))
+        return result
+    results = tuple(_make(o if type(o) is _ndarray else xp.asarray(o)) for o in out)
+    if op.view:
+        for r in results:
+            _mark_view(r, args[0], op, args, kwargs)
+    if record:
+        _record(op, args, kwargs, results)
+    return results
+
+
+def _mark_view(result, base, op, args, kwargs):
+    """The output of a view op shares its input's storage, version counter and root base, and
+    remembers how to re-derive itself from that base (for in-place ops through views)."""
+    result._vc = base._vc
+    result._base = base if base._base is None else base._base
+    result._view_fn = (base._view_fn or ()) + ((op.fn, args[1:], kwargs),)
+
+
+def _record(op, args, kwargs, results):
+    """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
+    env = dict(zip(op.params, args))
+    if kwargs:
+        env.update(kwargs)
+    node = op.node_cls()
+    edges = []
+    meta = []
+    mask = []
+    for name in op.inputs:
+        t = env.get(name)
+        if isinstance(t, Tensor) and t._requires_grad:
+            fn = t.grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+            else:
+                edges.append((t._get_accumulator(), 0))
+            meta.append((t._data.shape, t.dtype))
+            mask.append(True)
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+            mask.append(False)
+    node.next_functions = tuple(edges)
+    node._meta = meta
+    names = _saved_names(op, tuple(mask))
+    if names:
+        saved = {}
+        defaults = op.defaults
+        for n in names:
+            if n == "result":
+                if op.nout == 1:
+                    saved[n] = SavedTensor(results[0], True)
+                else:
+                    saved[n] = tuple(SavedTensor(r, True, i) for i, r in enumerate(results))
+            else:
+                if n in env:
+                    v = env[n]
+                elif n.endswith("_shape") and n[:-6] in env:
+                    v = env[n[:-6]]
+                    saved[n] = v._data.shape if isinstance(v, Tensor) else ()
+                    continue
+                else:
+                    v = defaults.get(n)
+                saved[n] = SavedTensor(v) if isinstance(v, Tensor) else v
+        node._saved = saved
+        if op.nout > 1 and "result" in saved:
+            node._saved["result"] = _SavedTuple(saved["result"])
+    if op.nout > 1:
+        node._out_meta = tuple((r._data.shape, r.dtype, xp_of(r._data)) for r in results)
+    for i, r in enumerate(results):
+        if i in op.nondiff_outputs:
+            continue
+        r._requires_grad = True
+        r.grad_fn = node
+        r._output_nr = i
+
+
+class _SavedTuple(tuple):
+    """Several saved outputs, unpacked together."""
+
+    def unpack(self, node):
+        return tuple(s.unpack(node) for s in self)
+
+
+_SAVED = (SavedTensor, _SavedTuple)
