@@ -157,6 +157,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from .function import Function, once_differentiable, FunctionCtx  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402
 
 
 def Variable(data, requires_grad=False, volatile=False):

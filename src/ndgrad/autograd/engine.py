@@ -16,21 +16,23 @@ __all__ = ["run_backward"]
 def _walk(root_nodes):
     """Dependency counts for every node reachable from the roots, and a post-order."""
     deps = {}
-    seen = set(root_nodes)
+    visited = set()
     order = []
     stack = [(n, False) for n in root_nodes]
     while stack:
         node, expanded = stack.pop()
         if expanded:
-            order.append(node)
+            order.append(node)  # all of its children are already in `order`
             continue
+        if node in visited:
+            continue
+        visited.add(node)
         stack.append((node, True))
         for child, _ in node.next_functions:
             if child is None:
                 continue
             deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
+            if child not in visited:
                 stack.append((child, False))
     return deps, order
 

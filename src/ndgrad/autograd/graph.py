@@ -197,8 +197,8 @@ class SavedTensor:
         t = self.tensor
         if t is not None:
             return t
-        from .._tensor import Tensor
-        t = Tensor._make(self.data, self.requires_grad)
+        from .._tensor import _make
+        t = _make(self.data, self.requires_grad)
         t._vc = self.vc
         if self.requires_grad:
             t.grad_fn = node
@@ -206,13 +206,13 @@ class SavedTensor:
         return t
 
     def _raise_version_error(self, node):
-        from .._tensor import Tensor
+        from .._tensor import _make
         if self.tensor is not None:
             t = self.tensor
             src = t.grad_fn
             which = "" if src is None else f", which is output {t._output_nr} of {src.name()}"
         else:
-            t = Tensor._make(self.data)
+            t = _make(self.data)
             which = f", which is output {self.output_nr} of {node.name()}"
         shape = "[" + ", ".join(str(s) for s in self.data.shape if True) + "]" if self.data is not None \
             else "[" + ", ".join(str(s) for s in t.shape) + "]"

@@ -263,6 +263,12 @@ def _record(op, args, kwargs, results):
             mask.append(False)
     node.next_functions = tuple(edges)
     node._meta = meta
+    for i, r in enumerate(results):
+        if i in op.nondiff_outputs:
+            continue
+        r._requires_grad = True
+        r.grad_fn = node
+        r._output_nr = i
     names = _saved_names(op, tuple(mask))
     if names:
         saved = {}
@@ -288,12 +294,6 @@ def _record(op, args, kwargs, results):
             node._saved["result"] = _SavedTuple(saved["result"])
     if op.nout > 1:
         node._out_meta = tuple((r._data.shape, r.dtype, xp_of(r._data)) for r in results)
-    for i, r in enumerate(results):
-        if i in op.nondiff_outputs:
-            continue
-        r._requires_grad = True
-        r.grad_fn = node
-        r._output_nr = i
 
 
 class _SavedTuple(tuple):
