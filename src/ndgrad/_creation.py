@@ -245,10 +245,20 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    arr = np.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
     if not dtype.is_floating_point:
-        arr = np.trunc(arr)
-    return _finish(_xp(device).asarray(arr.astype(dtype.np)), requires_grad)
+        arr = np.trunc(np.linspace(float(start), float(end), steps)).astype(dtype.np)
+    else:
+        # PyTorch's kernel: the first half steps up from start, the second half down from end,
+        # in the output dtype (so float32 results match bit for bit)
+        # (fused multiply-add: the product is not rounded before the sum, hence float64 here)
+        step = float(dtype.np.type((float(end) - float(start)) / (steps - 1))) if steps > 1 else 0.0
+        i = np.arange(steps, dtype=np.float64)
+        s, e = float(dtype.np.type(start)), float(dtype.np.type(end))
+        arr = np.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
+    return _finish(_xp(device).asarray(arr), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):

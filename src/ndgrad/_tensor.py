@@ -89,6 +89,9 @@ class Tensor:
     _retains_grad = False
     _accumulator = None
     _view_fn = None
+    _views = None           # root base: WeakSet of its live views (ops/_inplace.py refreshes them)
+    _multi_view = None      # (node name, output nr) for outputs of split/chunk/unbind
+    _view_nograd = False    # view created in no_grad mode
     _grad_reset = None
     __array_ufunc__ = None      # NumPy defers binary operators to ours
     __array_priority__ = 1000
@@ -332,7 +335,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains_grad:
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(WARN_NONLEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 

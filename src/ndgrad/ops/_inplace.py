@@ -9,7 +9,7 @@ In-place on a view also rewrites its base's history (PyTorch's CopySlices): the 
 from .. import _dtype as D
 from .._tensor import Tensor, _make, ERR_LEAF_INPLACE
 from ..autograd import grad_mode
-from ..autograd.graph import SavedTensor
+from ..autograd.graph import Node, SavedTensor
 from .._backend import xp_of
 from ._registry import defop
 
@@ -19,6 +19,24 @@ _state = grad_mode._state
 
 ERR_VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation.")
+ERR_NOGRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked).")
+_MULTI_TAIL = (
+    "This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation by "
+    "an out-of-place one.")
+ERR_MULTI_VIEW = "Output {nr} of {name} is a view and is being modified inplace. " + _MULTI_TAIL
+ERR_MULTI_VIEW_NOGRAD = ("A view was created in no_grad mode and is being modified inplace with "
+                         "grad mode enabled. " + _MULTI_TAIL)
+ERR_MULTI_VIEW_STALE = ("Output {nr} of {name} is a view and its base or another view of its base "
+                        "has been modified inplace. " + _MULTI_TAIL)
+ERR_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.")
 
 
 def _can_cast(src, dst):
@@ -45,9 +63,7 @@ def _write(self, result):
             f"broadcast shape [{', '.join(map(str, result._data.shape))}]")
     data = self._data
     if not data.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(ERR_OVERLAP)
     if data.ndim:
         data[...] = result._data
     else:
@@ -69,6 +85,8 @@ def inplace(self, fn, *args, **kwargs):
     """Run `fn(self, *args, **kwargs)` out of place and make the result self's new value."""
     if not isinstance(self, Tensor):
         raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
+    if not self._data.flags.writeable:
+        raise RuntimeError(ERR_OVERLAP)
     recording = _state.enabled and (self._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args) or any(
         isinstance(a, Tensor) and a._requires_grad for a in kwargs.values()))
@@ -78,8 +96,8 @@ def inplace(self, fn, *args, **kwargs):
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError(ERR_LEAF_INPLACE)
     base = self._base
-    if base is not None and base._requires_grad and base.grad_fn is None:
-        raise RuntimeError(ERR_VIEW_OF_LEAF)
+    if base is not None:
+        _check_view_inplace(self, base)
     result = fn(self, *args, **kwargs)
     node = result.grad_fn
     # a node that saved self's old value gets a snapshot of it
@@ -89,6 +107,7 @@ def inplace(self, fn, *args, **kwargs):
                 node._saved[k] = SavedTensor(_snapshot(self))
     if base is not None and self._view_fn is not None:
         _rebase_view(self, base, result)
+        _refresh_views(base, self)
         return self
     _write(self, result)
     if node is not None:
@@ -99,7 +118,21 @@ def inplace(self, fn, *args, **kwargs):
         if saved and "result" in saved:
             s = saved["result"]
             s.data, s.vc, s.version = self._data, self._vc, self._vc[0]
+    _refresh_views(self, None)
     return self
+
+
+def _check_view_inplace(self, base):
+    """PyTorch's checks before an in-place op through a view records a graph."""
+    multi = self._multi_view
+    if multi is not None:
+        if self._view_nograd or not self._requires_grad:
+            raise RuntimeError(ERR_MULTI_VIEW_NOGRAD)
+        raise RuntimeError(ERR_MULTI_VIEW.format(nr=multi[1], name=multi[0]))
+    if self._view_nograd:
+        raise RuntimeError(ERR_NOGRAD_VIEW)
+    if base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(ERR_VIEW_OF_LEAF)
 
 
 def make_inplace(fn):
@@ -147,7 +180,42 @@ def _rebase_view(view, base, result):
         base._output_nr = 0
         base._requires_grad = True
     if base._requires_grad:
-        fresh = _apply_view_steps(base, steps)
-        view.grad_fn = fresh.grad_fn
-        view._output_nr = fresh._output_nr
-        view._requires_grad = fresh._requires_grad
+        _regenerate(view, base)
+
+
+def _regenerate(view, base):
+    """Give `view` the history of "its view steps applied to base's current history"."""
+    fresh = _apply_view_steps(base, view._view_fn)
+    view.grad_fn = fresh.grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = fresh._requires_grad
+
+
+def _refresh_views(base, done):
+    """After `base`'s storage changed under autograd, no other live view of it may keep its old
+    history: regenerate each one's grad_fn from base (PyTorch does this lazily when it sees the
+    version counter moved). Outputs of multi-output views get a node that raises PyTorch's error
+    when used instead, as PyTorch refuses to regenerate them."""
+    views = base._views
+    if not views or not base._requires_grad:
+        return
+    for v in list(views):
+        if v is done or v._view_fn is None:
+            continue
+        multi = v._multi_view
+        if multi is not None:
+            if v._requires_grad:
+                node = _StaleMultiView()
+                node._msg = ERR_MULTI_VIEW_STALE.format(nr=multi[1], name=multi[0])
+                v.grad_fn = node
+                v._output_nr = 0
+            continue
+        _regenerate(v, base)
+
+
+class _StaleMultiView(Node):
+    """grad_fn of a split/chunk/unbind output whose base was modified in place: using it raises."""
+    __slots__ = ("_msg",)
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(self._msg)

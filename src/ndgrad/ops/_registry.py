@@ -26,18 +26,28 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   "binary_float" (both), or None (the forward sees arrays as they are).
 - `view=True`: the output shares storage (and version counter) with the first input.
 - `differentiable=False`: outputs never require grad (comparisons, argmax, ...).
+- `jvp` (optional; forward-mode AD, see autograd/forward_ad.py): "linear" when the op is linear in
+  its one differentiable input (views, reshapes, sums: the tangent is the op applied to the
+  input's tangent), or a dict input name -> `f(tangent, <formula names>)` giving that input's
+  contribution to the output tangent. Without it, forward mode derives the JVP from the
+  backward formulas (double-VJP), so every op has forward mode either way.
 """
 import inspect
+from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
 from .._backend import numpy as _np, xp_of
 from .._tensor import Tensor, _make, _BY_NP
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE
+from ..autograd import forward_ad as _forward_ad
 
 __all__ = ["defop", "OpDef", "OpNode"]
 
 _state = grad_mode._state
+_fw_state = _forward_ad._state
+_fw_propagate = _forward_ad._propagate
+_OPS = {}  # name -> OpDef, every registered op
 _ndarray = _np.ndarray
 _asarray = _np.asarray
 _DEFAULT = D._default
@@ -74,6 +84,17 @@ class OpNode(Node):
         return out
 
 
+    def release_saved(self):
+        # Only saved *tensors* are freed (and make a second backward an error): like PyTorch,
+        # a node that saved nothing but shapes and scalars can run again.
+        saved = self._saved
+        if saved and saved is not RELEASED:
+            for v in saved.values():
+                if type(v) in _SAVED:
+                    self._saved = RELEASED
+                    return
+
+
 def _zeros_meta(meta):
     shape, dtype, xp = meta
     return _make(xp.zeros(shape, dtype=dtype.np))
@@ -82,7 +103,7 @@ def _zeros_meta(meta):
 class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
-                 "differentiable", "node_cls", "_saved_cache", "input_pos", "fn")
+                 "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp")
 
 
 def _fn_params(f):
@@ -90,7 +111,8 @@ def _fn_params(f):
 
 
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
-          differentiable=True, backward=None, inputs=None, node_name=None, **formulas):
+          differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
+          **formulas):
     """Register an op and return its public function `name(*args, **kwargs) -> Tensor`."""
     op = OpDef()
     op.name = name
@@ -121,6 +143,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.nondiff_outputs = frozenset(nondiff_outputs)
     op.differentiable = differentiable and bool(op.inputs)
     op._saved_cache = {}
+    op.jvp = jvp
+    _OPS[name] = op
     if node_name is None:
         node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
     op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
@@ -209,7 +233,11 @@ def apply(op, args, kwargs):
         xp = _np
     if op.promote is not None:
         _promote(op, args, arrays, kw)
-    out = op.forward(xp, *arrays, **kw)
+    try:
+        out = op.forward(xp, *arrays, **kw)
+    except ValueError as e:
+        _raise_broadcast_error(e, arrays, kw)
+        raise
 
     record = requires and op.differentiable and _state.enabled
     if op.nout == 1:
@@ -218,8 +246,10 @@ def apply(op, args, kwargs):
         result = _make(out)
         if op.view:
             _mark_view(result, args[0], op, args, kwargs)
-        if record:
+        if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
             _record(op, args, kwargs, (result,))
+        if _fw_state.levels:
+            _fw_propagate(op, args, kwargs, (result,))
         return result
     results = tuple(_make(o if type(o) is _ndarray else xp.asarray(o)) for o in out)
     if op.view:
@@ -227,15 +257,34 @@ def apply(op, args, kwargs):
             _mark_view(r, args[0], op, args, kwargs)
     if record:
         _record(op, args, kwargs, results)
+    if _fw_state.levels:
+        _fw_propagate(op, args, kwargs, results)
     return results
+
+
+def _raise_broadcast_error(exc, arrays, kw):
+    """NumPy's broadcasting ValueError, reworded as PyTorch's RuntimeError."""
+    if "could not be broadcast" not in str(exc):
+        return
+    from .shape import broadcast_shapes
+    shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+    shapes += [v.shape for v in kw.values() if hasattr(v, "shape")]
+    broadcast_shapes(*shapes)  # raises "The size of tensor a (3) must match ..."
 
 
 def _mark_view(result, base, op, args, kwargs):
     """The output of a view op shares its input's storage, version counter and root base, and
     remembers how to re-derive itself from that base (for in-place ops through views)."""
     result._vc = base._vc
-    result._base = base if base._base is None else base._base
+    root = result._base = base if base._base is None else base._base
     result._view_fn = (base._view_fn or ()) + ((op.fn, args[1:], kwargs),)
+    if _state.enabled:
+        views = root._views
+        if views is None:
+            views = root._views = _WeakSet()
+        views.add(result)
+    else:
+        result._view_nograd = True
 
 
 def _record(op, args, kwargs, results):
@@ -264,7 +313,7 @@ def _record(op, args, kwargs, results):
     node.next_functions = tuple(edges)
     node._meta = meta
     for i, r in enumerate(results):
-        if i in op.nondiff_outputs:
+        if i in op.nondiff_outputs or r.dtype._category < 2:
             continue
         r._requires_grad = True
         r.grad_fn = node

@@ -17,8 +17,10 @@ def _dims(dim, ndim):
     if isinstance(dim, (tuple, list)):
         if len(dim) == 0:
             return None
-        return tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
-    return (_wrap_dim(dim, ndim),)
+        dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
+    else:
+        dims = (_wrap_dim(dim, ndim),)
+    return dims if ndim else ()  # a 0-d tensor accepts dim 0 / -1 and reduces nothing
 
 
 def _keep_shape(shape, dims):

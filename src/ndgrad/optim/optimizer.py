@@ -1,0 +1,285 @@
+"""Optimizer: parameter groups, per-parameter state, state_dict, zero_grad (torch.optim.Optimizer).
+
+Updates work on the parameters' arrays in place (`p._data`, through `xp` with `out=`), outside
+autograd, and bump each parameter's version counter once per step, as PyTorch's in-place
+`param.add_` under `no_grad` does. Each algorithm follows PyTorch's single-tensor code path
+operation for operation, so float64 trajectories agree to rounding.
+"""
+from collections import OrderedDict, defaultdict
+from copy import deepcopy
+import functools
+from itertools import chain
+import warnings
+
+from .._tensor import Tensor, _make
+from .._backend import xp_of
+from .. import _dtype as D
+from ..autograd import grad_mode
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Singleton marking a hyperparameter without a default."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor",
+                           "int64": "LongTensor"}.get(obj.dtype.name, "Tensor")
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"
+
+
+def _scalar_dtype():
+    return D.float64 if D.get_default_dtype() is D.float64 else D.float32
+
+
+def _step_tensor(value=0.0):
+    """The per-parameter `step` counter PyTorch keeps as a 0-d float tensor."""
+    import numpy as np
+    return _make(np.array(value, dtype=_scalar_dtype().np))
+
+
+def _zeros_like(p, fill=0.0):
+    xp = xp_of(p._data)
+    return _make(xp.full_like(p._data, fill))
+
+
+def _no_grad_step(step):
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in list(self._step_pre_hooks.values()):
+            hook(self, args, kwargs)
+        with grad_mode.no_grad():
+            out = step(self, *args, **kwargs)
+        for hook in list(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    return wrapper
+
+
+class _RemovableHandle:
+    def __init__(self, table, key):
+        self._table, self._key = table, key
+
+    def remove(self):
+        self._table.pop(self._key, None)
+
+
+class Optimizer:
+    """Base class: Optimizer(params, defaults). Subclasses implement `step(closure=None)`.
+
+        opt = ndgrad.optim.SGD(model.parameters(), lr=0.1)
+        opt.zero_grad(); loss.backward(); opt.step()
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._step_pre_hooks = OrderedDict()
+        self._step_post_hooks = OrderedDict()
+        self._hook_id = 0
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _no_grad_step(cls.__dict__["step"])
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_step_post_hooks", OrderedDict())
+        self.__dict__.setdefault("_hook_id", 0)
+
+    def __repr__(self):
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += "\n"
+            s += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        s += ")"
+        return s
+
+    # ---------------------------------------------------------------- groups
+    def add_param_group(self, param_group):
+        """Add a dict {'params': [...], <hyperparameter overrides>} to param_groups."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list "
+                "instead.")
+        else:
+            param_group["params"] = list(params)
+
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) == len(tensors):
+                param_group["param_names"] = names
+            else:
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this "
+                "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                "information", stacklevel=3)
+
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {txt} to the optimizer")
+        if not seen.isdisjoint(id(p) for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ---------------------------------------------------------------- grads
+    def zero_grad(self, set_to_none=True):
+        """Reset every parameter's .grad: to None (default) or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        p._grad = g.detach()
+                        g = p._grad
+                    g._data[...] = 0
+                    g._vc[0] += 1
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- hooks
+    def register_step_pre_hook(self, hook):
+        self._hook_id += 1
+        self._step_pre_hooks[self._hook_id] = hook
+        return _RemovableHandle(self._step_pre_hooks, self._hook_id)
+
+    def register_step_post_hook(self, hook):
+        self._hook_id += 1
+        self._step_post_hooks[self._hook_id] = hook
+        return _RemovableHandle(self._step_post_hooks, self._hook_id)
+
+    # ---------------------------------------------------------------- state dict
+    def state_dict(self):
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}."""
+        mapping = {}
+        start = 0
+
+        def pack_group(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {mapping[id(k)]: v for k, v in self.state.items()}
+        return {"state": packed_state, "param_groups": param_groups}
+
+    def load_state_dict(self, state_dict):
+        """Load a state_dict() from an optimizer over parameters of the same shapes and order."""
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step":
+                    return _make(value._data.copy())
+                arr = value._data
+                if param.dtype.is_floating_point:
+                    arr = arr.astype(param.dtype.np)
+                else:
+                    arr = arr.copy()
+                return _make(arr.copy() if arr is value._data else arr)
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v, key) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        self.param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.state = state
+
+    # the state is keyed by the Tensor object; Tensor hashes by identity
