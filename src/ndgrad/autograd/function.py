@@ -164,7 +164,7 @@ class Function(metaclass=_FunctionMeta):
         for o in outs:
             if isinstance(o, Tensor):
                 if id(o) in dirty:
-                    o._vc[0] += 1
+                    pass  # its in-place op already bumped the version
                 elif id(o) in inputs_by_id:
                     # an input returned as-is: the output is a new tensor sharing its storage
                     alias = _make(o._data)

@@ -22,7 +22,7 @@ ERR_VERSION = (
     "one of the variables needed for gradient computation has been modified by an inplace "
     "operation: [{type} {shape}]{which}, is at version {now}; expected version {saved} instead. "
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-    "with torch.autograd.set_detect_anomaly(True).")
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 _handle_ids = itertools.count()
 
@@ -164,6 +164,12 @@ class AccumulateGrad(Node):
         return ()
 
 
+def _op_name(node):
+    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its version-counter error."""
+    import re
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
 def _type_string(t):
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
@@ -210,10 +216,10 @@ class SavedTensor:
         if self.tensor is not None:
             t = self.tensor
             src = t.grad_fn
-            which = "" if src is None else f", which is output {t._output_nr} of {src.name()}"
+            which = "" if src is None else f", which is output {t._output_nr} of {_op_name(src)}"
         else:
             t = _make(self.data)
-            which = f", which is output {self.output_nr} of {node.name()}"
+            which = f", which is output {self.output_nr} of {_op_name(node)}"
         shape = "[" + ", ".join(str(s) for s in self.data.shape if True) + "]" if self.data is not None \
             else "[" + ", ".join(str(s) for s in t.shape) + "]"
         raise RuntimeError(ERR_VERSION.format(type=_type_string(t), shape=shape, which=which,
