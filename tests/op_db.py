@@ -18,7 +18,7 @@ class OpCase:
     shapes: Sequence[tuple]                 # one tuple of input shapes per sample
     kwargs: Sequence[dict] = (dict(),)      # keyword variants, crossed with shapes
     args: tuple = ()                        # extra positional args after the tensors
-    domain: tuple = (-2.0, 2.0)             # sampling interval for float inputs
+    domain: Any = (-2.0, 2.0)               # sampling interval for float inputs (or one per input)
     fn: Optional[Callable] = None           # fn(lib, *tensors, *args, **kw); default getattr(lib, name)
     grad: bool = True                       # differentiable: run gradcheck / gradgradcheck
     gradgrad: bool = True
@@ -30,11 +30,19 @@ class OpCase:
     make_inputs: Optional[Callable] = None   # make_inputs(rng, shapes) -> list of numpy arrays
     skip_torch: bool = False                # no torch counterpart
     tags: tuple = field(default=())
+    # added for the generic runner (all optional, backward compatible)
+    gradcheck: bool = True                  # with grad=True: False compares gradients with torch only
+    check_node_name: bool = False           # compare type(out.grad_fn).__name__ with PyTorch's
+    noncontig: bool = True                  # also run on transposed (non-contiguous) inputs
 
     def call(self, lib, tensors, kw):
         if self.fn is not None:
             return self.fn(lib, *tensors, *self.args, **kw)
         return getattr(lib, self.name)(*tensors, *self.args, **kw)
+
+    def domain_of(self, i):
+        d = self.domain
+        return d[i] if isinstance(d[0], (tuple, list)) else d
 
     def samples(self, seed=0):
         """Yield (arrays, kwargs, sample_id) with NumPy float64/int64 arrays."""
@@ -49,7 +57,7 @@ class OpCase:
                         if i in self.int_inputs:
                             arrays.append(rng.integers(*self.int_range, size=s).astype(np.int64))
                         else:
-                            lo, hi = self.domain
+                            lo, hi = self.domain_of(i)
                             arrays.append(rng.uniform(lo, hi, size=s))
                 yield arrays, kw, f"{self.name}-s{si}-k{ki}"
 

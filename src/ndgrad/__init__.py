@@ -18,13 +18,23 @@ from ._creation import Generator, default_generator
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
                                  inference_mode, is_inference_mode_enabled)
 from . import autograd
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .ops import *  # noqa: F401,F403
+from .ops import (cat, concat, concatenate, stack, split, chunk, unbind, einsum,  # noqa: F401
+                  tensordot, det, diag, inverse, cross)
+import importlib as _importlib  # noqa: E402
+linalg = _importlib.import_module(".linalg", __name__)  # `from .ops import *` bound ops.linalg
 from .ops import (add, sub, subtract, mul, multiply, div, divide, true_divide, pow, neg, negative,
                   exp, log, sqrt, tanh, sigmoid, relu, abs, absolute, sign, where, clamp, clip,
                   eq, ne, lt, le, gt, ge, logical_not, sum, mean, norm, matmul, mm, bmm, mv, dot,
                   reshape, flatten, transpose, swapaxes, swapdims, t, permute, squeeze,
                   unsqueeze, clone, broadcast_to, broadcast_shapes, unbind, relu_, sigmoid_,
                   tanh_, exp_, clamp_, clip_)
+
+from . import nn  # noqa: E402
+from . import func  # noqa: E402
+from . import optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,7 @@ import weakref
 from . import _dtype as D
 from ._backend import numpy as _np, to_numpy, device_of, CPU
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, RemovableHandle
+from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site
 
 __all__ = ["Tensor", "Size"]
 
@@ -92,7 +92,10 @@ class Tensor:
     _views = None           # root base: WeakSet of its live views (ops/_inplace.py refreshes them)
     _multi_view = None      # (node name, output nr) for outputs of split/chunk/unbind
     _view_nograd = False    # view created in no_grad mode
-    _grad_reset = None
+    _grad_reset = None     # site of `.grad = None` (autograd.explain reads these four)
+    _detached_at = None    # site of the detach() that made this tensor
+    _nograd_at = None      # (site, mode): made under no_grad/inference_mode from grad inputs
+    _reached_by = None     # the last backward() that accumulated into this leaf
     __array_ufunc__ = None      # NumPy defers binary operators to ours
     __array_priority__ = 1000
     is_sparse = False
@@ -213,7 +216,7 @@ class Tensor:
         return self._vc[0]
 
     def _bump_version(self):
-        self._vc[0] += 1
+        bump_version(self._vc)
 
     def is_inference(self):
         return False
@@ -357,10 +360,14 @@ class Tensor:
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
                     f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
                     "tensor are the same size")
+        elif self._grad is not None:
+            self._grad_reset = user_site()  # for autograd.explain (zero_grad(set_to_none=True))
         self._grad = value
 
     @grad.deleter
     def grad(self):
+        if self._grad is not None:
+            self._grad_reset = user_site()
         self._grad = None
 
     @property
@@ -394,6 +401,8 @@ class Tensor:
         """A new tensor sharing storage (and version counter) with this one, outside the graph."""
         t = _make(self._data)
         t._vc = self._vc
+        if self._requires_grad:
+            t._detached_at = user_site()  # for autograd.explain
         return t
 
     def detach_(self):
@@ -448,16 +457,16 @@ class Tensor:
         return acc
 
     def _accumulate_grad(self, g, create_graph, owned=False):
-        """Add g into .grad: in place when safe, out of place (recording) under create_graph."""
+        """Add g into .grad: in place when safe, out of place (recording) under create_graph.
+
+        owned: g is the engine's own fresh tensor, referenced by nothing else (AccumulateGrad
+        proves it by reference counts), so it becomes .grad as it is, without a copy."""
         old = self._grad
         if old is None:
-            if create_graph:
+            if create_graph or owned:
                 self._grad = g
             else:
-                data = g._data
-                if not owned or data.base is not None:
-                    data = data.copy()
-                self._grad = _make(data)
+                self._grad = _make(g._data.copy())
         elif create_graph or old._requires_grad:
             self._grad = old + g
         else:

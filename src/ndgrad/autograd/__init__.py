@@ -84,6 +84,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_edge(t) for t in tensors]
+    graph.last_backward[0] = graph.BackwardCall(  # for explain(): where, from what
+        graph.user_site(), tuple(e[0].name() for e in roots), inputs is not None)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
         return
@@ -151,13 +153,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = _make(xp_of(t._data).zeros_like(t._data))
         elif not create_graph:
+            fw = g.__dict__.get("_fw_grads")
             g = g.detach()
+            if fw:  # forward-over-reverse: the gradient keeps its tangents, as in PyTorch
+                g.__dict__["_fw_grads"] = fw
         result.append(g)
     return tuple(result)
 
 
 from .function import Function, once_differentiable, FunctionCtx  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402
+from .explain import explain, set_error_sites  # noqa: E402
+from . import forward_ad  # noqa: E402
+
+
+def __getattr__(name):
+    # autograd.functional needs the Tensor class, which imports this package: load it on use
+    if name == "functional":
+        import importlib
+        return importlib.import_module(".functional", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402
+from .anomaly_mode import is_anomaly_check_nan_enabled  # noqa: E402
 
 
 def Variable(data, requires_grad=False, volatile=False):

@@ -8,7 +8,10 @@
 3. Unless `retain_graph`, free each node's saved tensors as soon as it has run.
 """
 from . import grad_mode
-from .graph import AccumulateGrad
+from .graph import (AccumulateGrad, RELEASED, ERR_BACKWARD_TWICE, annotated,
+                    backward_twice_error, format_site, user_site)
+from .anomaly_mode import _state as _anomaly, apply_checked
+from .forward_ad import _state as _fw_state
 
 __all__ = ["run_backward"]
 
@@ -37,6 +40,25 @@ def _walk(root_nodes):
     return deps, order
 
 
+def _dependencies(root_nodes):
+    """How many edges lead into each node reachable from the roots (explicit stack, each node
+    expanded once). Enough when every node runs; `_walk` adds the post-order for `inputs=`."""
+    deps = {}
+    roots = set(root_nodes)
+    stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
+    while stack:
+        for child, _ in pop().next_functions:
+            if child is not None:
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    if child not in roots:
+                        push(child)
+    return deps
+
+
 def _needed_nodes(order, targets):
     """Nodes on some path to a target: only these run when `inputs` is given."""
     needed = set()
@@ -56,40 +78,58 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     from ..ops.shape import sum_to  # the engine undoes broadcasting with a registered op
 
     root_nodes = list(dict.fromkeys(n for n, _ in roots))
-    deps, order = _walk(root_nodes)
-    needed = None if targets is None else _needed_nodes(order, targets)
-    buffers = {}
-    owned = set()  # ids of buffer tensors this engine allocated (safe to add into in place)
+    if targets is None:
+        deps, needed = _dependencies(root_nodes), None
+    else:
+        deps, order = _walk(root_nodes)
+        needed = _needed_nodes(order, targets)
+        del order
+    buffers = {}  # node -> [summed gradient per output]
+    owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
     for (node, nr), g in zip(roots, root_grads):
         _add_to_buffer(buffers, owned, node, nr, g, create_graph)
     captured = {}
     capture_nodes = {n for n, _ in capture} if capture else ()
+    freed_at = None if retain_graph else user_site()  # named by a later second-backward error
 
-    prev = grad_mode._state.enabled
-    grad_mode._state.enabled = create_graph
+    state = grad_mode._state
+    prev = state.enabled, state.in_backward
+    state.enabled, state.in_backward = create_graph, True
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
-            outs = None
+            outs = g = None  # no stale references: AccumulateGrad counts them to avoid a copy
             if grads is not None:
-                grads = _pre_hooks(node, grads)
+                if node._tensor_hooks or node._retain or node._pre_hooks:
+                    grads = _pre_hooks(node, grads)
                 run = True
                 if node in capture_nodes:
                     for nr, g in enumerate(grads):
                         slot = capture.get((node, nr))
                         if slot is not None:
                             captured[slot] = g
+                    g = None
                     # a captured node runs only when other targets lie beyond it
                     run = not isinstance(node, AccumulateGrad) and any(
                         c in needed for c, _ in node.next_functions if c is not None)
                 if run:
-                    outs = node.apply(grads, create_graph)
+                    try:
+                        if _anomaly.enabled:
+                            outs = apply_checked(node, grads, create_graph)
+                        else:
+                            outs = node.apply(grads, create_graph)
+                    except Exception as e:
+                        err = _error_in_backward(e, node)
+                        if err is None:
+                            raise
+                        raise err from e
                     if node._hooks:
                         outs = _post_hooks(node, outs, grads)
                     if not retain_graph:
                         node.release_saved()
+                        node._freed = freed_at
             meta = node._meta
             for i, (child, nr) in enumerate(node.next_functions):
                 if child is None or (needed is not None and child not in needed):
@@ -97,19 +137,42 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 if outs is not None:
                     g = outs[i]
                     if g is not None:
-                        shape, dtype = meta[i][0], meta[i][1]
+                        shape, dtype = meta[i]
                         if g._data.shape != shape:
                             g = sum_to(g, shape)
                         if g.dtype is not dtype:
                             g = g.to(dtype)
-                        _add_to_buffer(buffers, owned, child, nr, g, create_graph)
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child._nout
+                            buf[nr] = g
+                        else:
+                            _add_to_buffer(buffers, owned, child, nr, g, create_graph)
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
                     ready.append(child)
     finally:
-        grad_mode._state.enabled = prev
+        state.enabled, state.in_backward = prev
     return captured
+
+
+def _error_in_backward(exc, node):
+    """The exception to raise for `exc` from node.apply: it names the user's line that created
+    the node (and, for a second backward, the backward() that freed the graph), chained to the
+    original. None: re-raise as is (the message already says where)."""
+    if getattr(exc, "_ndgrad_where", False):
+        return None
+    if node._saved is RELEASED and isinstance(exc, RuntimeError) and \
+            str(exc).startswith(ERR_BACKWARD_TWICE):
+        return backward_twice_error(node)
+    msg = (f"{exc}\nndgrad: raised in the backward of {node.name()}, whose forward was called "
+           f"at {format_site(node._site)}.")
+    try:
+        new = type(exc)(msg)
+    except Exception:
+        new = RuntimeError(msg)
+    return annotated(new)
 
 
 def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
@@ -119,13 +182,13 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
     prev = buf[nr]
     if prev is None:
         buf[nr] = g
-    elif not create_graph and id(prev) in owned and prev.dtype is g.dtype and prev._data.shape == g._data.shape:
+    elif not create_graph and (node, nr) in owned and prev.dtype is g.dtype and \
+            prev._data.shape == g._data.shape and not _fw_state.levels:  # (tangents: add out of place)
         prev._data += g._data
     else:
-        s = prev + g
-        buf[nr] = s
+        buf[nr] = prev + g
         if not create_graph:
-            owned.add(id(s))
+            owned.add((node, nr))
 
 
 def _pre_hooks(node, grads):
@@ -144,6 +207,7 @@ def _pre_hooks(node, grads):
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
+                _check_hook_result(fn, r, grads)
                 grads = list(r)
     return grads
 
@@ -152,5 +216,13 @@ def _post_hooks(node, outs, grads):
     for fn in list(node._hooks.values()):
         r = fn(tuple(outs), tuple(grads))
         if r is not None:
+            _check_hook_result(fn, r, outs)
             outs = list(r)
     return outs
+
+
+def _check_hook_result(fn, r, expected):
+    if len(r) != len(expected):
+        raise RuntimeError(
+            f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
+            f"(got {len(r)}, but expected {len(expected)})")

@@ -40,7 +40,7 @@ class _State:
     def __init__(self):
         self.levels = []       # ids of the active levels, innermost last; read by apply
         self.suspended = ()    # level ids whose tangents are being computed right now
-        self.tracked = {}      # level id -> WeakSet of tensors holding a tangent at it
+        self.tracked = {}      # level id -> {id: weakref} of tensors holding a tangent at it
 
 
 _state = _State()
@@ -54,7 +54,7 @@ def enter_dual_level():
     """Enter a new dual level and return its index (0 for the outermost)."""
     lid = next(_ids)
     _state.levels.append(lid)
-    _state.tracked[lid] = weakref.WeakSet()
+    _state.tracked[lid] = {}  # id -> weakref (tensors compare elementwise: no WeakSet)
     return len(_state.levels) - 1
 
 
@@ -69,8 +69,9 @@ def exit_dual_level(*, level=None):
             "Trying to exit a forward AD level that was not the last one that was created. This "
             "is not supported.")
     lid = _state.levels.pop()
-    for t in list(_state.tracked.pop(lid, ())):
-        fw = t.__dict__.get("_fw_grads")
+    for ref in _state.tracked.pop(lid, {}).values():
+        t = ref()
+        fw = t.__dict__.get("_fw_grads") if t is not None else None
         if fw:
             fw.pop(lid, None)
 
@@ -106,7 +107,7 @@ def _set_tangent(t, lid, tangent):
     fw[lid] = tangent
     s = _state.tracked.get(lid)
     if s is not None:
-        s.add(t)
+        s[id(t)] = weakref.ref(t)
 
 
 def make_dual(tensor, tangent, *, level=None):
@@ -163,6 +164,79 @@ def unpack_dual(tensor, *, level=None):
     return UnpackedDualTensor(_view_of(tensor, lid), tangent)
 
 
+# ---------------------------------------------------------------- in-place ops
+
+class _Tracked:
+    """The out-of-place function of an in-place op, remembering its result."""
+    __slots__ = ("fn", "result")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.result = None
+
+    def __call__(self, *args, **kwargs):
+        self.result = self.fn(*args, **kwargs)
+        return self.result
+
+
+def _inplace(self, fn, args, kwargs):
+    """`self.op_(...)` under forward AD: self takes the tangents of the out-of-place result
+    (called by ops._inplace.inplace). A view's base keeps its own tangent."""
+    from ..ops._inplace import inplace
+    tracked = _Tracked(fn)
+    inplace(self, tracked, *args, **kwargs)
+    r = tracked.result
+    new = r.__dict__.get("_fw_grads") if r is not None else None
+    for lid in list(_state.levels):
+        t = new.get(lid) if new else None
+        if t is not None:
+            _set_tangent(self, lid, t)
+        else:
+            old = self.__dict__.get("_fw_grads")
+            if old:
+                old.pop(lid, None)
+    return self
+
+
+# ---------------------------------------------------------------- custom Functions
+
+ERR_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+              "forward mode AD.")
+
+
+def _function(cls, ctx, args, outputs):
+    """Tangents of a custom Function's outputs (called by Function.apply): its `jvp(ctx,
+    *input_tangents)` when it defines one. Without one, outputs its forward computed with
+    ndgrad ops already carry their tangents; an output without one (a forward on raw arrays)
+    raises PyTorch's error."""
+    from .._tensor import Tensor
+    from .._creation import zeros_like
+    from .function import Function
+    for lid in list(_state.levels):
+        if lid in _state.suspended:
+            continue
+        tangents = [_get_tangent(a, lid) if isinstance(a, Tensor) else None for a in args]
+        if all(t is None for t in tangents):
+            continue
+        diff = [o for o in outputs if isinstance(o, Tensor)
+                and (o.dtype.is_floating_point or o.dtype.is_complex)]
+        if cls.jvp is Function.jvp:
+            if any(_get_tangent(o, lid) is None for o in diff):
+                raise NotImplementedError(ERR_NO_JVP)
+            continue
+        tangents = [zeros_like(a) if t is None and isinstance(a, Tensor) else t
+                    for a, t in zip(args, tangents)]
+        _state.suspended = _state.suspended + (lid,)
+        try:
+            out_t = cls.jvp(ctx, *tangents)
+        finally:
+            _state.suspended = tuple(s for s in _state.suspended if s != lid)
+        out_t = out_t if isinstance(out_t, tuple) else (out_t,)
+        for o, t in zip(outputs, out_t):
+            if isinstance(o, Tensor) and isinstance(t, Tensor):
+                _set_tangent(o, lid, t)
+
+
 # ---------------------------------------------------------------- propagation (called by apply)
 
 def _propagate(op, args, kwargs, results):
@@ -174,7 +248,6 @@ def _propagate(op, args, kwargs, results):
         if lid in _state.suspended:
             continue
         tangents = {}
-        env = None
         for name, pos in zip(op.inputs, op.input_pos):
             if pos >= 0 and pos < len(args):
                 a = args[pos]
@@ -218,9 +291,15 @@ def _env(op, args, kwargs, results):
     return env
 
 
+_PARAMS = {}  # rule function -> its parameter names
+
+
 def _call(f, env, extra):
-    from ..ops._registry import _fn_params
-    return f(*[extra[p] if p in extra else env[p] for p in _fn_params(f)])
+    params = _PARAMS.get(f)
+    if params is None:
+        from ..ops._registry import _fn_params
+        params = _PARAMS[f] = _fn_params(f)
+    return f(*[extra[p] if p in extra else env[p] for p in params])
 
 
 # JVP rules for core ops that declare none themselves (op.jvp wins). "formula": the op is
@@ -267,9 +346,12 @@ def _output_tangents(op, args, kwargs, results, tangents):
     if rule == "linear":
         name = next(iter(tangents))
         pos = op.input_pos[op.inputs.index(name)]
-        a = list(args)
-        a[pos] = tangents[name]
-        out = op.fn(*a, **(kwargs or {}))
+        a, kw = list(args), dict(kwargs or {})
+        if 0 <= pos < len(a):
+            a[pos] = tangents[name]
+        else:
+            kw[name] = tangents[name]
+        out = op.fn(*a, **kw)
         return out if isinstance(out, tuple) else (out,)
     env = _env(op, args, kwargs, results)
     if isinstance(rule, dict) and all(n in rule for n in tangents):

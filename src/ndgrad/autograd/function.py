@@ -7,6 +7,8 @@ import functools
 
 from . import grad_mode
 from .graph import Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE
+from . import forward_ad as _forward_ad
+from .forward_ad import _state as _fw_state
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -171,6 +173,8 @@ class Function(metaclass=_FunctionMeta):
                     alias._vc = o._vc
                     o = alias
             final.append(o)
+        if _fw_state.levels:  # forward AD: the Function's jvp gives the outputs' tangents
+            _forward_ad._function(cls, ctx, args, final)
         if not record:
             for o in final:
                 if isinstance(o, Tensor) and id(o) not in dirty and o.grad_fn is None:
@@ -188,6 +192,9 @@ class Function(metaclass=_FunctionMeta):
                 edges.append((None, 0))
                 meta.append(None)
         ctx.next_functions = tuple(edges)
+        if ctx._site is None:  # where the user called Cls.apply (for error messages)
+            from .graph import user_site
+            ctx._site = user_site()
         ctx._meta = meta
         ctx._input_pos = tensor_pos
         ctx._input_pos_set = set(tensor_pos)

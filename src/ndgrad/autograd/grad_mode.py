@@ -11,6 +11,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 class _State(threading.local):
     enabled = True       # class attributes are the per-thread defaults
     inference = False
+    in_backward = False  # the engine is running formulas (grad off there is not the user's)
 
 
 _state = _State()

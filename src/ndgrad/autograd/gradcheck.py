@@ -1,11 +1,27 @@
-"""gradcheck / gradgradcheck: compare autograd's Jacobians with central finite differences."""
+"""gradcheck / gradgradcheck: autograd's Jacobians against central finite differences.
+
+    >>> from ndgrad.autograd import gradcheck
+    >>> x = ndgrad.randn(3, dtype=ndgrad.float64, requires_grad=True)
+    >>> gradcheck(ndgrad.tanh, (x,))
+    True
+
+Slow mode builds every Jacobian entry both ways: J[k][i] for output k and input i, the
+numerical one column by column (perturb one input element by +-eps), the analytical one row by
+row (one backward per output element). Fast mode (HIPS autograd's random projection, PyTorch's
+fast_mode) compares one number per (output, input) pair, u^T J v, computed by one backward
+(u^T J, then . v) and by one finite difference along v (J v, then u . ); on a mismatch it falls
+back to slow mode for that pair so the report still names the first wrong entry.
+Besides the Jacobians, as PyTorch does: backward must scale with grad_output (zero in, zero
+out), be reentrant (two runs agree within nondet_tol), and, with check_forward_ad, forward-mode
+tangents must match the numerical Jacobian's columns.
+"""
 from .._backend import numpy as np, to_numpy
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 class GradcheckError(RuntimeError):
-    """Raised by gradcheck when analytical and numerical gradients disagree."""
+    """Raised by gradcheck and gradgradcheck when a check fails."""
 
 
 def _as_tuple(x):
@@ -13,133 +29,328 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
-def _differentiable_outputs(out):
+def _is_diff(t):
     from .._tensor import Tensor
-    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor) and o._requires_grad)
+    return isinstance(t, Tensor) and t._requires_grad
 
+
+def _differentiable_outputs(out):
+    return tuple(o for o in _as_tuple(out) if _is_diff(o))
+
+
+def _float_outputs(out):
+    from .._tensor import Tensor
+    return [o for o in _as_tuple(out) if isinstance(o, Tensor)
+            and (o.dtype.is_floating_point or o.dtype.is_complex)]
+
+
+def _eval(func, inputs):
+    # run with grad mode as it is: func may itself differentiate (gradgradcheck)
+    return [to_numpy(o._data).astype(np.float64).reshape(-1)
+            for o in _float_outputs(func(*inputs))]
+
+
+# ---------------------------------------------------------------- Jacobians, slow mode
 
 def _numerical_jacobians(func, inputs, eps):
-    """J[i][k] has shape (numel of output k, numel of input i), by central differences."""
-    from .._tensor import Tensor
-    from .grad_mode import no_grad
-    outs = [to_numpy(o._data).copy() for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+    """jac[i][k]: (numel of output k, numel of input i), by central differences."""
     jac = []
+    n_out = None
     for t in inputs:
-        if not (isinstance(t, Tensor) and t._requires_grad):
+        if not _is_diff(t):
             jac.append(None)
             continue
         data = t._data
-        flat = data.reshape(-1) if data.flags.c_contiguous else None
-        cols = [np.zeros((o.size, data.size)) for o in outs]
+        cols = None
         for j in range(data.size):
             idx = np.unravel_index(j, data.shape) if data.ndim else ()
             orig = data[idx].copy()
             data[idx] = orig + eps
-            if True:
-                plus = [to_numpy(o._data).astype(np.float64).reshape(-1)
-                        for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+            plus = _eval(func, inputs)
             data[idx] = orig - eps
-            if True:
-                minus = [to_numpy(o._data).astype(np.float64).reshape(-1)
-                         for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+            minus = _eval(func, inputs)
             data[idx] = orig
+            if cols is None:
+                cols = [np.zeros((p.size, data.size)) for p in plus]
             for k, (p, m) in enumerate(zip(plus, minus)):
                 cols[k][:, j] = (p - m) / (2 * eps)
+        if cols is None:  # an empty input
+            if n_out is None:
+                n_out = [o.size for o in _eval(func, inputs)]
+            cols = [np.zeros((n, 0)) for n in n_out]
         jac.append(cols)
     return jac
 
 
-def _analytical_jacobians(func, inputs):
-    from .._tensor import Tensor, _make
+def _vjp(outs, diff_inputs, k, g):
+    from .._tensor import _make
     from . import grad as autograd_grad
-    out = func(*inputs)
-    outs = [o for o in _as_tuple(out) if isinstance(o, Tensor)]
-    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
-    jac = [[np.zeros((o._data.size, t._data.size)) for o in outs] if
-           (isinstance(t, Tensor) and t._requires_grad) else None for t in inputs]
-    pos = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
+    o = outs[k]
+    if not o._requires_grad:
+        return [None] * len(diff_inputs)
+    return autograd_grad(o, diff_inputs, _make(g.reshape(o._data.shape)), retain_graph=True,
+                         allow_unused=True)
+
+
+def _analytical_jacobians(outs, inputs, check_grad_dtypes):
+    """jac[i][k] as above, one backward per output element."""
+    diff_inputs = [t for t in inputs if _is_diff(t)]
+    pos = [i for i, t in enumerate(inputs) if _is_diff(t)]
+    jac = [[np.zeros((o._data.size, t._data.size)) for o in outs] if _is_diff(t) else None
+           for t in inputs]
     for k, o in enumerate(outs):
-        if not o._requires_grad:
-            continue
         for r in range(o._data.size):
             g = np.zeros(o._data.size, dtype=o._data.dtype)
             g[r] = 1
-            grads = autograd_grad(o, diff_inputs, _make(g.reshape(o._data.shape)),
-                                  retain_graph=True, allow_unused=True)
-            for i, gi in zip(pos, grads):
-                if gi is not None:
-                    if gi._data.shape != inputs[i]._data.shape:
-                        raise GradcheckError(
-                            f"Gradient for input {i} has shape {tuple(gi.shape)}, expected "
-                            f"{tuple(inputs[i].shape)}")
-                    jac[i][k][r, :] = to_numpy(gi._data).reshape(-1)
-    return jac, outs
+            for i, gi in zip(pos, _vjp(outs, diff_inputs, k, g)):
+                if gi is None:
+                    continue
+                _check_grad(gi, inputs[i], check_grad_dtypes)
+                jac[i][k][r, :] = to_numpy(gi._data).astype(np.float64).reshape(-1)
+    return jac
 
+
+def _check_grad(g, t, check_grad_dtypes):
+    if g._data.shape != t._data.shape:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    if check_grad_dtypes and g.dtype is not t.dtype:
+        raise GradcheckError("Gradient has dtype mismatch")
+
+
+def _forward_jacobians(func, inputs):
+    """jac[i][k] by forward mode: one dual evaluation per input element."""
+    from .._tensor import _make
+    from . import forward_ad as fwAD
+    jac = []
+    for i, t in enumerate(inputs):
+        if not _is_diff(t):
+            jac.append(None)
+            continue
+        cols = None
+        for j in range(t._data.size):
+            with fwAD.dual_level():
+                tangent = np.zeros(t._data.size, dtype=t._data.dtype)
+                tangent[j] = 1
+                args = list(inputs)
+                args[i] = fwAD.make_dual(t, _make(tangent.reshape(t._data.shape)))
+                outs = _float_outputs(func(*args))
+                if cols is None:
+                    cols = [np.zeros((o._data.size, t._data.size)) for o in outs]
+                for k, o in enumerate(outs):
+                    tg = fwAD.unpack_dual(o).tangent
+                    if tg is not None:
+                        cols[k][:, j] = to_numpy(tg._data).astype(np.float64).reshape(-1)
+        jac.append(cols or [])
+    return jac
+
+
+def _fmt(m):
+    from .._creation import tensor
+    return repr(tensor(m)) if m.size <= 400 else f" array of shape {m.shape}"
+
+
+def _first_mismatch(a, n, atol, rtol):
+    """None, or the first (row, col) of the output-major Jacobians that is not close."""
+    bad = ~np.isclose(a, n, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    r, c = (int(v[0]) for v in np.nonzero(bad))
+    return r, c
+
+
+def _mismatch_msg(a, n, k, i, rc, forward=False):
+    # PyTorch prints the Jacobians input-major (rows: input elements); ours are output-major
+    r, c = rc
+    mode = "computed with forward mode " if forward else ""
+    return (f"Jacobian {mode}mismatch for output {k} with respect to input {i},\n"
+            f"numerical:{_fmt(n.T)}\nanalytical:{_fmt(a.T)}\n"
+            f"first mismatch: d(output {k})[{r}] / d(input {i})[{c}]: numerical "
+            f"{float(n[r, c])!r}, analytical {float(a[r, c])!r}\n")
+
+
+def _compare(analytical, numerical, atol, rtol, forward=False):
+    for i, (a_cols, n_cols) in enumerate(zip(analytical, numerical)):
+        if a_cols is None:
+            continue
+        for k, (a, n) in enumerate(zip(a_cols, n_cols)):
+            if a.shape != n.shape:
+                raise GradcheckError(
+                    f"Jacobian shapes differ for output {k} with respect to input {i}: "
+                    f"numerical {n.shape}, analytical {a.shape}")
+            rc = _first_mismatch(a, n, atol, rtol)
+            if rc is not None:
+                raise GradcheckError(_mismatch_msg(a, n, k, i, rc, forward))
+
+
+# ---------------------------------------------------------------- other backward checks
+
+def _check_mul_by_grad_output(outs, inputs):
+    """Zero grad_outputs must give zero gradients (backward multiplies by grad_output)."""
+    from .._tensor import _make
+    from . import grad as autograd_grad
+    diff_inputs = [t for t in inputs if _is_diff(t)]
+    pairs = [(o, _make(np.zeros_like(to_numpy(o._data)))) for o in outs if o._requires_grad]
+    if not pairs:
+        return
+    gs = autograd_grad([o for o, _ in pairs], diff_inputs, [g for _, g in pairs],
+                       retain_graph=True, allow_unused=True)
+    for g in gs:
+        if g is not None and np.any(to_numpy(g._data) != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+
+
+def _check_reentrant(outs, inputs, nondet_tol, rng):
+    diff_inputs = [t for t in inputs if _is_diff(t)]
+    for k, o in enumerate(outs):
+        u = rng.standard_normal(o._data.size).astype(o._data.dtype)
+        first = _vjp(outs, diff_inputs, k, u)
+        second = _vjp(outs, diff_inputs, k, u)
+        for g1, g2 in zip(first, second):
+            if g1 is None or g2 is None:
+                continue
+            diff = np.max(np.abs(to_numpy(g1._data) - to_numpy(g2._data)), initial=0.0)
+            if diff > nondet_tol:
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and "
+                    "grad_output multiple times gives different values, although analytical "
+                    "gradient matches numerical gradient."
+                    f"The tolerance for nondeterminism was {nondet_tol}.")
+
+
+# ---------------------------------------------------------------- fast mode
+
+def _fast_check(func, inputs, outs, eps, atol, rtol, check_grad_dtypes, rng):
+    """Compare u^T J v computed by reverse mode and by one finite difference, per pair."""
+    diff_pos = [i for i, t in enumerate(inputs) if _is_diff(t)]
+    diff_inputs = [inputs[i] for i in diff_pos]
+    us = [rng.standard_normal(o._data.size) for o in outs]
+    vs = {i: rng.standard_normal(inputs[i]._data.size) for i in diff_pos}
+    # analytical: a[k][i] = <u_k^T J_ki, v_i>
+    analytical = {}
+    for k, o in enumerate(outs):
+        gs = _vjp(outs, diff_inputs, k, us[k].astype(o._data.dtype))
+        for i, g in zip(diff_pos, gs):
+            if g is not None:
+                _check_grad(g, inputs[i], check_grad_dtypes)
+            analytical[k, i] = 0.0 if g is None else float(
+                to_numpy(g._data).astype(np.float64).reshape(-1) @ vs[i])
+    # numerical: n[k][i] = <u_k, J_ki v_i>
+    for i in diff_pos:
+        data = inputs[i]._data
+        orig = data.copy()
+        step = (eps * vs[i]).reshape(data.shape).astype(data.dtype)
+        data[...] = orig + step
+        plus = _eval(func, inputs)
+        data[...] = orig - step
+        minus = _eval(func, inputs)
+        data[...] = orig
+        for k in range(len(outs)):
+            n = float(us[k] @ ((plus[k] - minus[k]) / (2 * eps)))
+            a = analytical[k, i]
+            # the tolerance scales with the sizes of the projections (as PyTorch's fast mode)
+            scale = np.linalg.norm(us[k]) * np.linalg.norm(vs[i])
+            if not abs(a - n) <= atol * scale + rtol * abs(n):
+                return k, i, n, a
+    return None
+
+
+# ---------------------------------------------------------------- public API
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
               check_backward_ad=True, fast_mode=False, masked=None):
-    """True when autograd's gradients of `func` at `inputs` match finite differences.
+    """True when the gradients of `func` at `inputs` match finite differences.
 
-    Inputs that require grad should be float64. On a mismatch, raises GradcheckError naming the
-    output, the input and the first mismatching Jacobian entry (or returns False)."""
-    from .._tensor import Tensor
+    Inputs that require grad should be float64. On a failure raises GradcheckError naming the
+    output, the input and the first mismatching Jacobian entry (or returns False when
+    raise_exception=False). check_undefined_grad, check_batched_grad and masked are accepted
+    (ndgrad materialises undefined gradients as zeros; batched gradients are plain loops)."""
+    import warnings
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
-        if isinstance(t, Tensor) and t._requires_grad and t.dtype.name not in ("float64", "complex128"):
-            import warnings
+        if _is_diff(t) and t.dtype.name not in ("float64", "complex128"):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point or "
                 "complex. This check will likely fail if all the inputs are not of double "
                 "precision floating point or complex. ", UserWarning)
-    if not any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+    if not any(_is_diff(t) for t in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
-    analytical, outs = _analytical_jacobians(func, inputs)
-    numerical = _numerical_jacobians(func, inputs, eps)
-    for i, (a_cols, n_cols) in enumerate(zip(analytical, numerical)):
-        if a_cols is None:
-            continue
-        for k, (a, n) in enumerate(zip(a_cols, n_cols)):
-            # rows are outputs, columns inputs; report as PyTorch does (input x output)
-            bad = ~np.isclose(a, n, rtol=rtol, atol=atol, equal_nan=True)
-            if bad.any():
-                r, c = [int(v[0]) for v in np.nonzero(bad)]
-                msg = (f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                       f"numerical:{_fmt(n.T)}\nanalytical:{_fmt(a.T)}\n"
-                       f"first mismatch: d(output {k})[{r}] / d(input {i})[{c}]: "
-                       f"numerical {n[r, c]!r}, analytical {a[r, c]!r}\n")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
+                         "none of them have requires_grad=True.")
+    if not check_forward_ad and not check_backward_ad:
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    try:
+        _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes,
+                   check_forward_ad, check_backward_ad, fast_mode)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
     return True
 
 
-def _fmt(m):
-    from .._creation import tensor
-    return repr(tensor(m, dtype=None)) if m.size < 400 else f" array of shape {m.shape}"
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_forward_ad,
+               check_backward_ad, fast_mode):
+    from .grad_mode import enable_grad
+    rng = np.random.default_rng(0)
+    with enable_grad():
+        out = func(*inputs)
+    outs = _float_outputs(out)
+    numerical = None
+    if check_backward_ad:
+        for k, o in enumerate(outs):
+            if not o._requires_grad and any(_is_diff(t) for t in inputs):
+                # an output that does not require grad must have a zero numerical Jacobian
+                numerical = numerical or _numerical_jacobians(func, inputs, eps)
+                for cols in numerical:
+                    if cols is not None and np.any(np.abs(cols[k]) > atol):
+                        raise GradcheckError("Numerical gradient for function expected to be "
+                                             "zero")
+        if fast_mode:
+            bad = _fast_check(func, inputs, outs, eps, atol, rtol, check_grad_dtypes, rng)
+            if bad is not None:
+                k, i, n, a = bad
+                numerical = numerical or _numerical_jacobians(func, inputs, eps)
+                slow = _analytical_jacobians(outs, inputs, check_grad_dtypes)
+                rc = _first_mismatch(slow[i][k], numerical[i][k], atol, rtol)
+                detail = "" if rc is None else "\nIn slow mode, " + _mismatch_msg(
+                    slow[i][k], numerical[i][k], k, i, rc)
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    f"numerical:{n!r}\nanalytical:{a!r}\n\n"
+                    "The above quantities relating the numerical and analytical jacobians are "
+                    "computed in fast mode (u^T J v with random vectors u and v)." + detail)
+        else:
+            numerical = numerical or _numerical_jacobians(func, inputs, eps)
+            analytical = _analytical_jacobians(outs, inputs, check_grad_dtypes)
+            _compare(analytical, numerical, atol, rtol)
+        _check_reentrant(outs, inputs, nondet_tol, rng)
+        _check_mul_by_grad_output(outs, inputs)
+    if check_forward_ad:
+        numerical = numerical or _numerical_jacobians(func, inputs, eps)
+        _compare(_forward_jacobians(func, inputs), numerical, atol, rtol, forward=True)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
-    """gradcheck of the gradients of `func` (checks second derivatives through create_graph)."""
-    from .._tensor import Tensor
-    from .._creation import randn_like
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """gradcheck of the gradients of `func`: second derivatives through create_graph (and,
+    with check_fwd_over_rev, forward mode over the backward pass)."""
+    from .._tensor import _make
     from . import grad as autograd_grad
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outs = _differentiable_outputs(func(*inputs))
         rng = np.random.default_rng(0)
-        from .._tensor import _make
         grad_outputs = tuple(
             _make(rng.standard_normal(o._data.shape).astype(o._data.dtype)).requires_grad_()
             for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
-    diff_pos = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
+    diff_pos = [i for i, t in enumerate(inputs) if _is_diff(t)]
 
     def new_func(*args):
         inp = args[:n]
@@ -147,7 +358,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = _differentiable_outputs(func(*inp))
         diff_in = [inp[i] for i in diff_pos]
         grads = autograd_grad(outs, diff_in, gos, create_graph=True, allow_unused=True)
-        return tuple(g for g in grads if g is not None and g._requires_grad)
+        return tuple(g for g in grads if g is not None)
 
     return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

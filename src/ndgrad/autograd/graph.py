@@ -10,6 +10,8 @@ and version counter and builds a fresh Tensor that points back at the node when 
 reference counting alone frees the graph as soon as the user drops the output.
 """
 import itertools
+import os
+import sys
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
 
@@ -25,6 +27,12 @@ ERR_VERSION = (
     "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 _handle_ids = itertools.count()
+
+# saved_tensors_hooks: the active (pack, unpack) pairs, innermost last (empty: the fast path)
+_saved_hooks = []
+# anomaly mode (autograd/anomaly_mode.py) and forward AD (autograd/forward_ad.py) state
+from .anomaly_mode import _state as _anomaly  # noqa: E402
+from .forward_ad import _state as _fw_state  # noqa: E402
 
 
 class RemovableHandle:
@@ -61,7 +69,7 @@ RELEASED = _Released()
 class Node:
     """Base class of every grad_fn. Subclasses implement `apply(grads) -> tuple of grads`."""
     __slots__ = ("next_functions", "_saved", "_meta", "_pre_hooks", "_hooks", "_tensor_hooks",
-                 "_retain", "_metadata", "_site", "__weakref__")
+                 "_retain", "_metadata", "_site", "_freed", "__weakref__")
     _nout = 1  # number of outputs (class-level: per node type)
 
     def __init__(self):
@@ -71,6 +79,8 @@ class Node:
         self._pre_hooks = self._hooks = self._tensor_hooks = self._retain = None
         self._metadata = None
         self._site = None
+        if _anomaly.enabled:
+            _anomaly.record(self)
 
     def name(self):
         return type(self).__name__
@@ -157,7 +167,13 @@ class AccumulateGrad(Node):
                 if r is not None:
                     g = r
         if g is not None:
-            var._accumulate_grad(g, create_graph)
+            # A fresh gradient that only the engine holds (references: grads[0] if it is still
+            # that one, `g`, getrefcount's argument; its array: g's and the argument) becomes
+            # .grad without a copy: no user tensor and no other leaf can alias it.
+            owned = (not create_graph and _getrefcount(g) == (3 if g is grads[0] else 2)
+                     and _getrefcount(g._data) == 2 and g._data.base is None)
+            var._accumulate_grad(g, create_graph, owned)
+            var._reached_by = last_backward[0]
         if var._post_acc_hooks:
             for fn in list(var._post_acc_hooks.values()):
                 fn(var)
@@ -182,20 +198,35 @@ class SavedTensor:
 
     Inputs are kept as the tensor itself. The node's own output is kept as array + version
     counter, and re-wrapped on unpack (see Note [Saved outputs and cycles])."""
-    __slots__ = ("tensor", "data", "vc", "version", "requires_grad", "output_nr", "_hooks_packed")
+    __slots__ = ("tensor", "data", "vc", "version", "requires_grad", "output_nr", "_hooks_packed",
+                 "fw")
 
     def __init__(self, tensor, is_output=False, output_nr=0):
         self.vc = tensor._vc
         self.version = tensor._vc[0]
         self.output_nr = output_nr
         self._hooks_packed = None
+        self.fw = None
         if is_output:
             self.tensor = None
             self.data = tensor._data
             self.requires_grad = tensor._requires_grad
+            if _fw_state.levels:  # the output's tangents are set after it is saved
+                self.fw = tensor.__dict__
         else:
             self.tensor = tensor
             self.data = None
+        if _saved_hooks:
+            # the node keeps only what pack_hook returns, plus the input's place in the graph
+            # (its grad_fn, or its leaf's AccumulateGrad), re-attached on unpack as PyTorch does
+            pack, unpack = _saved_hooks[-1]
+            self.tensor = self.data = None
+            self.requires_grad = tensor._requires_grad
+            edge = None
+            if not is_output and tensor._requires_grad:
+                edge = (tensor.grad_fn, tensor._output_nr) if tensor.grad_fn is not None \
+                    else (tensor._get_accumulator(), None)
+            self._hooks_packed = (pack(tensor), unpack, is_output, edge)
 
     def unpack(self, node):
         if self.vc[0] != self.version:
@@ -203,12 +234,31 @@ class SavedTensor:
         t = self.tensor
         if t is not None:
             return t
-        from .._tensor import _make
-        t = _make(self.data, self.requires_grad)
+        _make = _tensor_make()
+        hp = self._hooks_packed
+        if hp is not None:
+            t = hp[1](hp[0])
+            if not hp[2]:
+                edge = hp[3]
+                if edge is None:
+                    return t
+                t = _make(t._data, True)
+                t._vc = self.vc
+                if edge[1] is None:  # a leaf: gradients still reach the original's .grad
+                    import weakref
+                    t.__dict__["_accumulator"] = weakref.ref(edge[0])
+                else:
+                    t.grad_fn, t._output_nr = edge
+                return t
+            t = _make(t._data, self.requires_grad)
+        else:
+            t = _make(self.data, self.requires_grad)
         t._vc = self.vc
         if self.requires_grad:
             t.grad_fn = node
             t._output_nr = self.output_nr
+        if self.fw is not None and self.fw.get("_fw_grads"):
+            t.__dict__["_fw_grads"] = self.fw["_fw_grads"]
         return t
 
     def _raise_version_error(self, node):
@@ -222,5 +272,194 @@ class SavedTensor:
             which = f", which is output {self.output_nr} of {_op_name(node)}"
         shape = "[" + ", ".join(str(s) for s in self.data.shape if True) + "]" if self.data is not None \
             else "[" + ", ".join(str(s) for s in t.shape) + "]"
-        raise RuntimeError(ERR_VERSION.format(type=_type_string(t), shape=shape, which=which,
-                                              now=self.vc[0], saved=self.version))
+        msg = ERR_VERSION.format(type=_type_string(t), shape=shape, which=which,
+                                 now=self.vc[0], saved=self.version)
+        bumped = _bump_site(self.vc, self.version)
+        msg += (f"\nndgrad: this tensor was saved for backward by {node.name()}, created at "
+                f"{format_site(node._site)}.\nndgrad: it was then modified by an in-place "
+                f"operation at {format_site(bumped)}.")
+        raise annotated(RuntimeError(msg))
+
+
+# ---------------------------------------------------------------- error sites (issue 7)
+# A site is where the user's code did something: the code object and instruction offset of the
+# first stack frame outside the ndgrad package. Taking one costs a few attribute reads; no frame
+# (so no local variable) is kept alive, and the line number is worked out only when a message
+# needs it. Nodes keep their creation site in `_site`, version counters the sites of their
+# in-place bumps, and the engine the site of the backward() that freed a graph (`_freed`).
+
+_PKG_PREFIX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_inside = {}   # co_filename -> whether it belongs to ndgrad
+_getframe = sys._getframe
+_getrefcount = sys.getrefcount
+last_backward = [None]  # the BackwardCall of the latest backward() (read by autograd.explain)
+
+
+class BackwardCall:
+    """One call of backward(): where it was made, the grad_fn names of its roots, and whether
+    `inputs=` restricted which leaves it accumulated into."""
+    __slots__ = ("site", "roots", "restricted", "__weakref__")
+
+    def __init__(self, site, roots, restricted=False):
+        self.site = site
+        self.roots = roots
+        self.restricted = restricted
+_MAX_BUMP_SITES = 4  # in-place sites remembered per storage (the latest ones)
+
+
+class _SiteSettings:
+    __slots__ = ("enabled",)
+
+    def __init__(self):
+        self.enabled = True
+
+
+sites = _SiteSettings()
+
+
+def user_site(depth=1):
+    """(code, lasti) of the first frame outside ndgrad, searching from `depth` frames above the
+    caller; None when error sites are off or the whole stack is inside ndgrad."""
+    if not sites.enabled:
+        return None
+    try:
+        f = _getframe(depth + 1)
+    except ValueError:
+        return None
+    inside = _inside
+    while f is not None:
+        code = f.f_code
+        name = code.co_filename
+        flag = inside.get(name)
+        if flag is None:
+            flag = inside[name] = os.path.abspath(name).startswith(_PKG_PREFIX)
+        if not flag:
+            return (code, f.f_lasti)
+        f = f.f_back
+    return None
+
+
+def site_line(site):
+    """The line number of a (code, lasti) site."""
+    code, lasti = site
+    line = code.co_firstlineno
+    for start, end, ln in code.co_lines():
+        if start <= lasti < end:
+            return ln if ln is not None else line
+    return line
+
+
+def format_site(site):
+    """'File "x.py", line 12, in f' for a site (or an anomaly-mode stack); 'an unknown location'
+    when none was recorded."""
+    if type(site) is tuple and len(site) == 2 and hasattr(site[0], "co_filename"):
+        code = site[0]
+        return f'File "{code.co_filename}", line {site_line(site)}, in {code.co_name}'
+    if site:  # anomaly mode keeps a traceback.StackSummary: its last frame outside ndgrad
+        for fr in reversed(list(site)):
+            if not os.path.abspath(fr.filename).startswith(_PKG_PREFIX):
+                return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}'
+    return "an unknown location (error sites were off)" if not sites.enabled else \
+        "an unknown location"
+
+
+def bump_version(vc, depth=1):
+    """Increment a version counter ([version, (version, site), ...]) and remember where."""
+    v = vc[0] = vc[0] + 1
+    if sites.enabled:
+        vc.append((v, user_site(depth + 1)))
+        if len(vc) > _MAX_BUMP_SITES + 1:
+            del vc[1]
+
+
+def _bump_site(vc, saved_version):
+    """The site of the first in-place bump after `saved_version`, as far as it is remembered."""
+    for v, site in vc[1:]:
+        if v > saved_version:
+            return site
+    return None
+
+
+def _tensor_make():
+    """_tensor._make (imported on first use: _tensor imports this module)."""
+    global _make_fn
+    if _make_fn is None:
+        from .._tensor import _make
+        _make_fn = _make
+    return _make_fn
+
+
+_make_fn = None
+
+
+def annotated(exc):
+    """Mark an exception whose message already says where (the engine re-raises it as is)."""
+    exc._ndgrad_where = True
+    return exc
+
+
+def backward_twice_error(node):
+    """PyTorch's second-backward error, plus where the graph was freed and the node created."""
+    freed = getattr(node, "_freed", None)
+    return annotated(RuntimeError(
+        f"{ERR_BACKWARD_TWICE}\nndgrad: the graph was freed by the backward() at "
+        f"{format_site(freed)}; the node {node.name()} was created at {format_site(node._site)}."))
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor saved for backward while it is active is handed to
+    `pack_hook(tensor)`, and the node gets `unpack_hook(packed)` back when it needs the tensor.
+
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t.numpy().copy(),
+                                                      lambda a: torch.from_numpy(a)):
+            y = x.exp()   # ExpBackward0 keeps a NumPy copy of its output
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are moved to the CPU when saved and back to their device when used."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return t.device, t.detach().cpu()
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager under which registering saved_tensors_hooks raises `error_message`."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        global saved_tensors_hooks
+        self._prev = saved_tensors_hooks
+        msg = self.error_message
+
+        class _Disabled(self._prev):
+            def __enter__(self):
+                raise RuntimeError(msg)
+        saved_tensors_hooks = _Disabled
+        return self
+
+    def __exit__(self, *exc):
+        global saved_tensors_hooks
+        saved_tensors_hooks = self._prev
+        return False

@@ -140,11 +140,14 @@ def _setitem(self, key, value):
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
         value = tensor(value, dtype=self.dtype)
+    shape._check_index_put_dtype(self, key, value)
     inplace(self, index_put, key, value)
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return inplace(self, index_put, tuple(_normalize_key(tuple(indices))), values, accumulate)
+    key = tuple(_normalize_key(tuple(indices)))
+    shape._check_index_put_dtype(self, key if key else (), values)
+    return inplace(self, index_put, key, values, accumulate)
 
 
 # ---------------------------------------------------------------- Tensor methods
@@ -338,3 +341,55 @@ tanh_ = METHODS["tanh_"]
 exp_ = METHODS["exp_"]
 clamp_ = METHODS["clamp_"]
 clip_ = METHODS["clip_"]
+
+# ---------------------------------------------------------------- shape, views and indexing (issue 3 B)
+from . import indexing  # noqa: E402
+from .shape import (unflatten, movedim, moveaxis, narrow, select, unfold, diagonal,  # noqa: E402
+                    diag_embed, repeat, tile, repeat_interleave, flip, fliplr, flipud, roll, rot90,
+                    cat, concat, concatenate, stack, hstack, vstack, dstack, row_stack,
+                    column_stack, atleast_1d, atleast_2d, atleast_3d, split, chunk, tensor_split,
+                    unbind, meshgrid)
+from .indexing import (index_select, gather, scatter, scatter_add, scatter_reduce,  # noqa: E402
+                       index_add, index_copy, index_fill, masked_fill, masked_select,
+                       masked_scatter, take, take_along_dim, nonzero, argwhere, sort, argsort,
+                       topk, kthvalue, unique, searchsorted, bucketize)
+
+SHAPE_METHODS = {
+    "unflatten": unflatten, "movedim": movedim, "moveaxis": moveaxis, "narrow": narrow,
+    "select": select, "unfold": unfold, "diagonal": diagonal, "diag_embed": diag_embed,
+    "repeat": repeat, "tile": tile, "repeat_interleave": repeat_interleave, "flip": flip,
+    "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "split": split,
+    "chunk": chunk, "tensor_split": tensor_split, "unbind": unbind,
+}
+METHODS.update(SHAPE_METHODS)
+METHODS.update(indexing.METHODS)
+install(SHAPE_METHODS)
+install(indexing.METHODS)
+
+# ---------------------------------------------------------------- elementwise, reductions, activations (issue 3 A)
+from . import activation  # noqa: E402
+from .pointwise import *  # noqa: E402,F401,F403  (replaces the early clamp/clip above)
+from .reduction import *  # noqa: E402,F401,F403
+from .activation import softmax, log_softmax, selu, celu, threshold  # noqa: E402,F401
+from .pointwise import _invert  # noqa: E402,F401
+
+for _family in (pointwise, reduction, activation):
+    METHODS.update(_family.METHODS)
+    install(_family.METHODS)
+for _name in pointwise._INPLACE:
+    globals()[_name + "_"] = METHODS[_name + "_"]
+
+from . import linalg as _linalg_ops  # noqa: E402
+from .linalg import (vdot, outer, ger, addmm, addmv, addbmm, baddbmm, einsum,  # noqa: E402
+                     tensordot, kron, trace, diag, tril, triu, det, slogdet, logdet, cross)
+from .linalg import inv as inverse  # noqa: E402
+
+LINALG_METHODS = {
+    "vdot": vdot, "outer": outer, "ger": ger, "addmm": addmm, "addmv": addmv, "addbmm": addbmm,
+    "baddbmm": baddbmm, "kron": kron, "trace": trace, "diag": diag, "tril": tril, "triu": triu,
+    "det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse, "cross": cross,
+}
+for _n in ("tril", "triu", "addmm", "addmv", "addbmm", "baddbmm"):
+    LINALG_METHODS[_n + "_"] = make_inplace(LINALG_METHODS[_n])
+METHODS.update(LINALG_METHODS)
+install(LINALG_METHODS)

@@ -9,13 +9,15 @@ In-place on a view also rewrites its base's history (PyTorch's CopySlices): the 
 from .. import _dtype as D
 from .._tensor import Tensor, _make, ERR_LEAF_INPLACE
 from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor
+from ..autograd.graph import Node, SavedTensor, bump_version
 from .._backend import xp_of
 from ._registry import defop
 
 __all__ = ["inplace", "make_inplace"]
 
 _state = grad_mode._state
+from ..autograd import forward_ad as _forward_ad  # noqa: E402
+_fw_state, _fw_tracked = _forward_ad._state, _forward_ad._Tracked
 
 ERR_VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation.")
@@ -69,7 +71,7 @@ def _write(self, result):
     else:
         # a 0-d array: write through the view machinery
         data[()] = result._data
-    self._vc[0] += 1
+    bump_version(self._vc)  # and remember the user's line, for the version-counter error
 
 
 def _snapshot(self):
@@ -87,9 +89,13 @@ def inplace(self, fn, *args, **kwargs):
         raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
     if not self._data.flags.writeable:
         raise RuntimeError(ERR_OVERLAP)
+    if _fw_state.levels and fn.__class__ is not _fw_tracked:  # forward AD: move the tangent too
+        return _forward_ad._inplace(self, fn, args, kwargs)
     recording = _state.enabled and (self._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args) or any(
         isinstance(a, Tensor) and a._requires_grad for a in kwargs.values()))
+    if not recording and _state.enabled and self._view_nograd and self._base._requires_grad:
+        _check_view_inplace(self, self._base)
     if not recording:
         _write(self, fn(self, *args, **kwargs))
         return self
@@ -108,6 +114,9 @@ def inplace(self, fn, *args, **kwargs):
     if base is not None and self._view_fn is not None:
         _rebase_view(self, base, result)
         _refresh_views(base, self)
+        if node is not None and node._saved and "result" in node._saved:
+            s = node._saved["result"]  # the saved output now lives in self's storage
+            s.data, s.vc, s.version = self._data, self._vc, self._vc[0]
         return self
     _write(self, result)
     if node is not None:
@@ -151,28 +160,41 @@ def _apply_view_steps(t, steps):
     return t
 
 
-def _view_scatter_fwd(xp, self, src, steps):
+def _region_index(base, steps):
+    """The flat (C-order) positions in `base` of the view `steps` select, as an int array of the
+    view's shape. Computed on an index map laid out like base, so every step that worked on base
+    works here; the backward then needs no views of (possibly differently strided) gradients."""
+    d = base._data
+    xp = xp_of(d)
+    idx = xp.empty_like(d, dtype="int64")
+    idx[...] = xp.arange(d.size, dtype="int64").reshape(d.shape)
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        return _apply_view_steps(_make(idx), steps)._data
+    finally:
+        _state.enabled = prev
+
+
+def _view_scatter_fwd(xp, self, src, index):
     out = self.copy()
-    v = _apply_view_steps(_make(out), steps)._data
-    v[...] = src
+    out.reshape(-1)[index] = src
     return out
 
 
-def _view_scatter_self_grad(grad, steps):
-    region = _apply_view_steps(grad, steps)
-    return view_scatter(grad, _make(xp_of(region._data).zeros(region._data.shape, region._data.dtype)),
-                        steps)
+def _take_flat(grad, index):
+    from .indexing import _take
+    return _take(grad, _make(index))
 
 
 view_scatter = defop("view_scatter", _view_scatter_fwd, node_name="CopySlices",
-                     self=_view_scatter_self_grad,
-                     src=lambda grad, steps: _apply_view_steps(grad, steps))
+                     self=lambda grad, index: view_scatter(grad, 0, index),
+                     src=lambda grad, index: _take_flat(grad, index))
 
 
 def _rebase_view(view, base, result):
     """After an in-place op on `view`: base <- base with the view's region replaced by result."""
-    steps = view._view_fn
-    new_base = view_scatter(base, result, steps)
+    new_base = view_scatter(base, result, _region_index(base, view._view_fn))
     _write(base, new_base)
     # base's version was bumped by _write; the view shares the counter
     if new_base.grad_fn is not None:

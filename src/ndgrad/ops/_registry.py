@@ -28,7 +28,8 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
 - `differentiable=False`: outputs never require grad (comparisons, argmax, ...).
 - `jvp` (optional; forward-mode AD, see autograd/forward_ad.py): "linear" when the op is linear in
   its one differentiable input (views, reshapes, sums: the tangent is the op applied to the
-  input's tangent), or a dict input name -> `f(tangent, <formula names>)` giving that input's
+  input's tangent), "formula" for elementwise ops (the backward formulas applied to the
+  tangents), or a dict input name -> `f(tangent, <formula names>)` giving that input's
   contribution to the output tangent. Without it, forward mode derives the JVP from the
   backward formulas (double-VJP), so every op has forward mode either way.
 """
@@ -39,7 +40,9 @@ from .. import _dtype as D
 from .._backend import numpy as _np, xp_of
 from .._tensor import Tensor, _make, _BY_NP
 from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE
+from ..autograd.graph import (Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE,
+                              backward_twice_error, user_site, sites as _sites,
+                              _inside, _getframe)
 from ..autograd import forward_ad as _forward_ad
 
 __all__ = ["defop", "OpDef", "OpNode"]
@@ -62,7 +65,7 @@ class OpNode(Node):
         op = self._op
         saved = self._saved
         if saved is RELEASED:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
+            raise backward_twice_error(self)
         if saved:
             env = {k: (v.unpack(self) if type(v) in _SAVED else v) for k, v in saved.items()}
         else:
@@ -206,23 +209,36 @@ def _promote(op, args, arrays, kwargs):
     return target
 
 
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}  # as in _dtype (bool < int < ...)
+
+
 def apply(op, args, kwargs):
     """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
     arrays = list(args)
     requires = False
-    xp = None
+    xp = dtype = None
+    same = True      # every tensor argument has `dtype` (then no promotion is needed...)
+    scalar_cat = -1  # (...unless a Python scalar argument is of a higher category)
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arrays[i] = d = a._data
             if xp is None:
                 xp = _np if type(d) is _ndarray else xp_of(d)
+                dtype = a.dtype
+            elif a.dtype is not dtype:
+                same = False
             if a._requires_grad:
                 requires = True
+        else:
+            c = _SCALAR_CATEGORY.get(a.__class__, -1)
+            if c > scalar_cat:
+                scalar_cat = c
     if kwargs:
         kw = dict(kwargs)
         for k, v in kw.items():
             if isinstance(v, Tensor):
                 kw[k] = v._data
+                same = False  # keyword tensors: let _promote decide
                 if xp is None:
                     xp = xp_of(v._data)
                 if v._requires_grad:
@@ -231,7 +247,10 @@ def apply(op, args, kwargs):
         kw = kwargs
     if xp is None:
         xp = _np
-    if op.promote is not None:
+    promote = op.promote
+    if promote is not None and not (
+            same and dtype is not None and scalar_cat <= dtype._category
+            and (promote == "binary" or dtype._category >= 2)):
         _promote(op, args, arrays, kw)
     try:
         out = op.forward(xp, *arrays, **kw)
@@ -248,6 +267,8 @@ def apply(op, args, kwargs):
             _mark_view(result, args[0], op, args, kwargs)
         if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
             _record(op, args, kwargs, (result,))
+        elif requires and not _state.enabled and op.differentiable and not _state.in_backward:
+            result._nograd_at = (user_site(2), _state.inference)  # for autograd.explain
         if _fw_state.levels:
             _fw_propagate(op, args, kwargs, (result,))
         return result
@@ -287,62 +308,103 @@ def _mark_view(result, base, op, args, kwargs):
         result._view_nograd = True
 
 
+_NO_EDGE = (None, 0)
+_META = {}  # interned node._meta tuples: equal ones are shared, not one more GC object per node
+_ARG, _SHAPE, _RESULT, _CONST = range(4)
+
+
 def _record(op, args, kwargs, results):
     """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
-    env = dict(zip(op.params, args))
-    if kwargs:
-        env.update(kwargs)
     node = op.node_cls()
+    if node._site is None and _sites.enabled:  # (anomaly mode puts its whole stack there)
+        # the user's line: usually the frame right above apply and the op's function
+        f = _getframe(3)
+        if _inside.get(f.f_code.co_filename) is False:
+            node._site = (f.f_code, f.f_lasti)
+        else:
+            node._site = user_site(3)
+    nargs = len(args)
     edges = []
     meta = []
-    mask = []
-    for name in op.inputs:
-        t = env.get(name)
+    mask = 0  # bit j: input j requires grad
+    for j, pos in enumerate(op.input_pos):
+        t = args[pos] if -1 < pos < nargs else (kwargs.get(op.inputs[j]) if kwargs else None)
         if isinstance(t, Tensor) and t._requires_grad:
             fn = t.grad_fn
-            if fn is not None:
-                edges.append((fn, t._output_nr))
-            else:
-                edges.append((t._get_accumulator(), 0))
+            edges.append((fn, t._output_nr) if fn is not None else (t._get_accumulator(), 0))
             meta.append((t._data.shape, t.dtype))
-            mask.append(True)
+            mask |= 1 << j
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             meta.append(None)
-            mask.append(False)
     node.next_functions = tuple(edges)
-    node._meta = meta
+    meta = tuple(meta)
+    m = _META.get(meta)
+    if m is None:
+        if len(_META) > 4096:
+            _META.clear()
+        m = _META[meta] = meta
+    node._meta = m
     for i, r in enumerate(results):
         if i in op.nondiff_outputs or r.dtype._category < 2:
             continue
         r._requires_grad = True
         r.grad_fn = node
         r._output_nr = i
-    names = _saved_names(op, tuple(mask))
-    if names:
+    plan = op._saved_cache.get(mask)
+    if plan is None:
+        plan = _saved_plan(op, mask)
+    if plan:
         saved = {}
-        defaults = op.defaults
-        for n in names:
-            if n == "result":
+        for n, kind, pos, extra in plan:
+            if kind == _ARG:
+                v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
+                saved[n] = SavedTensor(v) if isinstance(v, Tensor) else v
+            elif kind == _RESULT:
                 if op.nout == 1:
                     saved[n] = SavedTensor(results[0], True)
                 else:
-                    saved[n] = tuple(SavedTensor(r, True, i) for i, r in enumerate(results))
-            else:
-                if n in env:
-                    v = env[n]
-                elif n.endswith("_shape") and n[:-6] in env:
-                    v = env[n[:-6]]
+                    saved[n] = _SavedTuple(SavedTensor(r, True, i) for i, r in enumerate(results))
+            elif kind == _SHAPE:
+                if pos < nargs or (kwargs and extra in kwargs):
+                    v = args[pos] if pos < nargs else kwargs[extra]
                     saved[n] = v._data.shape if isinstance(v, Tensor) else ()
-                    continue
                 else:
-                    v = defaults.get(n)
-                saved[n] = SavedTensor(v) if isinstance(v, Tensor) else v
+                    saved[n] = None
+            else:
+                saved[n] = extra
         node._saved = saved
-        if op.nout > 1 and "result" in saved:
-            node._saved["result"] = _SavedTuple(saved["result"])
     if op.nout > 1:
         node._out_meta = tuple((r._data.shape, r.dtype, xp_of(r._data)) for r in results)
+
+
+def _saved_plan(op, mask):
+    """What to save for the formulas of the inputs in `mask`, and where to find each name:
+    (name, kind, position in args, default or base name), computed once per op and mask."""
+    plan = op._saved_cache.get(mask)
+    if plan is None:
+        names = set()
+        for j, params in enumerate(op.formula_params):
+            if mask >> j & 1:
+                names.update(params)
+        names.discard("grad")
+        fwd = list(inspect.signature(op.forward).parameters)[1:]
+        far = 1 << 30  # keyword-only: never positional
+        plan = []
+        for n in sorted(names):
+            if n == "result":
+                plan.append((n, _RESULT, 0, None))
+            elif n in fwd:
+                plan.append((n, _ARG, op.params.index(n) if n in op.params else far,
+                             op.defaults.get(n)))
+            elif n.endswith("_shape") and n[:-6] in fwd:
+                base = n[:-6]
+                plan.append((n, _SHAPE, op.params.index(base) if base in op.params else far,
+                             base))
+            else:
+                plan.append((n, _CONST, 0, op.defaults.get(n)))
+        plan = op._saved_cache[mask] = tuple(plan)
+    return plan
 
 
 class _SavedTuple(tuple):

@@ -8,17 +8,22 @@ derivative stays in this closed family (Note [Convolution family]):
     w' = conv_weight(x, g)          dx = conv_transpose(g, gw')     dg = conv(x, gw')
 
 All three run on im2col windows (strided views from `sliding_window_view`) and one BLAS
-tensordot per group; the batch is chunked so the im2col buffer stays bounded. Spatial ops are
+matmul per group; the batch is chunked so the im2col buffer stays bounded. Spatial ops are
 2-d; 1-d callers add a unit height. Padding is given as ((top, bottom), (left, right)).
+
+Also here: linear (one matmul, AddmmBackward0), nll_loss over a constant coefficient array
+(one-hot * class weight / normaliser, built by nn.functional), take/index_add (gather and
+scatter-add along a dim, each the other's derivative; used by embedding, pad and interpolate),
+max pooling with indices, whose backward is a scatter (bincount) whose derivative is the
+matching gather, and training-mode batch norm (one node; its backward recomputes the batch
+statistics with ndgrad ops so that it is itself differentiable).
 """
-from .._tensor import Tensor, _make
-from ..autograd.function import Function
 from ._registry import defop
 
-__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "log_softmax", "softmax",
-           "nll_loss", "max_pool2d", "take", "index_add", "cat", "stack", "logsumexp", "amax"]
+__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "max_pool2d",
+           "take", "index_add", "batch_norm"]
 
-_IM2COL_BUDGET = 1 << 25  # elements of one im2col chunk (256 MiB of float64)
+_IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
 
 
 # ---------------------------------------------------------------- convolution family
@@ -44,26 +49,33 @@ def _chunks(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+def _im2col(xp, win):
+    """(n, C, Ho, Wo, kh, kw) windows -> contiguous (n*Ho*Wo, C*kh*kw) matrix."""
+    n, C, Ho, Wo, kh, kw = win.shape
+    return xp.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * Ho * Wo, -1)
+
+
 def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw=None):
     O, Cg, kh, kw = weight.shape
     N = input.shape[0]
     win = _windows(xp, input, (kh, kw), stride, padding, dilation, out_hw)
     Ho, Wo = win.shape[2], win.shape[3]
     dtype = xp.result_type(input, weight)
-    out = xp.empty((N, O, Ho, Wo), dtype=dtype)
+    out = xp.empty((N, Ho, Wo, O), dtype=dtype)
     Og = O // groups
     for sl in _chunks(N, input.shape[1] * Ho * Wo * kh * kw):
+        n = sl.stop - sl.start
         for g in range(groups):
-            w = win[sl, g * Cg:(g + 1) * Cg]
-            r = xp.tensordot(w, weight[g * Og:(g + 1) * Og], axes=([1, 4, 5], [1, 2, 3]))
-            out[sl, g * Og:(g + 1) * Og] = r.transpose(0, 3, 1, 2)
+            cols = _im2col(xp, win[sl, g * Cg:(g + 1) * Cg])
+            wm = weight[g * Og:(g + 1) * Og].reshape(Og, -1)
+            out[sl, :, :, g * Og:(g + 1) * Og] = (cols @ wm.T).reshape(n, Ho, Wo, Og)
     if bias is not None:
-        out += bias.reshape(1, -1, 1, 1)
-    return out
+        out += bias
+    return xp.ascontiguousarray(out.transpose(0, 3, 1, 2))
 
 
 def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
-    """The adjoint of conv in its input: scatter each kernel tap's contribution (col2im)."""
+    """The adjoint of conv in its input: one matmul, then scatter each kernel tap (col2im)."""
     Cin, Cg, kh, kw = weight.shape
     N, _, Hi, Wi = input.shape
     sh, sw = stride
@@ -75,10 +87,10 @@ def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
     dtype = xp.result_type(input, weight)
     full = xp.zeros((N, Cg * groups, fh, fw), dtype=dtype)
     Ig = Cin // groups
+    rows = xp.ascontiguousarray(input.transpose(0, 2, 3, 1))       # (N, Hi, Wi, Cin)
     for g in range(groups):
-        # (N, Hi, Wi, Cg, kh, kw)
-        cols = xp.tensordot(input[:, g * Ig:(g + 1) * Ig], weight[g * Ig:(g + 1) * Ig],
-                            axes=([1], [0]))
+        gm = rows[..., g * Ig:(g + 1) * Ig].reshape(-1, Ig)
+        cols = (gm @ weight[g * Ig:(g + 1) * Ig].reshape(Ig, -1)).reshape(N, Hi, Wi, Cg, kh, kw)
         cols = cols.transpose(0, 3, 4, 5, 1, 2)
         tgt = full[:, g * Cg:(g + 1) * Cg]
         for i in range(kh):
@@ -90,17 +102,18 @@ def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
 
 def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation, groups):
     O, Cg, kh, kw = weight_shape
-    win = _windows(xp, input, (kh, kw), stride, padding, dilation, grad_output.shape[2:])
+    Ho, Wo = grad_output.shape[2], grad_output.shape[3]
+    win = _windows(xp, input, (kh, kw), stride, padding, dilation, (Ho, Wo))
     Og = O // groups
     dtype = xp.result_type(input, grad_output)
-    out = xp.zeros(weight_shape, dtype=dtype)
-    for sl in _chunks(input.shape[0], input.shape[1] * grad_output.shape[2]
-                      * grad_output.shape[3] * kh * kw):
+    out = xp.zeros((O, Cg * kh * kw), dtype=dtype)
+    gy = grad_output.transpose(0, 2, 3, 1)                          # (N, Ho, Wo, O)
+    for sl in _chunks(input.shape[0], input.shape[1] * Ho * Wo * kh * kw):
         for g in range(groups):
-            out[g * Og:(g + 1) * Og] += xp.tensordot(
-                grad_output[sl, g * Og:(g + 1) * Og], win[sl, g * Cg:(g + 1) * Cg],
-                axes=([0, 2, 3], [0, 2, 3]))
-    return out
+            cols = _im2col(xp, win[sl, g * Cg:(g + 1) * Cg])
+            gm = gy[sl, :, :, g * Og:(g + 1) * Og].reshape(-1, Og)
+            out[g * Og:(g + 1) * Og] += gm.T @ cols
+    return out.reshape(weight_shape)
 
 
 conv2d = defop(
@@ -153,60 +166,6 @@ def _linear_bias(grad):
 
 linear = defop("linear", _linear_fwd, promote="binary", node_name="AddmmBackward0",
                input=_linear_input, weight=_linear_weight, bias=_linear_bias)
-
-
-# ---------------------------------------------------------------- softmax family
-
-def _lse(xp, a, dim):
-    m = xp.max(a, axis=dim, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return m + xp.log(xp.sum(xp.exp(a - m), axis=dim, keepdims=True))
-
-
-def _log_softmax_fwd(xp, self, dim):
-    return self - _lse(xp, self, dim)
-
-
-def _softmax_fwd(xp, self, dim):
-    e = xp.exp(self - xp.max(self, axis=dim, keepdims=True))
-    return e / xp.sum(e, axis=dim, keepdims=True)
-
-
-log_softmax = defop(
-    "_log_softmax", _log_softmax_fwd, promote="float", node_name="LogSoftmaxBackward0",
-    self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True))
-
-softmax = defop(
-    "_softmax", _softmax_fwd, promote="float", node_name="SoftmaxBackward0",
-    self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)))
-
-
-def _logsumexp_fwd(xp, self, dim, keepdim=False):
-    r = _lse(xp, self, dim)
-    return r if keepdim else xp.squeeze(r, axis=dim)
-
-
-def _logsumexp_grad(grad, self, result, dim, keepdim):
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    return grad * (self - result).exp()
-
-
-logsumexp = defop("logsumexp", _logsumexp_fwd, promote="float", self=_logsumexp_grad)
-
-
-def _amax_fwd(xp, self, dim, keepdim=False):
-    return xp.max(self, axis=dim, keepdims=keepdim)
-
-
-def _amax_grad(grad, self, result, dim, keepdim):
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    mask = (self == result).to(grad.dtype)
-    return grad * mask / mask.sum(dim, keepdim=True)
-
-
-amax = defop("amax", _amax_fwd, self=_amax_grad)
 
 
 # ---------------------------------------------------------------- losses
@@ -287,7 +246,8 @@ def _pool_gather_fwd(xp, self, indices):
     return xp.take_along_axis(flat, indices.reshape(N, C, -1), axis=-1).reshape(indices.shape)
 
 
-pool_scatter = defop("max_pool_scatter", _pool_scatter_fwd, node_name="MaxPool2DWithIndicesBackwardBackward0",
+pool_scatter = defop("max_pool_scatter", _pool_scatter_fwd,
+                     node_name="MaxPool2DWithIndicesBackwardBackward0",
                      grad=lambda grad, indices: pool_gather(grad, indices))
 pool_gather = defop("max_pool_gather", _pool_gather_fwd, node_name="GatherBackward0",
                     self=lambda grad, indices, self_shape: pool_scatter(
@@ -302,42 +262,204 @@ max_pool2d = defop("max_pool2d_with_indices", _max_pool_fwd, outputs=2, nondiff_
                    node_name="MaxPool2DWithIndicesBackward0", self=_max_pool_grad)
 
 
-# ---------------------------------------------------------------- cat / stack
+# ---------------------------------------------------------------- batch norm (training)
 
-class Cat(Function):
-    @staticmethod
-    def forward(ctx, dim, *tensors):
-        import numpy
-        ctx.dim = dim
-        ctx.sizes = [t.shape[dim] for t in tensors]
-        arrays = [t._data for t in tensors]
-        xp = numpy if type(arrays[0]) is numpy.ndarray else __import__("cupy")
-        from .. import _dtype as D
-        target = D.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
-        return _make(xp.concatenate([a.astype(target.np, copy=False) for a in arrays], axis=dim))
-
-    @staticmethod
-    def backward(ctx, grad):
-        out, start = [None], 0
-        pre = (slice(None),) * ctx.dim
-        for s in ctx.sizes:
-            out.append(grad[pre + (slice(start, start + s),)])
-            start += s
-        return tuple(out)
+def _bn_dims(ndim):
+    return (0,) + tuple(range(2, ndim))
 
 
-Cat._backward_cls.__name__ = Cat._backward_cls.__qualname__ = "CatBackward0"
+def _bn_fwd(xp, input, weight, bias, eps):
+    """Normalise over every dim but 1; also returns the batch mean and biased variance."""
+    dims = _bn_dims(input.ndim)
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    mean = input.mean(axis=dims, keepdims=True)
+    xc = input - mean
+    var = (xc * xc).mean(axis=dims, keepdims=True)
+    out = xc / xp.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out.astype(input.dtype, copy=False), mean.reshape(-1), var.reshape(-1)
 
 
-def cat(tensors, dim=0):
-    from .._tensor import _wrap_dim
-    tensors = list(tensors)
-    dim = _wrap_dim(dim, tensors[0].ndim)
-    return Cat.apply(dim, *tensors)
+def _bn_backward(grad, input, weight, eps):
+    # recomputes the statistics with ndgrad ops, so double backward works
+    g = grad[0]
+    dims = _bn_dims(input.ndim)
+    m = input.numel() // input.shape[1]
+    mean = input.mean(dims, keepdim=True)
+    xc = input - mean
+    invstd = 1 / ((xc * xc).mean(dims, keepdim=True) + eps).sqrt()
+    xhat = xc * invstd
+    gsum = g.sum(dims, keepdim=True)
+    gxhat = (g * xhat).sum(dims, keepdim=True)
+    scale = invstd if weight is None else invstd * weight.reshape(
+        (1, -1) + (1,) * (input.ndim - 2))
+    gx = scale * (g - gsum / m - xhat * gxhat / m)
+    return gx, gxhat.reshape(-1), gsum.reshape(-1)
 
 
-def stack(tensors, dim=0):
-    from .._tensor import _wrap_dim
-    tensors = list(tensors)
-    dim = _wrap_dim(dim, tensors[0].ndim + 1)
-    return cat([t.unsqueeze(dim) for t in tensors], dim)
+batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
+                   nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
+                   backward=_bn_backward, inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- pointwise losses
+# One node each (MseLossBackward0, ...), as in PyTorch. `reduction` is 0 none, 1 mean, 2 sum;
+# each formula scales the elementwise derivative by the output gradient (spread back over the
+# elements for mean/sum), written with ndgrad ops so that double backward works.
+
+def _spread(grad, like, reduction):
+    if reduction == 1:
+        return grad / like.numel()
+    return grad
+
+
+def _reduce_arr(loss, reduction):
+    if reduction == 1:
+        return loss.mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss
+
+
+def _mse_fwd(xp, self, target, reduction):
+    d = self - target
+    return _reduce_arr(d * d, reduction)
+
+
+def _mse_grad(grad, self, target, reduction):
+    d = self - target
+    return _spread(grad, d, reduction) * 2 * d
+
+
+mse_loss = defop("mse_loss", _mse_fwd, promote="binary",
+                 self=_mse_grad,
+                 target=lambda grad, self, target, reduction: -_mse_grad(grad, self, target,
+                                                                         reduction))
+
+
+def _smooth_l1_fwd(xp, self, target, reduction, beta):
+    d = xp.abs(self - target)
+    return _reduce_arr(xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(grad, self, target, reduction, beta):
+    from .pointwise import where, sign
+    d = self - target
+    return _spread(grad, d, reduction) * where(d.abs() < beta, d / beta, sign(d))
+
+
+smooth_l1_loss = defop(
+    "smooth_l1_loss", _smooth_l1_fwd, promote="binary", self=_smooth_l1_grad,
+    target=lambda grad, self, target, reduction, beta: -_smooth_l1_grad(grad, self, target,
+                                                                       reduction, beta))
+
+
+def _huber_fwd(xp, self, target, reduction, delta):
+    d = xp.abs(self - target)
+    return _reduce_arr(xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _huber_grad(grad, self, target, reduction, delta):
+    from .pointwise import where, sign
+    d = self - target
+    return _spread(grad, d, reduction) * where(d.abs() < delta, d, delta * sign(d))
+
+
+huber_loss = defop(
+    "huber_loss", _huber_fwd, promote="binary", self=_huber_grad,
+    target=lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target,
+                                                                    reduction, delta))
+
+
+def _soft_margin_fwd(xp, self, target, reduction):
+    z = -target * self
+    return _reduce_arr(xp.logaddexp(0, z), reduction)
+
+
+def _soft_margin_grad_self(grad, self, target, reduction):
+    s = (-target * self).sigmoid()
+    return _spread(grad, s, reduction) * (-target) * s
+
+
+def _soft_margin_grad_target(grad, self, target, reduction):
+    s = (-target * self).sigmoid()
+    return _spread(grad, s, reduction) * (-self) * s
+
+
+soft_margin_loss = defop("soft_margin_loss", _soft_margin_fwd, promote="binary",
+                         self=_soft_margin_grad_self, target=_soft_margin_grad_target)
+
+
+def _bce_fwd(xp, self, target, weight, reduction):
+    with xp.errstate(divide="ignore"):
+        lx = xp.maximum(xp.log(self), -100)
+        l1x = xp.maximum(xp.log1p(-self), -100)
+    loss = -(target * lx + (1 - target) * l1x)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_arr(loss, reduction)
+
+
+def _bce_grad_self(grad, self, target, weight, reduction):
+    from ..ops import clamp
+    g = (self - target) / clamp((1 - self) * self, min=1e-12)
+    if weight is not None:
+        g = g * weight
+    return _spread(grad, g, reduction) * g
+
+
+def _bce_grad_target(grad, self, target, weight, reduction):
+    from ..ops import clamp
+    g = clamp((1 - self).log(), min=-100) - clamp(self.log(), min=-100)
+    if weight is not None:
+        g = g * weight
+    return _spread(grad, g, reduction) * g
+
+
+binary_cross_entropy = defop("binary_cross_entropy", _bce_fwd, promote="binary",
+                             self=_bce_grad_self, target=_bce_grad_target)
+
+
+def _softplus_neg(x):
+    """log(1 + exp(-x)), stable: log1p(exp(-|x|)) + max(-x, 0)."""
+    from .pointwise import relu
+    return (1 + (-x.abs()).exp()).log() + relu(-x)
+
+
+def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
+    sp = xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0)
+    if pos_weight is not None:
+        loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * sp
+    else:
+        loss = (1 - target) * self + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_arr(loss, reduction)
+
+
+def _bcel_grad(grad, self, target, weight, pos_weight, reduction):
+    s = self.sigmoid()
+    if pos_weight is not None:
+        lw = 1 + (pos_weight - 1) * target
+        gx = (1 - target) - lw * (1 - s)
+        gt = -self + (pos_weight - 1) * _softplus_neg(self)
+        gp = target * _softplus_neg(self)
+    else:
+        gx, gt, gp = s - target, -self, None
+    sp = _softplus_neg(self)
+    raw = (1 - target) * self + (sp if pos_weight is None else
+                                  (1 + (pos_weight - 1) * target) * sp)
+    if weight is not None:
+        gx, gt = gx * weight, gt * weight
+        gp = gp * weight if gp is not None else None
+    g = _spread(grad, gx, reduction)
+    return g * gx, g * gt, (g * raw if weight is not None else None), \
+        (g * gp if gp is not None else None)
+
+
+binary_cross_entropy_with_logits = defop(
+    "binary_cross_entropy_with_logits", _bcel_fwd, promote="binary", backward=_bcel_grad,
+    inputs=("self", "target", "weight", "pos_weight"))

@@ -1,11 +1,56 @@
 # Elementwise ops. Each entry: the forward on `xp` arrays, then one derivative formula per input,
 # written with ndgrad ops (see ops/_registry.py for the language). Formulas return gradients in
 # the broadcast output shape; the engine sums them back to each input's shape.
-from .._tensor import Tensor
+#
+#   name = defop("name", forward=lambda xp, self, ...: ..., promote=..., self=<formula>, ...)
+#
+# `promote="float"`: integer/bool inputs compute in the default float dtype (exp, sin, ...);
+# `"binary"`: torch.result_type over tensors and scalars; `"binary_float"`: both. Public wrappers
+# that pick an overload (tensor vs scalar argument: ClampBackward0 vs ClampBackward1) or check
+# arguments with PyTorch's messages are plain functions next to their defops.
+import math
+
+from .. import _dtype as D
+from .._backend import numpy as _np, to_numpy
+from .._tensor import Tensor, _make
 from ._registry import defop
 
-__all__ = ["add", "sub", "mul", "div", "pow", "neg", "exp", "log", "tanh", "sigmoid", "relu",
-           "sqrt", "abs", "sign", "eq", "ne", "lt", "le", "gt", "ge"]
+__all__ = [
+    "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "float_power", "neg", "negative", "positive",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square",
+    "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid",
+    "logit", "relu", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "floor", "ceil",
+    "round", "trunc", "fix", "frac", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num",
+    "abs", "absolute", "sign", "sgn", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2",
+    "hypot", "lerp", "addcmul", "addcdiv", "where", "copysign", "xlogy",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "isclose", "allclose", "equal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift",
+]
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+_SQRTPI_2 = math.sqrt(math.pi) / 2.0
+
+
+def _type_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+
+
+def _not_implemented(kernel, dtype):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dtype)}\'')
+
+
+def _is_int(a):
+    d = getattr(a, "dtype", None)
+    return d.kind in "iub" if d is not None else isinstance(a, int)
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -21,21 +66,45 @@ def _sub_fwd(xp, self, other, alpha=1):
 add = defop("add", _add_fwd, promote="binary",
             self=lambda grad: grad,
             other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
-sub = defop("sub", _sub_fwd, promote="binary",
-            self=lambda grad: grad,
-            other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+_sub = defop("sub", _sub_fwd, promote="binary",
+             self=lambda grad: grad,
+             other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 rsub = defop("rsub", lambda xp, self, other, alpha=1: _sub_fwd(xp, other, self, alpha),
              promote="binary", node_name="RsubBackward1",
              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+
+
+def _check_bool_sub(input, other):
+    if (isinstance(input, Tensor) and input.dtype is D.bool) and (
+            (isinstance(other, Tensor) and other.dtype is D.bool) or isinstance(other, bool)):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.")
+
+
+def sub(input, other, *, alpha=1):
+    """torch.sub(input, other, *, alpha=1)."""
+    _check_bool_sub(input, other)
+    return _sub(input, other, alpha)
+
+
+subtract = sub
 mul = defop("mul", lambda xp, self, other: xp.multiply(self, other), promote="binary",
             self=lambda grad, other: grad * other,
             other=lambda grad, self: grad * self)
+multiply = mul
 _div = defop("div", lambda xp, self, other: xp.true_divide(self, other), promote="binary_float",
              self=lambda grad, other: grad / other,
              other=lambda grad, self, other: -grad * self / (other * other))
 
 
+def _int_zero_division(self, other):
+    if _is_int(self) and _is_int(other) and (_np.asarray(other) == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _div_mode_fwd(xp, self, other, rounding_mode):
+    _int_zero_division(self, other)
     if rounding_mode == "floor":
         r = xp.floor_divide(self, other)
     else:
@@ -59,7 +128,68 @@ def div(input, other, *, rounding_mode=None):
     return _div_mode(input, other, rounding_mode)
 
 
-true_divide = divide = div
+divide = div
+
+
+def true_divide(input, other):
+    """torch.true_divide(input, other): div with no rounding."""
+    return _div(input, other)
+
+
+def _no_derivative(name):
+    def f(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return f
+
+
+floor_divide = defop(
+    "floor_divide", lambda xp, self, other: _div_mode_fwd(xp, self, other, "floor"),
+    promote="binary", node_name="NotImplemented", self=_no_derivative("floor_divide"),
+    other=_no_derivative("floor_divide"))
+
+
+def _rem_fwd(xp, self, other):
+    if _is_int(self) and _is_int(other):
+        _int_zero_division(self, other)
+        return xp.remainder(self, other)
+    # PyTorch: a - b * floor(a / b), with the sign of the divisor
+    r = xp.remainder(self, other)
+    return r
+
+
+def _fmod_fwd(xp, self, other):
+    if _is_int(self) and _is_int(other):
+        _int_zero_division(self, other)
+    return xp.fmod(self, other)
+
+
+_remainder_t = defop("remainder", _rem_fwd, promote="binary", node_name="RemainderBackward1",
+                     self=lambda grad: grad,
+                     other=lambda grad, self, other: -grad * floor(self / other))
+_remainder_s = defop("remainder_scalar", _rem_fwd, promote="binary",
+                     node_name="RemainderBackward0", self=lambda grad: grad)
+_fmod_t = defop("fmod", _fmod_fwd, promote="binary", node_name="FmodBackward1",
+                self=lambda grad: grad,
+                other=lambda grad, self, other: -grad * trunc(self / other))
+_fmod_s = defop("fmod_scalar", _fmod_fwd, promote="binary", node_name="FmodBackward0",
+                self=lambda grad: grad)
+
+
+def remainder(input, other):
+    """torch.remainder(input, other): Python's modulus (sign of the divisor)."""
+    if not isinstance(input, Tensor):
+        from .._creation import tensor
+        input = tensor(input, dtype=D.result_type(input, other))
+    if isinstance(other, Tensor):
+        return _remainder_t(input, other)
+    return _remainder_s(input, other)
+
+
+def fmod(input, other):
+    """torch.fmod(input, other): C's fmod (sign of the dividend)."""
+    if isinstance(other, Tensor):
+        return _fmod_t(input, other)
+    return _fmod_s(input, other)
 
 
 def _pow_self_grad(grad, self, exponent):
@@ -68,8 +198,14 @@ def _pow_self_grad(grad, self, exponent):
     return grad * (exponent * self ** (exponent - 1))
 
 
-_pow_scalar = defop("pow", lambda xp, self, exponent: xp.power(self, exponent), promote="binary",
-                    self=_pow_self_grad)
+def _pow_scalar_fwd(xp, self, exponent):
+    if _is_int(self) and isinstance(exponent, int) and not isinstance(exponent, bool) \
+            and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return xp.power(self, exponent)
+
+
+_pow_scalar = defop("pow", _pow_scalar_fwd, promote="binary", self=_pow_self_grad)
 
 
 def _pow_tt_self(grad, self, exponent):
@@ -81,7 +217,7 @@ def _pow_tt_exponent(grad, self, result):
 
 
 def _pow_fwd(xp, self, exponent):
-    if self.dtype.kind in "iub" and exponent.dtype.kind in "iub" and (exponent < 0).any():
+    if _is_int(self) and _is_int(exponent) and (exponent < 0).any():
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return xp.power(self, exponent)
 
@@ -95,7 +231,6 @@ _pow_scalar_base = defop(
 
 
 def _log_scalar(x):
-    import math
     return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
 
 
@@ -105,13 +240,36 @@ def pow(input, exponent):
         if isinstance(input, Tensor):
             return _pow_tensor(input, exponent)
         return _pow_scalar_base(input, exponent)
-    if isinstance(input, Tensor) and input.dtype._category == 1 and isinstance(exponent, int) \
-            and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _pow_scalar(input, exponent)
 
 
-neg = defop("neg", lambda xp, self: xp.negative(self), self=lambda grad: -grad)
+def float_power(input, exponent):
+    """torch.float_power: pow computed in float64."""
+    if isinstance(input, Tensor):
+        input = input.to(D.float64)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(D.float64)
+    return pow(input, exponent)
+
+
+def _neg_fwd(xp, self):
+    if self.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return xp.negative(self)
+
+
+neg = defop("neg", _neg_fwd, self=lambda grad: -grad)
+negative = neg
+
+
+def positive(input):
+    """torch.positive: the input itself."""
+    if input.dtype is D.bool:
+        raise RuntimeError(
+            "The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 def _where_fwd(xp, condition, self, other):
@@ -137,14 +295,59 @@ def where(condition, input=None, other=None):
 
 # ---------------------------------------------------------------- unary math
 
-exp = defop("exp", lambda xp, self: xp.exp(self), promote="float",
-            self=lambda grad, result: grad * result)
-log = defop("log", lambda xp, self: xp.log(self), promote="float",
-            self=lambda grad, self: grad / self)
-sqrt = defop("sqrt", lambda xp, self: xp.sqrt(self), promote="float",
-             self=lambda grad, result: grad / (2 * result))
-tanh = defop("tanh", lambda xp, self: xp.tanh(self), promote="float",
-             self=lambda grad, result: grad * (1 - result * result))
+def _unary(name, fwd, formula, promote="float", node_name=None):
+    return defop(name, fwd, promote=promote, node_name=node_name, self=formula)
+
+
+exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result)
+exp2 = _unary("exp2", lambda xp, self: xp.exp2(self), lambda grad, result: grad * result * _LN2)
+expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
+               lambda grad, result: grad * (result + 1))
+log = _unary("log", lambda xp, self: xp.log(self), lambda grad, self: grad / self)
+log2 = _unary("log2", lambda xp, self: xp.log2(self), lambda grad, self: grad / (self * _LN2))
+log10 = _unary("log10", lambda xp, self: xp.log10(self),
+               lambda grad, self: grad / (self * _LN10))
+log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
+               node_name="Log1PBackward0")
+sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result))
+rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
+               lambda grad, result: grad * (-0.5 * result * result * result))
+reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
+                    lambda grad, result: -grad * (result * result))
+sin = _unary("sin", lambda xp, self: xp.sin(self), lambda grad, self: grad * cos(self))
+cos = _unary("cos", lambda xp, self: xp.cos(self), lambda grad, self: -grad * sin(self))
+tan = _unary("tan", lambda xp, self: xp.tan(self),
+             lambda grad, result: grad * (1 + result * result))
+asin = _unary("asin", lambda xp, self: xp.arcsin(self),
+              lambda grad, self: grad * rsqrt(1 - self * self))
+acos = _unary("acos", lambda xp, self: xp.arccos(self),
+              lambda grad, self: -grad * rsqrt(1 - self * self))
+atan = _unary("atan", lambda xp, self: xp.arctan(self),
+              lambda grad, self: grad / (1 + self * self))
+sinh = _unary("sinh", lambda xp, self: xp.sinh(self), lambda grad, self: grad * cosh(self))
+cosh = _unary("cosh", lambda xp, self: xp.cosh(self), lambda grad, self: grad * sinh(self))
+# Fused backward ops, as PyTorch's tanh_backward/sigmoid_backward: one op instead of three in
+# the backward of tanh and sigmoid (bench W1); their own formulas give the double backward.
+tanh_backward = defop(
+    "tanh_backward", lambda xp, grad_output, output: grad_output * (1 - output * output),
+    promote="binary", node_name="TanhBackwardBackward0",
+    grad_output=lambda grad, output: grad * (1 - output * output),
+    output=lambda grad, grad_output, output: grad * (-2 * grad_output * output))
+sigmoid_backward = defop(
+    "sigmoid_backward", lambda xp, grad_output, output: grad_output * (output * (1 - output)),
+    promote="binary", node_name="SigmoidBackwardBackward0",
+    grad_output=lambda grad, output: grad * (output * (1 - output)),
+    output=lambda grad, grad_output, output: grad * (grad_output * (1 - 2 * output)))
+tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
+              lambda grad, result: tanh_backward(grad, result))
+asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
+               lambda grad, self: grad * rsqrt(self * self + 1))
+acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
+               lambda grad, self: grad * rsqrt(self * self - 1))
+atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
+               lambda grad, self: grad / (1 - self * self))
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 def _sigmoid_fwd(xp, self):
@@ -153,8 +356,29 @@ def _sigmoid_fwd(xp, self):
     return xp.where(self >= 0, 1 / (1 + e), e / (1 + e)).astype(self.dtype, copy=False)
 
 
-sigmoid = defop("sigmoid", _sigmoid_fwd, promote="float",
-                self=lambda grad, result: grad * (result * (1 - result)))
+sigmoid = _unary("sigmoid", _sigmoid_fwd,
+                 lambda grad, result: sigmoid_backward(grad, result))
+
+
+def _logit_fwd(xp, self, eps=None):
+    if eps is not None:
+        self = xp.clip(self, eps, 1 - eps).astype(self.dtype, copy=False)
+    return xp.log(self / (1 - self))
+
+
+def _logit_grad(grad, self, eps):
+    g = grad / (self * (1 - self))
+    if eps is None:
+        return g
+    return where((self < eps) | (self > 1 - eps), 0.0, g)
+
+
+_logit = defop("logit", _logit_fwd, promote="float", self=_logit_grad)
+
+
+def logit(input, eps=None):
+    """torch.logit(input, eps=None): log(p / (1 - p)), p clamped to [eps, 1 - eps]."""
+    return _logit(input, eps)
 
 
 def _relu_fwd(xp, self):
@@ -162,15 +386,430 @@ def _relu_fwd(xp, self):
 
 
 relu = defop("relu", _relu_fwd, self=lambda grad, result: grad * (result > 0))
-abs = defop("abs", lambda xp, self: xp.abs(self), self=lambda grad, self: grad * sign(self))
-sign = defop("sign", lambda xp, self: xp.sign(self), self=None)
+
+
+def _abs_fwd(xp, self):
+    if self.dtype.kind == "b":
+        raise _not_implemented("abs_cpu", D.bool)
+    return xp.abs(self)
+
+
+abs = defop("abs", _abs_fwd, self=lambda grad, self: grad * sign(self))
+absolute = abs
+sign = defop("sign", lambda xp, self: xp.sign(self) if self.dtype.kind != "b" else self.copy(),
+             self=None)
+sgn = defop("sgn", lambda xp, self: xp.sign(self) if self.dtype.kind != "b" else self.copy(),
+            self=None)
+
+
+def _int_kept(ufunc, kernel):
+    def fwd(xp, self):
+        if self.dtype.kind == "b":
+            raise _not_implemented(kernel, D.bool)
+        if self.dtype.kind in "iu":
+            return self.copy()
+        return getattr(xp, ufunc)(self)
+    return fwd
+
+
+floor = defop("floor", _int_kept("floor", "floor_cpu"), self=None)
+ceil = defop("ceil", _int_kept("ceil", "ceil_cpu"), self=None)
+trunc = defop("trunc", _int_kept("trunc", "trunc_vml_cpu"), self=None)
+fix = trunc
+
+
+def _frac_fwd(xp, self):
+    if self.dtype.kind in "iub":
+        raise _not_implemented("frac_cpu", D._BY_NP[self.dtype])
+    return self - xp.trunc(self)
+
+
+frac = defop("frac", _frac_fwd, self=lambda grad: grad)
+
+
+def _round_fwd(xp, self, decimals=0):
+    if self.dtype.kind == "b":
+        raise _not_implemented("round_cpu", D.bool)
+    if self.dtype.kind in "iu":
+        return self.copy() if decimals == 0 else xp.round(self, decimals)
+    return xp.round(self, decimals)
+
+
+_round0 = defop("round", _round_fwd, self=None)
+_round_dec = defop("round_decimals", _round_fwd, node_name="RoundBackward1", self=None)
+
+
+def round(input, *, decimals=None):
+    """torch.round(input, *, decimals=0): half to even, like PyTorch."""
+    if decimals is None:
+        return _round0(input)
+    return _round_dec(input, decimals)
+
+
+# ---------------------------------------------------------------- special functions
+# NumPy has no erf/lgamma: erf, erfc and lgamma map the exactly-rounded `math` functions over
+# the array (once per element); digamma and polygamma use the recurrence up to x >= 10 (20) and
+# the asymptotic series, accurate to ~1e-15; erfinv polishes Giles' approximation by Newton.
+
+def _host_ufunc(f):
+    u = _np.frompyfunc(f, 1, 1)
+
+    def run(xp, self):
+        out = _np.asarray(u(to_numpy(self)), dtype=object).astype(self.dtype)
+        return out if xp is _np else xp.asarray(out)
+    return run
+
+
+def _safe_lgamma(v):
+    try:
+        return math.lgamma(v)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
+_erf_h = _host_ufunc(math.erf)
+_erfc_h = _host_ufunc(math.erfc)
+_lgamma_h = _host_ufunc(_safe_lgamma)
+
+
+def _erfinv_fwd(xp, self):
+    y = self
+    w = -xp.log((1.0 - y) * (1.0 + y))
+    small = w < 5.0
+    ws = w - 2.5
+    p1 = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        p1 = c + p1 * ws
+    wl = xp.sqrt(xp.where(small, 5.0, w)) - 3.0
+    p2 = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        p2 = c + p2 * wl
+    x = xp.where(small, p1, p2) * y
+    finite = xp.isfinite(x)
+    xf = xp.where(finite, x, 0.0)
+    for _ in range(2):  # Newton on erf(x) = y
+        err = _erf_h(xp, xf) - y
+        xf = xf - err / (_2_SQRTPI * xp.exp(-xf * xf))
+    x = xp.where(finite, xf, x)
+    x = xp.where(y == 1, xp.inf, xp.where(y == -1, -xp.inf, x))
+    return x.astype(y.dtype, copy=False)
+
+
+def _digamma_np(xp, x):
+    x = x.astype("float64")
+    out = xp.zeros_like(x)
+    neg = x < 0.5
+    # reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        refl = xp.where(neg, math.pi / xp.tan(math.pi * x), 0.0)
+        z = xp.where(neg, 1.0 - x, x)
+        for _ in range(10):
+            m = z < 10.0
+            if not m.any():
+                break
+            out = out - xp.where(m, 1.0 / z, 0.0)
+            z = xp.where(m, z + 1.0, z)
+        z2 = 1.0 / (z * z)
+        series = z2 * (1 / 12 - z2 * (1 / 120 - z2 * (1 / 252 - z2 * (
+            1 / 240 - z2 * (1 / 132 - z2 * (691 / 32760 - z2 / 12))))))
+        out = out + xp.log(z) - 0.5 / z - series - refl
+    # poles: psi(0) = -inf (PyTorch, as the limit from the right), negative integers nan
+    out = xp.where(x == 0, -xp.inf, out)
+    out = xp.where((x < 0) & (x == xp.floor(x)), xp.nan, out)
+    return out
+
+
+_BERN = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def _polygamma_np(xp, n, x):
+    """psi^(n)(x) for n >= 1: upward recurrence to x >= 20, then the asymptotic series."""
+    if n == 0:
+        return _digamma_np(xp, x)
+    x = x.astype("float64")
+    sgn = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
+    fact_n = math.factorial(n)
+    out = xp.zeros_like(x)
+    with _np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = x.copy()
+        lo = float(z[xp.isfinite(z)].min()) if z.size and xp.isfinite(z).any() else 20.0
+        steps = max(0, int(math.ceil(20.0 - lo)))
+        for _ in range(steps):
+            m = z < 20.0
+            out = out + xp.where(m, sgn * fact_n / z ** (n + 1), 0.0)
+            z = xp.where(m, z + 1.0, z)
+        s = math.factorial(n - 1) / z ** n + fact_n / (2 * z ** (n + 1))
+        for k, b in enumerate(_BERN, start=1):
+            s = s + b * math.factorial(2 * k + n - 1) / math.factorial(2 * k) / z ** (2 * k + n)
+        out = out + sgn * s
+        pole = (x <= 0) & (x == xp.floor(x))
+        out = xp.where(pole, xp.inf if n % 2 else xp.nan, out)
+    return out
+
+
+erf = _unary("erf", _erf_h, lambda grad, self: grad * (_2_SQRTPI * exp(-self * self)))
+erfc = _unary("erfc", _erfc_h, lambda grad, self: grad * (-_2_SQRTPI * exp(-self * self)))
+erfinv = _unary("erfinv", _erfinv_fwd,
+                lambda grad, result: grad * (_SQRTPI_2 * exp(result * result)))
+lgamma = _unary("lgamma", _lgamma_h, lambda grad, self: grad * digamma(self))
+digamma = _unary("digamma", lambda xp, self: _digamma_np(xp, self).astype(self.dtype),
+                 lambda grad, self: grad * polygamma(1, self))
+_polygamma = defop("polygamma",
+                   lambda xp, n, self: _polygamma_np(xp, n, self).astype(self.dtype),
+                   promote="float", self=lambda grad, n, self: grad * polygamma(n + 1, self))
+
+
+def polygamma(n, input):
+    """torch.polygamma(n, input): the n-th derivative of digamma."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        return digamma(input)
+    return _polygamma(n, input)
+
+
+# ---------------------------------------------------------------- clamp, nan_to_num
+
+def _clamp_fwd(xp, self, min=None, max=None):
+    if min is not None:
+        self = xp.maximum(self, min)
+    if max is not None:
+        self = xp.minimum(self, max)
+    return self
+
+
+def _clamp_scalar_grad(grad, self, min, max):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        m2 = self <= max
+        mask = m2 if mask is None else mask & m2
+    return where(mask, grad, 0.0)
+
+
+def _clamp_min_grad(grad, self, min, max):
+    if max is None:
+        return where(self < min, grad, 0.0)
+    return where((self < min) & (min < max), grad, 0.0)
+
+
+def _clamp_max_grad(grad, self, min, max):
+    if min is None:
+        return where(self > max, grad, 0.0)
+    return where((self > max) | (max < min), grad, 0.0)
+
+
+_clamp_s = defop("clamp", _clamp_fwd, promote="binary", node_name="ClampBackward1",
+                 self=_clamp_scalar_grad)
+_clamp_t = defop("clamp_tensor", _clamp_fwd, promote="binary", node_name="ClampBackward0",
+                 self=_clamp_scalar_grad, min=_clamp_min_grad, max=_clamp_max_grad)
+_clamp_min_s = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min), promote="binary",
+                     self=lambda grad, self, min: where(self >= min, grad, 0.0))
+_clamp_min_t = defop("clamp_min_tensor", lambda xp, self, min: xp.maximum(self, min),
+                     promote="binary", node_name="ClampMinBackward1",
+                     self=lambda grad, self, min: where(self >= min, grad, 0.0),
+                     min=lambda grad, self, min: where(self < min, grad, 0.0))
+_clamp_max_s = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max), promote="binary",
+                     self=lambda grad, self, max: where(self <= max, grad, 0.0))
+_clamp_max_t = defop("clamp_max_tensor", lambda xp, self, max: xp.minimum(self, max),
+                     promote="binary", node_name="ClampMaxBackward1",
+                     self=lambda grad, self, max: where(self <= max, grad, 0.0),
+                     max=lambda grad, self, max: where(self > max, grad, 0.0))
+
+
+def clamp(input, min=None, max=None):
+    """torch.clamp(input, min=None, max=None) with scalar or tensor bounds."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        from .._creation import tensor
+        if min is not None and not isinstance(min, Tensor):
+            min = tensor(min, dtype=input.dtype)
+        if max is not None and not isinstance(max, Tensor):
+            max = tensor(max, dtype=input.dtype)
+        return _clamp_t(input, min, max)
+    return _clamp_s(input, min, max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    """torch.clamp_min(input, min)."""
+    return (_clamp_min_t if isinstance(min, Tensor) else _clamp_min_s)(input, min)
+
+
+def clamp_max(input, max):
+    """torch.clamp_max(input, max)."""
+    return (_clamp_max_t if isinstance(max, Tensor) else _clamp_max_s)(input, max)
+
+
+def _nan_to_num_fwd(xp, self, nan=0.0, posinf=None, neginf=None):
+    if self.dtype.kind in "iub":
+        return self.copy()
+    return xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+
+
+_nan_to_num = defop("nan_to_num", _nan_to_num_fwd,
+                    self=lambda grad, self: where(isfinite(self), grad, 0.0))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """torch.nan_to_num(input, nan=0.0, posinf=None, neginf=None)."""
+    return _nan_to_num(input, 0.0 if nan is None else nan, posinf, neginf)
+
+
+# ---------------------------------------------------------------- binary math
+
+def _max_grad(grad, self, other):
+    # PyTorch: ties share the gradient equally
+    return where(self == other, grad / 2, where(self > other, grad, 0.0))
+
+
+def _min_grad(grad, self, other):
+    return where(self == other, grad / 2, where(self < other, grad, 0.0))
+
+
+maximum = defop("maximum", lambda xp, self, other: xp.maximum(self, other), promote="binary",
+                self=_max_grad, other=lambda grad, self, other: _max_grad(grad, other, self))
+minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other), promote="binary",
+                self=_min_grad, other=lambda grad, self, other: _min_grad(grad, other, self))
+fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other), promote="binary",
+             self=lambda grad, self, other: where((self >= other) | isnan(other), grad, 0.0),
+             other=lambda grad, self, other: where((self >= other) | isnan(other), 0.0, grad))
+fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other), promote="binary",
+             self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0.0),
+             other=lambda grad, self, other: where((self <= other) | isnan(other), 0.0, grad))
+atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other), promote="binary_float",
+              self=lambda grad, self, other: grad * other / (self * self + other * other),
+              other=lambda grad, self, other: -grad * self / (self * self + other * other))
+arctan2 = atan2
+hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other), promote="binary",
+              self=lambda grad, self, result: grad * self / result,
+              other=lambda grad, other, result: grad * other / result)
+
+
+def _lerp_fwd(xp, self, end, weight):
+    # PyTorch's formulation: exact at weight 0 and 1
+    diff = end - self
+    small = xp.abs(weight) < 0.5
+    return xp.where(small, self + weight * diff, end - diff * (1 - weight)).astype(
+        xp.result_type(self, end), copy=False)
+
+
+_lerp_s = defop("lerp", _lerp_fwd, promote="binary",
+                self=lambda grad, weight: grad * (1 - weight),
+                end=lambda grad, weight: grad * weight)
+_lerp_t = defop("lerp_tensor", _lerp_fwd, promote="binary", node_name="LerpBackward1",
+                self=lambda grad, weight: grad * (1 - weight),
+                end=lambda grad, weight: grad * weight,
+                weight=lambda grad, self, end: grad * (end - self))
+
+
+def lerp(input, end, weight):
+    """torch.lerp(input, end, weight): input + weight * (end - input)."""
+    if isinstance(weight, Tensor):
+        if weight.dtype is not input.dtype:
+            from .._tensor import _scalar_type_name
+            raise RuntimeError(f"expected dtype {_scalar_type_name(input.dtype)} for `weight` "
+                               f"but got dtype {_scalar_type_name(weight.dtype)}")
+        return _lerp_t(input, end, weight)
+    return _lerp_s(input, end, weight)
+
+
+_addcmul = defop(
+    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
+    promote="binary",
+    self=lambda grad: grad,
+    tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
+    tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+_addcdiv = defop(
+    "addcdiv", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 / tensor2,
+    promote="binary",
+    self=lambda grad: grad,
+    tensor1=lambda grad, tensor2, value: grad * value / tensor2,
+    tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """torch.addcmul(input, tensor1, tensor2, *, value=1)."""
+    return _addcmul(input, tensor1, tensor2, value=_cast_value(value, input, tensor1, tensor2))
+
+
+def _cast_value(value, *tensors):
+    """`value` takes the tensors' result type (an integer result truncates a float value)."""
+    if D.result_type(*tensors)._category < 2 and isinstance(value, float):
+        return int(value)
+    return value
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """torch.addcdiv(input, tensor1, tensor2, *, value=1)."""
+    if tensor1.dtype._category < 2 and tensor2.dtype._category < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    return _addcdiv(input, tensor1, tensor2, value=_cast_value(value, input, tensor1, tensor2))
+
+
+def _copysign_self(grad, self, result):
+    zero = self == 0
+    return grad * where(zero, 0.0, result / where(zero, 1.0, self))
+
+
+_copysign_t = defop("copysign", lambda xp, self, other: xp.copysign(self, other),
+                    promote="binary_float", self=_copysign_self,
+                    other=lambda grad: grad * 0)
+_copysign_s = defop("copysign_scalar", lambda xp, self, other: xp.copysign(self, other),
+                    promote="binary_float", node_name="CopysignBackward1", self=_copysign_self)
+
+
+def copysign(input, other):
+    """torch.copysign(input, other): |input| with the sign of other."""
+    return (_copysign_t if isinstance(other, Tensor) else _copysign_s)(input, other)
+
+
+def _xlogy_fwd(xp, self, other):
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        r = xp.multiply(self, xp.log(other))
+    return xp.where((self == 0) & ~xp.isnan(other), 0, r).astype(r.dtype, copy=False)
+
+
+def _xlogy_self(grad, self, other):
+    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
+
+
+_xlogy_t = defop("xlogy", _xlogy_fwd, promote="binary_float", self=_xlogy_self,
+                 other=lambda grad, self, other: grad * self / other)
+_xlogy_scalar_self = defop("xlogy_scalar_self", _xlogy_fwd, promote="binary_float",
+                           node_name="XlogyBackward1",
+                           other=lambda grad, self, other: grad * self / other)
+_xlogy_scalar_other = defop("xlogy_scalar_other", _xlogy_fwd, promote="binary_float",
+                            node_name="XlogyBackward2",
+                            self=lambda grad, other: grad * _log_scalar(other))
+
+
+def xlogy(input, other):
+    """torch.xlogy(input, other): input * log(other), 0 where input == 0."""
+    if not isinstance(input, Tensor):
+        return _xlogy_scalar_self(input, other)
+    if not isinstance(other, Tensor):
+        return _xlogy_scalar_other(input, other)
+    return _xlogy_t(input, other)
 
 
 # ---------------------------------------------------------------- comparisons (no gradient)
 
 def _cmp(name, ufunc):
     return defop(name, lambda xp, self, other: getattr(xp, ufunc)(self, other),
-                 differentiable=False)
+                 promote="binary", differentiable=False)
 
 
 eq = _cmp("eq", "equal")
@@ -179,11 +818,165 @@ lt = _cmp("lt", "less")
 le = _cmp("le", "less_equal")
 gt = _cmp("gt", "greater")
 ge = _cmp("ge", "greater_equal")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _isclose_fwd(xp, self, other, rtol, atol, equal_nan):
+    if self.dtype.kind == "b":
+        return self == other
+    return xp.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+_isclose = defop("isclose", _isclose_fwd, differentiable=False)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.isclose: |input - other| <= atol + rtol * |other|, elementwise."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
+    return _isclose(input, other, rtol, atol, equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.allclose: a Python bool."""
+    return builtin_bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+builtin_bool = bool
+
+
+def equal(input, other):
+    """torch.equal: True when both have the same size and elements."""
+    if input._data.shape != other._data.shape:
+        return False
+    return builtin_bool((input._data == other._data).all())
+
+
+def _logical(name, ufunc):
+    return defop(name, lambda xp, self, other: getattr(xp, ufunc)(self, other),
+                 differentiable=False)
+
+
+logical_and = _logical("logical_and", "logical_and")
+logical_or = _logical("logical_or", "logical_or")
+logical_xor = _logical("logical_xor", "logical_xor")
 logical_not = defop("logical_not", lambda xp, self: xp.logical_not(self), differentiable=False)
-bitwise_and = defop("bitwise_and", lambda xp, self, other: xp.bitwise_and(self, other),
-                    promote="binary", differentiable=False)
-bitwise_or = defop("bitwise_or", lambda xp, self, other: xp.bitwise_or(self, other),
-                   promote="binary", differentiable=False)
-bitwise_xor = defop("bitwise_xor", lambda xp, self, other: xp.bitwise_xor(self, other),
-                    promote="binary", differentiable=False)
-bitwise_not = defop("bitwise_not", lambda xp, self: xp.invert(self), differentiable=False)
+isnan = defop("isnan", lambda xp, self: xp.isnan(self), differentiable=False)
+isinf = defop("isinf", lambda xp, self: xp.isinf(self), differentiable=False)
+isfinite = defop("isfinite", lambda xp, self: xp.isfinite(self), differentiable=False)
+isposinf = defop("isposinf", lambda xp, self: xp.isposinf(self) if self.dtype.kind in "fc"
+                 else xp.zeros(self.shape, bool), differentiable=False)
+isneginf = defop("isneginf", lambda xp, self: xp.isneginf(self) if self.dtype.kind in "fc"
+                 else xp.zeros(self.shape, bool), differentiable=False)
+isreal = defop("isreal", lambda xp, self: xp.isreal(self), differentiable=False)
+
+
+def _bitwise(name, ufunc, kernel, unary=False):
+    if unary:
+        def fwd(xp, self):
+            if self.dtype.kind not in "iub":
+                raise _not_implemented(kernel, D._BY_NP[self.dtype])
+            return getattr(xp, ufunc)(self)
+        return defop(name, fwd, differentiable=False)
+
+    def fwd(xp, self, other):
+        for a in (self, other):
+            dt = getattr(a, "dtype", None)
+            if dt is not None and dt.kind not in "iub":
+                raise _not_implemented(kernel, D._BY_NP[dt])
+        if isinstance(other, float) or isinstance(self, float):
+            raise _not_implemented(kernel, D._default[0])
+        return getattr(xp, ufunc)(self, other)
+    return defop(name, fwd, promote="binary", differentiable=False)
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "bitwise_and_cpu")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "bitwise_or_cpu")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "bitwise_xor_cpu")
+bitwise_not = _bitwise("bitwise_not", "invert", "bitwise_not_cpu", unary=True)
+
+
+def _shift(name, ufunc, kernel):
+    def fwd(xp, self, other):
+        for a in (self, other):
+            dt = getattr(a, "dtype", None)
+            if dt is not None and dt.kind not in "iub":
+                raise _not_implemented(kernel, D._BY_NP[dt])
+        if isinstance(other, float):
+            raise _not_implemented(kernel, D._default[0])
+        bits = self.dtype.itemsize * 8
+        o = xp.asarray(other)
+        big = (o >= bits) | (o < 0)
+        r = getattr(xp, ufunc)(self, xp.where(big, 0, o).astype(o.dtype, copy=False))
+        if big.any():
+            fill = 0 if ufunc == "left_shift" else xp.where(self < 0, -1, 0)
+            r = xp.where(big, fill, r).astype(r.dtype, copy=False)
+        return r
+    return defop(name, fwd, promote="binary", differentiable=False)
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "left_shift", "lshift_cpu")
+bitwise_right_shift = _shift("bitwise_right_shift", "right_shift", "rshift_cpu")
+
+
+def _invert(self):
+    if self.dtype._category > 1:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return logical_not(self) if self.dtype is D.bool else bitwise_not(self)
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+def _square(input):
+    return pow(input, 2)
+
+
+square = _square
+square.__name__ = "square"
+
+_INPLACE = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "fmod", "pow", "float_power", "neg", "negative", "exp", "exp2", "expm1", "log",
+    "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsin",
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sigmoid", "logit", "relu", "erf",
+    "erfc", "erfinv", "lgamma", "digamma", "polygamma", "floor", "ceil", "round", "trunc", "fix",
+    "frac", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "abs", "absolute", "sign",
+    "sgn", "atan2", "arctan2", "hypot", "lerp", "addcmul", "addcdiv", "copysign", "xlogy",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+)
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _where_method(self, condition, y):
+    return where(condition, self, y)
+
+
+def _build_methods():
+    from ._inplace import make_inplace
+    g = globals()
+    methods = {n: g[n] for n in __all__ if n not in (
+        "rsub", "where", "allclose", "equal", "polygamma", "isclose")}
+    methods.update(polygamma=_polygamma_method, where=_where_method, isclose=isclose,
+                   allclose=allclose, equal=equal, __invert__=_invert,
+                   __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
+                   __mod__=remainder, __rmod__=lambda self, other: remainder(other, self),
+                   __pos__=positive,
+                   __rtruediv__=lambda self, other: mul(reciprocal(self), other))
+    for n in _INPLACE:
+        methods[n + "_"] = make_inplace(methods[n])
+    methods["__ilshift__"] = methods["bitwise_left_shift_"]
+    methods["__irshift__"] = methods["bitwise_right_shift_"]
+    methods["__imod__"] = methods["remainder_"]
+    return methods
+
+
+METHODS = _build_methods()
+for _n in _INPLACE:
+    globals()[_n + "_"] = METHODS[_n + "_"]

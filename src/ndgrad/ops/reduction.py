@@ -1,13 +1,25 @@
 # Reductions. Formulas restore the reduced dimensions (`_unreduce`) and broadcast the gradient
 # back over them; see ops/_registry.py for the defop language.
+#
+# `dim` reaches a forward already wrapped: None (all dims) or a sorted tuple of dims. Ops that
+# select elements (max/min/median with `dim`) return indices and route the gradient through the
+# `_gather`/`_scatter` pair, each the other's derivative, so every order of derivative works.
+# Full max/min/median/amax/amin split the gradient evenly between ties, as PyTorch does.
 import builtins
+import math
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
+from .._backend import numpy as _np
+from .._tensor import Tensor, _make, _wrap_dim
+from ..return_types import make as _return_type
 from ._registry import defop
 from .shape import expand, reshape
 
-__all__ = ["sum", "mean", "norm"]
+__all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
+           "argmin", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
+           "cumsum", "cumprod", "all", "any", "count_nonzero", "median"]
+
+_INF = float("inf")
 
 
 def _dims(dim, ndim):
@@ -17,7 +29,13 @@ def _dims(dim, ndim):
     if isinstance(dim, (tuple, list)):
         if len(dim) == 0:
             return None
-        dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
+        wrapped = [_wrap_dim(d, ndim) for d in dim]
+        seen = set()
+        for d in wrapped:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+        dims = tuple(sorted(wrapped))
     else:
         dims = (_wrap_dim(dim, ndim),)
     return dims if ndim else ()  # a 0-d tensor accepts dim 0 / -1 and reduces nothing
@@ -36,33 +54,9 @@ def _unreduce(grad, self_shape, dim, keepdim):
     return expand(grad, self_shape)
 
 
-def _sum_fwd(xp, self, dim, keepdim, dtype=None):
-    if dtype is not None:
-        self = self.astype(dtype.np)
-    elif self.dtype.kind in "biu":
-        self = self.astype("int64")
-    return xp.sum(self, axis=dim, keepdims=keepdim)
-
-
-_sum_all = defop("sum", lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False, dtype),
-                 node_name="SumBackward0",
-                 self=lambda grad, self_shape: expand(grad, self_shape))
-_sum_dim = defop("sum_dim", _sum_fwd, node_name="SumBackward1",
-                 self=lambda grad, self_shape, dim, keepdim: _unreduce(grad, self_shape, dim, keepdim))
-
-
-def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """torch.sum(input, dim=None, keepdim=False, *, dtype=None)."""
-    dtype = D.to_dtype(dtype)
-    if dim is None:
-        return _sum_all(input, dtype)
-    return _sum_dim(input, _dims(dim, input._data.ndim), keepdim, dtype)
-
-
-def _mean_fwd(xp, self, dim, keepdim, dtype=None):
-    if dtype is not None:
-        self = self.astype(dtype.np)
-    return xp.mean(self, axis=dim, keepdims=keepdim)
+def _keep(t, self_shape, dim, keepdim):
+    """A reduced tensor with its reduced dims restored as size 1 (no expansion)."""
+    return t if keepdim else reshape(t, _keep_shape(self_shape, dim))
 
 
 def _count(shape, dim):
@@ -73,87 +67,667 @@ def _count(shape, dim):
     return n
 
 
-_mean_all = defop("mean", lambda xp, self, dtype=None: _mean_fwd(xp, self, None, False, dtype),
-                  node_name="MeanBackward0",
-                  self=lambda grad, self_shape: expand(grad / _count(self_shape, None), self_shape))
-_mean_dim = defop(
-    "mean_dim", _mean_fwd, node_name="MeanBackward1",
-    self=lambda grad, self_shape, dim, keepdim: _unreduce(grad / _count(self_shape, dim),
-                                                          self_shape, dim, keepdim))
-
-
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """torch.mean(input, dim=None, keepdim=False, *, dtype=None)."""
-    dtype = D.to_dtype(dtype)
-    d = dtype or input.dtype
-    if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_type_name(input.dtype)}")
-    if dim is None:
-        return _mean_all(input, dtype)
-    return _mean_dim(input, _dims(dim, input._data.ndim), keepdim, dtype)
-
-
 def _type_name(d):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
             "bool": "Bool"}.get(d.name, d.name)
 
 
-def _norm_fwd(xp, self, p, dim, keepdim):
+def _int_to_long(a, dtype):
+    if dtype is not None:
+        return a.astype(dtype.np)
+    if a.dtype.kind in "biu":
+        return a.astype("int64")
+    return a
+
+
+# ---------------------------------------------------------------- sum, mean, prod
+
+def _sum_fwd(xp, self, dim, keepdim, dtype=None):
+    return xp.sum(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
+
+
+_sum_all = defop("sum", lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False, dtype),
+                 node_name="SumBackward0",
+                 self=lambda grad, self_shape: expand(grad, self_shape))
+_sum_dim = defop("sum_dim", _sum_fwd, node_name="SumBackward1",
+                 self=lambda grad, self_shape, dim, keepdim: _unreduce(grad, self_shape, dim,
+                                                                       keepdim))
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.sum(input, dim=None, keepdim=False, *, dtype=None)."""
+    dtype = D.to_dtype(dtype)
+    if dim is None:
+        return _sum_all(input, dtype)
+    return _sum_dim(input, _dims(dim, input._data.ndim), keepdim, dtype)
+
+
+def _nansum_fwd(xp, self, dim, keepdim, dtype=None):
+    return xp.nansum(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
+
+
+def _nansum_grad(grad, self, self_shape, dim, keepdim):
+    from .pointwise import where, isnan
+    return where(isnan(self), 0.0, _unreduce(grad, self_shape, dim, keepdim))
+
+
+_nansum = defop("nansum", _nansum_fwd, self=_nansum_grad)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.nansum: sum treating NaN as zero."""
+    return _nansum(input, _dims(dim, input._data.ndim), keepdim, D.to_dtype(dtype))
+
+
+def _mean_fwd(xp, self, dim, keepdim, dtype=None):
+    if dtype is not None:
+        self = self.astype(dtype.np)
+    return xp.mean(self, axis=dim, keepdims=keepdim)
+
+
+_mean_all = defop("mean", lambda xp, self, dtype=None: _mean_fwd(xp, self, None, False, dtype),
+                  node_name="MeanBackward0",
+                  self=lambda grad, self_shape: expand(grad / _count(self_shape, None),
+                                                       self_shape))
+_mean_dim = defop(
+    "mean_dim", _mean_fwd, node_name="MeanBackward1",
+    self=lambda grad, self_shape, dim, keepdim: _unreduce(grad / _count(self_shape, dim),
+                                                          self_shape, dim, keepdim))
+
+
+def _check_float(name, input, dtype=None):
+    d = dtype or input.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {_type_name(input.dtype)}")
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.mean(input, dim=None, keepdim=False, *, dtype=None)."""
+    dtype = D.to_dtype(dtype)
+    _check_float("mean", input, dtype)
+    if dim is None:
+        return _mean_all(input, dtype)
+    return _mean_dim(input, _dims(dim, input._data.ndim), keepdim, dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.nanmean: mean over the non-NaN elements."""
+    from .pointwise import isnan, logical_not
+    _check_float("nanmean", input, D.to_dtype(dtype))
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _prod_fwd(xp, self, dim, keepdim, dtype=None):
+    return xp.prod(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
+
+
+def _prod_grad(grad, self, result, self_shape, dim, keepdim):
+    """d prod / d x_k = product of the others: result / x_k without zeros; with one zero in a
+    reduced slice, the zero's gradient is the product of the nonzeros and the rest are 0."""
+    from .pointwise import where
+    grad = _keep(grad, self_shape, dim, keepdim)
+    result = _keep(result, self_shape, dim, keepdim)
+    zero = self == 0
+    if not zero._data.any():
+        return grad * result / self
+    nz = prod(where(zero, 1.0, self), dim, keepdim=True) if dim is not None else \
+        reshape(prod(where(zero, 1.0, self)), (1,) * len(self_shape))
+    if dim is None:
+        zcount = reshape(sum(zero), (1,) * len(self_shape))
+    else:
+        zcount = sum(zero, dim, keepdim=True)
+    one_zero = zcount == 1
+    return grad * where(zcount == 0, result / where(zero, 1.0, self),
+                        where(one_zero & zero, nz, 0.0))
+
+
+_prod_all = defop("prod", lambda xp, self, dtype=None: _prod_fwd(xp, self, None, False, dtype),
+                  node_name="ProdBackward0",
+                  self=lambda grad, self, result, self_shape: _prod_grad(
+                      grad, self, result, self_shape, None, False))
+_prod_dim = defop("prod_dim", _prod_fwd, node_name="ProdBackward1", self=_prod_grad)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.prod(input, dim=None, keepdim=False, *, dtype=None)."""
+    dtype = D.to_dtype(dtype)
+    if dim is None:
+        return _prod_all(input, dtype)
+    return _prod_dim(input, _dims(dim, input._data.ndim), keepdim, dtype)
+
+
+# ---------------------------------------------------------------- selecting reductions
+
+def _gather_fwd(xp, self, indices, dim, keepdim):
+    if self.ndim == 0:
+        return self.copy()
+    idx = indices if keepdim else xp.expand_dims(indices, dim)
+    r = xp.take_along_axis(self, idx, axis=dim)
+    return r if keepdim else xp.squeeze(r, axis=dim)
+
+
+def _scatter_fwd(xp, grad, indices, dim, keepdim, shape):
+    if len(shape) == 0:
+        return grad.copy()
+    out = xp.zeros(shape, dtype=grad.dtype)
+    idx = indices if keepdim else xp.expand_dims(indices, dim)
+    g = grad if keepdim else xp.expand_dims(grad, dim)
+    xp.put_along_axis(out, idx, g, axis=dim)
+    return out
+
+
+_gather = defop("value_selecting_gather", _gather_fwd, node_name="GatherBackward0",
+                self=lambda grad, indices, dim, keepdim, self_shape: _scatter(
+                    grad, indices, dim, keepdim, self_shape))
+_scatter = defop("value_selecting_reduction_backward", _scatter_fwd,
+                 node_name="ValueSelectingReductionBackwardBackward0",
+                 grad=lambda grad, indices, dim, keepdim: _gather(grad, indices, dim, keepdim))
+
+
+def _evenly(grad, self, result):
+    """Full max/min/median: the gradient is shared equally by every element equal to result."""
+    from .pointwise import isnan
+    mask = (self == result) | (isnan(self) & isnan(result))
+    return grad * mask / sum(mask)
+
+
+def _selected(name, kernel):
+    def fwd(xp, self, dim, keepdim):
+        idx = _arg_kernel(xp, self, dim, kernel)
+        values = _gather_fwd(xp, self, idx, dim, True)
+        if keepdim or self.ndim == 0:
+            return values, idx
+        return xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+    return fwd
+
+
+def _arg_kernel(xp, self, dim, kernel):
+    """Indices (keepdim shape) of the selected element along dim."""
+    if self.ndim == 0:
+        return xp.zeros((), dtype="int64")
+    if kernel == "median":
+        n = self.shape[dim]
+        order = xp.argsort(self, axis=dim, kind="stable")
+        idx = xp.take(order, [(n - 1) // 2], axis=dim)
+        nan = xp.isnan(self)
+        if nan.any():
+            has = nan.any(axis=dim, keepdims=True)
+            idx = xp.where(has, xp.expand_dims(xp.argmax(nan, axis=dim), dim), idx)
+        return idx.astype("int64")
+    f = xp.argmax if kernel == "max" else xp.argmin
+    return xp.expand_dims(f(self, axis=dim), dim).astype("int64")
+
+
+def _select_op(name, node_name, kernel):
+    return defop(name, _selected(name, kernel), outputs=2, nondiff_outputs=(1,),
+                 node_name=node_name,
+                 self=lambda grad, result, self_shape, dim, keepdim: _scatter(
+                     grad[0], result[1], dim, keepdim, self_shape))
+
+
+_max_dim = _select_op("max_dim", "MaxBackward0", "max")
+_min_dim = _select_op("min_dim", "MinBackward0", "min")
+_median_dim = _select_op("median_dim", "MedianBackward1", "median")
+
+
+def _full_fwd(kernel):
+    def fwd(xp, self):
+        if kernel == "max":
+            return xp.max(self)
+        if kernel == "min":
+            return xp.min(self)
+        flat = self.reshape(-1)
+        if xp.isnan(flat).any():
+            return xp.asarray(xp.nan, dtype=self.dtype)
+        return xp.sort(flat)[(flat.size - 1) // 2]
+    return fwd
+
+
+_max_all = defop("max", _full_fwd("max"), node_name="MaxBackward1", self=_evenly)
+_min_all = defop("min", _full_fwd("min"), node_name="MinBackward1", self=_evenly)
+_median_all = defop("median", _full_fwd("median"), node_name="MedianBackward0", self=_evenly)
+
+
+def _selecting(name, full, with_dim, pair=None):
+    rtype = _return_type(name)
+
+    def f(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):
+            if pair is None:
+                raise TypeError(f"{name}(): argument 'dim' must be int, not Tensor")
+            return pair(input, dim)
+        if dim is None:
+            if input._data.size == 0:
+                raise RuntimeError(
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                    + (" Specify the reduction dim with the 'dim' argument." if name != "median"
+                       else ""))
+            return full(input)
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+        nd = input._data.ndim
+        d = _wrap_dim(dim, nd)
+        if nd and input._data.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        values, indices = with_dim(input, d, keepdim)
+        return rtype(values, indices)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"torch.{name}(input) -> Tensor; torch.{name}(input, dim, keepdim=False) -> "
+                 f"(values, indices)")
+    return f
+
+
+def _pair_max(input, other):
+    from .pointwise import maximum
+    return maximum(input, other)
+
+
+def _pair_min(input, other):
+    from .pointwise import minimum
+    return minimum(input, other)
+
+
+max = _selecting("max", _max_all, _max_dim, _pair_max)
+min = _selecting("min", _min_all, _min_dim, _pair_min)
+median = _selecting("median", _median_all, _median_dim)
+
+
+def _amax_grad(grad, self, result, self_shape, dim, keepdim):
+    from .pointwise import isnan
+    grad = _keep(grad, self_shape, dim, keepdim)
+    result = _keep(result, self_shape, dim, keepdim)
+    mask = (self == result) | (isnan(self) & isnan(result))
+    count = sum(mask, dim, keepdim=True) if dim is not None else sum(mask)
+    return grad * mask / count
+
+
+def _amax_fwd(xp, self, dim, keepdim):
+    return xp.max(self, axis=dim, keepdims=keepdim)
+
+
+def _amin_fwd(xp, self, dim, keepdim):
+    return xp.min(self, axis=dim, keepdims=keepdim)
+
+
+_amax = defop("amax", _amax_fwd, self=_amax_grad)
+_amin = defop("amin", _amin_fwd, self=_amax_grad)
+
+
+def _check_nonempty(name, input, dims):
+    shape = input._data.shape
+    if input._data.size == 0:
+        for d in (range(len(shape)) if dims is None else dims):
+            if shape[d] == 0:
+                raise IndexError(
+                    f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def amax(input, dim=(), keepdim=False):
+    """torch.amax(input, dim=(), keepdim=False): max over dims (all when empty)."""
+    dims = _dims(dim, input._data.ndim)
+    _check_nonempty("amax", input, dims)
+    return _amax(input, dims, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """torch.amin(input, dim=(), keepdim=False): min over dims (all when empty)."""
+    dims = _dims(dim, input._data.ndim)
+    _check_nonempty("amin", input, dims)
+    return _amin(input, dims, keepdim)
+
+
+def _arg_fwd(kernel):
+    def fwd(xp, self, dim, keepdim):
+        f = xp.argmax if kernel == "argmax" else xp.argmin
+        if dim is None:
+            r = f(self.reshape(-1))
+            return xp.reshape(r, (1,) * self.ndim) if keepdim else xp.asarray(r)
+        if self.ndim == 0:
+            return xp.zeros((), dtype="int64")
+        return f(self, axis=dim, keepdims=keepdim).astype("int64")
+    return fwd
+
+
+_argmax = defop("argmax", _arg_fwd("argmax"), differentiable=False)
+_argmin = defop("argmin", _arg_fwd("argmin"), differentiable=False)
+
+
+def _argfn(name, op):
+    def f(input, dim=None, keepdim=False):
+        if dim is None:
+            if input._data.size == 0:
+                raise IndexError(
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            return op(input, None, keepdim)
+        d = _wrap_dim(dim, input._data.ndim)
+        if input._data.ndim and input._data.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return op(input, d, keepdim)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"torch.{name}(input, dim=None, keepdim=False)"
+    return f
+
+
+argmax = _argfn("argmax", _argmax)
+argmin = _argfn("argmin", _argmin)
+
+
+# ---------------------------------------------------------------- var, std
+
+def _var_fwd(xp, self, dim, correction, keepdim):
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        return xp.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _std_fwd(xp, self, dim, correction, keepdim):
+    with _np.errstate(divide="ignore", invalid="ignore"):
+        return xp.std(self, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _centered(self, dim):
+    return self - (mean(self, dim, keepdim=True) if dim is not None else mean(self))
+
+
+def _var_grad(grad, self, self_shape, dim, correction, keepdim):
+    grad = _keep(grad, self_shape, dim, keepdim)
+    return grad * (2.0 / (_count(self_shape, dim) - correction)) * _centered(self, dim)
+
+
+def _std_grad(grad, self, result, self_shape, dim, correction, keepdim):
+    from .pointwise import where
+    grad = _keep(grad, self_shape, dim, keepdim)
+    result = _keep(result, self_shape, dim, keepdim)
+    g = where(result == 0, 0.0, grad / where(result == 0, 1.0, result))
+    return g * (1.0 / (_count(self_shape, dim) - correction)) * _centered(self, dim)
+
+
+_var = defop("var", _var_fwd, self=_var_grad)
+_std = defop("std", _std_fwd, self=_std_grad)
+
+
+def _var_mean_fwd(xp, self, dim, correction, keepdim):
+    return _var_fwd(xp, self, dim, correction, keepdim), xp.mean(self, axis=dim,
+                                                                 keepdims=keepdim)
+
+
+def _std_mean_fwd(xp, self, dim, correction, keepdim):
+    return _std_fwd(xp, self, dim, correction, keepdim), xp.mean(self, axis=dim,
+                                                                 keepdims=keepdim)
+
+
+def _var_mean_grad(grad, self, self_shape, dim, correction, keepdim):
+    gv, gm = grad
+    return (_var_grad(gv, self, self_shape, dim, correction, keepdim)
+            + _unreduce(gm / _count(self_shape, dim), self_shape, dim, keepdim))
+
+
+def _std_mean_grad(grad, self, result, self_shape, dim, correction, keepdim):
+    gv, gm = grad
+    return (_std_grad(gv, self, result[0], self_shape, dim, correction, keepdim)
+            + _unreduce(gm / _count(self_shape, dim), self_shape, dim, keepdim))
+
+
+_var_mean = defop("var_mean", _var_mean_fwd, outputs=2, self=_var_mean_grad)
+_std_mean = defop("std_mean", _std_mean_fwd, outputs=2, self=_std_mean_grad)
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        "correction and unbiased together")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return _dims(dim, input._data.ndim), correction
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """torch.var(input, dim=None, *, correction=1, keepdim=False) (or `unbiased`)."""
+    dims, c = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return _var(input, dims, c, keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """torch.std(input, dim=None, *, correction=1, keepdim=False) (or `unbiased`)."""
+    dims, c = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return _std(input, dims, c, keepdim)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """torch.var_mean: (var, mean) in one pass."""
+    dims, c = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return _var_mean(input, dims, c, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """torch.std_mean: (std, mean) in one pass."""
+    dims, c = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    return _std_mean(input, dims, c, keepdim)
+
+
+# ---------------------------------------------------------------- norms
+
+def _norm_fwd(xp, self, ord, dim, keepdim):
     a = xp.abs(self)
-    if p == 2:
+    if ord == 2:
         r = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
-    elif p == float("inf"):
-        r = xp.max(a, axis=dim, keepdims=keepdim)
-    elif p == float("-inf"):
+    elif ord == _INF:
+        r = xp.max(a, axis=dim, keepdims=keepdim) if a.size else xp.zeros(
+            _reduced_shape(a.shape, dim, keepdim), a.dtype)
+    elif ord == -_INF:
         r = xp.min(a, axis=dim, keepdims=keepdim)
-    elif p == 0:
-        r = xp.sum(a != 0, axis=dim, keepdims=keepdim).astype(self.dtype)
-    elif p == 1:
+    elif ord == 0:
+        r = xp.sum(a != 0, axis=dim, keepdims=keepdim)
+    elif ord == 1:
         r = xp.sum(a, axis=dim, keepdims=keepdim)
     else:
-        r = xp.power(xp.sum(xp.power(a, p), axis=dim, keepdims=keepdim), 1.0 / p)
-    return r.astype(self.dtype, copy=False) if hasattr(r, "astype") else r
+        with _np.errstate(divide="ignore"):
+            r = xp.power(xp.sum(xp.power(a, ord), axis=dim, keepdims=keepdim), 1.0 / ord)
+    return xp.asarray(r).astype(self.dtype, copy=False)
 
 
-def _norm_grad(grad, self, result, p, dim, keepdim):
+def _reduced_shape(shape, dim, keepdim):
+    if keepdim:
+        return _keep_shape(shape, dim)
+    return tuple(s for i, s in enumerate(shape) if dim is not None and i not in dim)
+
+
+def _norm_grad(grad, self, result, self_shape, ord, dim, keepdim):
     from .pointwise import where, sign, abs as _abs
-    shape = self._data.shape
-    if not keepdim:
-        grad = reshape(grad, _keep_shape(shape, dim))
-        result = reshape(result, _keep_shape(shape, dim))
-    if p == 0:
+    if ord == 0:
         return None
-    if p == 1:
+    grad = _keep(grad, self_shape, dim, keepdim)
+    result = _keep(result, self_shape, dim, keepdim)
+    if ord == 1:
         return grad * sign(self)
-    if p == 2:
-        return grad * where(result == 0, 0.0, self / result)
-    if p in (float("inf"), float("-inf")):
+    zero = result == 0
+    safe = where(zero, 1.0, result)
+    if ord == 2:
+        return grad * where(zero, 0.0, self / safe)
+    if ord in (_INF, -_INF):
         mask = _abs(self) == result
-        return grad * sign(self) * mask / mask.sum(dim=dim, keepdim=True)
-    return grad * where(result == 0, 0.0,
-                        self * _abs(self) ** (p - 2) / result ** (p - 1))
+        count = sum(mask, dim, keepdim=True) if dim is not None else sum(mask)
+        return sign(self) * (grad / count) * mask
+    return grad * where(zero, 0.0, self * _abs(self) ** (ord - 2) / safe ** (ord - 1))
 
 
-_norm_all = defop("norm", lambda xp, self, p=2: _norm_fwd(xp, self, p, None, False),
-                  promote="float", node_name="NormBackward0",
-                  self=lambda grad, self, result, p: _norm_grad(grad, self, result, p, None, False))
-_norm_dim = defop("norm_dim", _norm_fwd, promote="float", node_name="NormBackward1",
-                  self=_norm_grad)
+_vector_norm = defop("linalg_vector_norm", _norm_fwd, promote="float",
+                     node_name="LinalgVectorNormBackward0", self=_norm_grad)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """torch.norm(input, p='fro', dim=None, keepdim=False): vector p-norm (Frobenius = 2)."""
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_type_name(x.dtype)}")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
+    if dtype is not None:
+        x = x.to(D.to_dtype(dtype))
+    dims = _dims(dim, x._data.ndim)
+    if ord < 0 and x._data.size == 0:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
+            "operation does not have an identity")
+    return _vector_norm(x, float(ord), dims, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm(input, p='fro', dim=None, keepdim=False, dtype=None): vector p-norms;
+    'fro' is the 2-norm over `dim` (all elements by default)."""
     if p == "fro" or p is None:
         p = 2
     elif p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{_type_name(input.dtype)}")
-    if dim is None:
-        return _norm_all(input, p)
-    return _norm_dim(input, p, _dims(dim, input._data.ndim), keepdim)
+        from .. import linalg as _linalg
+        mn = getattr(_linalg, "matrix_norm", None)
+        if mn is None:
+            raise NotImplementedError("norm(p='nuc') needs linalg.matrix_norm")
+        return mn(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+# ---------------------------------------------------------------- logsumexp, cumulative
+
+def _logsumexp_fwd(xp, self, dim, keepdim):
+    if self.size == 0:
+        return xp.log(xp.sum(xp.exp(self), axis=dim, keepdims=keepdim))
+    m = xp.max(self, axis=dim, keepdims=True)
+    m = xp.where(xp.isinf(m), 0, m)
+    with _np.errstate(divide="ignore"):
+        r = xp.log(xp.sum(xp.exp(self - m), axis=dim, keepdims=True)) + m
+    return r if keepdim else xp.reshape(r, _reduced_shape(self.shape, dim, False))
+
+
+def _logsumexp_grad(grad, self, result, self_shape, dim, keepdim):
+    from .pointwise import exp
+    grad = _keep(grad, self_shape, dim, keepdim)
+    result = _keep(result, self_shape, dim, keepdim)
+    return grad * exp(self - result)
+
+
+_logsumexp = defop("logsumexp", _logsumexp_fwd, promote="float", self=_logsumexp_grad)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """torch.logsumexp(input, dim, keepdim=False): log(sum(exp(input))), computed stably."""
+    return _logsumexp(input, _dims(dim, input._data.ndim), keepdim)
+
+
+def _revcumsum(t, dim):
+    """sum_{i >= k} t_i along dim, with differentiable ops."""
+    return sum(t, dim, keepdim=True) - cumsum(t, dim) + t
+
+
+def _cumsum_fwd(xp, self, dim, dtype=None):
+    self = _int_to_long(self, dtype)
+    return xp.cumsum(self, axis=dim) if self.ndim else self.copy()
+
+
+_cumsum = defop("cumsum", _cumsum_fwd,
+                self=lambda grad, dim: _revcumsum(grad, dim) if grad._data.ndim else grad)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """torch.cumsum(input, dim, *, dtype=None)."""
+    return _cumsum(input, _wrap_dim(dim, input._data.ndim), D.to_dtype(dtype))
+
+
+def _cumprod_fwd(xp, self, dim, dtype=None):
+    self = _int_to_long(self, dtype)
+    return xp.cumprod(self, axis=dim) if self.ndim else self.copy()
+
+
+def _cumprod_zero_bwd_fwd(xp, grad, self, dim):
+    """dL/dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j (inputs with zeros)."""
+    g = xp.moveaxis(grad, dim, -1)
+    x = xp.moveaxis(self, dim, -1)
+    out = xp.empty_like(g)
+    for k in range(x.shape[-1]):
+        xk = x.copy()
+        xk[..., k] = 1
+        c = xp.cumprod(xk, axis=-1)
+        out[..., k] = (g[..., k:] * c[..., k:]).sum(-1)
+    return xp.moveaxis(out, -1, dim)
+
+
+def _no_double(grad):
+    raise RuntimeError("the second derivative of cumprod at inputs with zeros is not "
+                       "implemented")
+
+
+_cumprod_zero_bwd = defop("cumprod_backward", _cumprod_zero_bwd_fwd, grad=_no_double,
+                          self=_no_double)
+
+
+def _cumprod_grad(grad, self, result, dim):
+    if not self._data.ndim:
+        return grad
+    if (self._data == 0).any():
+        return _cumprod_zero_bwd(grad, self, dim)
+    return _revcumsum(grad * result, dim) / self
+
+
+_cumprod = defop("cumprod", _cumprod_fwd, self=_cumprod_grad)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """torch.cumprod(input, dim, *, dtype=None)."""
+    return _cumprod(input, _wrap_dim(dim, input._data.ndim), D.to_dtype(dtype))
+
+
+# ---------------------------------------------------------------- logical reductions
+
+def _allany_fwd(kernel):
+    def fwd(xp, self, dim, keepdim):
+        r = getattr(xp, kernel)(self, axis=dim, keepdims=keepdim)
+        return r.astype("uint8") if self.dtype == "uint8" else r
+    return fwd
+
+
+_all = defop("all", _allany_fwd("all"), differentiable=False)
+_any = defop("any", _allany_fwd("any"), differentiable=False)
+
+
+def all(input, dim=None, keepdim=False):
+    """torch.all(input, dim=None, keepdim=False)."""
+    return _all(input, _dims(dim, input._data.ndim), keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    """torch.any(input, dim=None, keepdim=False)."""
+    return _any(input, _dims(dim, input._data.ndim), keepdim)
+
+
+_count_nonzero = defop(
+    "count_nonzero",
+    lambda xp, self, dim: xp.asarray(xp.count_nonzero(self, axis=dim)).astype("int64"),
+    differentiable=False)
+
+
+def count_nonzero(input, dim=None):
+    """torch.count_nonzero(input, dim=None)."""
+    return _count_nonzero(input, _dims(dim, input._data.ndim))
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+def _cumsum_(self, dim, *, dtype=None):
+    from ._inplace import inplace
+    return inplace(self, cumsum, dim, dtype=dtype)
+
+
+def _cumprod_(self, dim, *, dtype=None):
+    from ._inplace import inplace
+    return inplace(self, cumprod, dim, dtype=dtype)
+
+
+METHODS = {n: globals()[n] for n in __all__ if n != "vector_norm"}
+METHODS.update(cumsum_=_cumsum_, cumprod_=_cumprod_)

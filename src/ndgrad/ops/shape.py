@@ -85,7 +85,7 @@ def expand(self, *sizes):
             "dimensions in the tensor (%d)" % (len(sizes), len(shape)))
     lead = len(sizes) - len(shape)
     out = list(sizes)
-    for i, s in enumerate(shape):
+    for i, s in reversed(list(enumerate(shape))):  # PyTorch reports the last mismatch
         want = sizes[i + lead]
         if want == -1:
             out[i + lead] = s
@@ -127,7 +127,7 @@ def _infer_size(size, numel):
 
 
 _reshape_copy = defop("reshape", lambda xp, self, shape: xp.reshape(self, shape),
-                      node_name="ViewBackward0" if False else "ReshapeAliasBackward0",
+                      node_name="UnsafeViewBackward0",
                       self=lambda grad, self_shape: reshape(grad, self_shape))
 
 
@@ -201,11 +201,15 @@ def transpose(input, dim0, dim1):
     return _transpose(input, _wrap_dim(dim0, nd), _wrap_dim(dim1, nd))
 
 
+_t = defop("t", lambda xp, self: xp.swapaxes(self, 0, 1) if self.ndim == 2 else self.view(),
+           view=True, self=lambda grad: _t(grad))
+
+
 def t(input):
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return input if nd < 2 else _transpose(input, 0, 1)
+    return _t(input)
 
 
 def _inverse_perm(dims):
@@ -233,20 +237,32 @@ def permute(input, *dims):
     return _permute(input, dims)
 
 
-_squeeze = defop("squeeze", lambda xp, self, dims: xp.squeeze(self, axis=dims) if dims else self.view(),
-                 view=True, self=lambda grad, self_shape: reshape(grad, self_shape))
+def _squeeze_fwd(xp, self, dims):
+    return xp.squeeze(self, axis=dims) if dims else self.view()
+
+
+def _squeeze_grad(grad, self_shape):
+    return reshape(grad, self_shape)
+
+
+# one forward, three grad_fn names, as PyTorch: squeeze(), squeeze(dim), squeeze(dims)
+_squeeze = defop("squeeze", _squeeze_fwd, view=True, node_name="SqueezeBackward0", self=_squeeze_grad)
+_squeeze_dim = defop("squeeze_dim", _squeeze_fwd, view=True, node_name="SqueezeBackward1",
+                     self=_squeeze_grad)
+_squeeze_dims = defop("squeeze_dims", _squeeze_fwd, view=True, node_name="SqueezeBackward2",
+                      self=_squeeze_grad)
 
 
 def squeeze(input, dim=None):
     shape = input._data.shape
     nd = len(shape)
     if dim is None:
-        dims = tuple(i for i, s in enumerate(shape) if s == 1)
-    else:
-        ds = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = tuple(sorted({_wrap_dim(d, nd) for d in ds}))
-        dims = tuple(d for d in dims if nd and shape[d] == 1)
-    return _squeeze(input, dims)
+        return _squeeze(input, tuple(i for i, s in enumerate(shape) if s == 1))
+    multi = isinstance(dim, (tuple, list))
+    ds = dim if multi else (dim,)
+    dims = tuple(sorted({_wrap_dim(d, nd) for d in ds}))
+    dims = tuple(d for d in dims if nd and shape[d] == 1)
+    return (_squeeze_dims if multi else _squeeze_dim)(input, dims)
 
 
 _unsqueeze = defop("unsqueeze", lambda xp, self, dim: xp.expand_dims(self, dim), view=True,
@@ -287,20 +303,31 @@ def _has_advanced(key):
     return False
 
 
+_INDEX_DTYPES = ("int64", "int32", "uint8", "bool")
+ERR_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+
+
 def _normalize_key(key):
-    """Tensors inside an index become arrays; lists become arrays; bool scalars stay."""
+    """Tensors inside an index become arrays (byte tensors: bool masks); lists become arrays."""
     def conv(k):
         if isinstance(k, Tensor):
-            if k.dtype.is_floating_point:
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors")
-            return k._data
-        if isinstance(k, list):
-            import numpy
-            a = numpy.asarray([x.item() if isinstance(x, Tensor) else x for x in k])
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            return a
+            name = k.dtype.name
+            if name not in _INDEX_DTYPES:
+                raise IndexError(ERR_INDEX_DTYPE)
+            d = k._data
+            return d.astype(bool) if name == "uint8" else d
+        if isinstance(k, (list, tuple)):
+            from .._creation import tensor
+            try:
+                t_ = tensor(k)
+            except (TypeError, ValueError, RuntimeError):
+                raise IndexError(ERR_INDEX_DTYPE) from None
+            if t_.dtype.name not in _INDEX_DTYPES:
+                raise IndexError(ERR_INDEX_DTYPE)
+            return t_._data
+        if isinstance(k, float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             "Variables are valid indices (got float)")
         return k
     if isinstance(key, tuple):
         return tuple(conv(k) for k in key)
@@ -322,6 +349,16 @@ def _index_error(arr, key, exc):
         return f"index {m.group(1)} is out of bounds for dimension {m.group(2)} with size {m.group(3)}"
     if "too many indices" in msg:
         return f"too many indices for tensor of dimension {arr.ndim}"
+    m = re.search(r"boolean index did not match indexed array along (?:axis|dimension) (\d+)", msg)
+    if m:
+        ks = key if isinstance(key, tuple) else (key,)
+        mask = next((k for k in ks if getattr(k, "dtype", None) is not None and
+                     k.dtype.kind == "b"), None)
+        if mask is not None:
+            i = int(m.group(1))
+            return (f"The shape of the mask [{', '.join(map(str, mask.shape))}] at index {i} does "
+                    f"not match the shape of the indexed tensor [{', '.join(map(str, arr.shape))}]"
+                    f" at index {i}")
     return msg
 
 
@@ -336,30 +373,93 @@ def _index_backward_fwd(xp, grad, shape, key):
 
 _index_backward = defop("index_backward", _index_backward_fwd,
                         grad=lambda grad, key: _index(grad, key))
-_index_view = defop("index_view", _index_fwd, view=True, node_name="SliceBackward0",
-                    self=lambda grad, self_shape, key: _index_backward(grad, self_shape, key))
 _index = defop("index", _index_fwd, node_name="IndexBackward0",
                self=lambda grad, self_shape, key: _index_backward(grad, self_shape, key))
+
+
+def _basic_node(key):
+    """The grad_fn PyTorch reports for basic indexing: its last non-trivial step."""
+    if not isinstance(key, tuple):
+        if key is None:
+            return "Unsqueeze"
+        if key is Ellipsis:
+            return "Alias"
+        return "Slice" if isinstance(key, slice) else "Select"
+    for k in reversed(key):
+        if k is None:
+            return "Unsqueeze"
+        if k is Ellipsis or k == slice(None):
+            continue
+        return "Slice" if isinstance(k, slice) else "Select"
+    return "Alias"
 
 
 def getitem(self, key):
     key = _normalize_key(key)
     if _has_advanced(key):
         return _index(self, key)
-    return _index_view(self, key)
+    nd = self._data.ndim
+    ks = key if isinstance(key, tuple) else (key,)
+    dim = 0
+    for k in ks:  # PyTorch's messages for integer indices
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim = nd - builtins.sum(1 for x in ks if x is not None and x is not Ellipsis)
+            continue
+        if dim >= nd:
+            raise IndexError(f"too many indices for tensor of dimension {nd}")
+        if isinstance(k, int):
+            n = self._data.shape[dim]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
+        dim += 1
+    return _basic_views[_basic_node(key)](self, key)
 
 
 def _index_put_fwd(xp, self, key, values, accumulate=False):
     out = self.copy()
-    if accumulate:
-        xp.add.at(out, key, values)
-    else:
-        out[key] = values
+    try:
+        if accumulate:
+            xp.add.at(out, key, values)
+        else:
+            out[key] = values
+    except ValueError:
+        target = self[key].shape
+        vs = getattr(values, "shape", ())
+        if not _has_advanced(key):
+            lead = len(target) - len(vs)
+            for i, v in reversed(list(enumerate(vs))):
+                if lead < 0 or (v != 1 and v != target[i + lead]):
+                    raise RuntimeError(
+                        f"The expanded size of the tensor ({target[i + lead] if lead >= 0 else 1})"
+                        f" must match the existing size ({v}) at non-singleton dimension "
+                        f"{i + builtins.max(lead, 0)}.  Target sizes: [{', '.join(map(str, target))}]."
+                        f"  Tensor sizes: [{', '.join(map(str, vs))}]") from None
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape [{', '.join(map(str, vs))}] cannot be "
+            f"broadcast to indexing result of shape [{', '.join(map(str, target))}]") from None
+    except IndexError as e:
+        raise IndexError(_index_error(self, key, e)) from None
     return out
 
 
+def _check_index_put_dtype(self, key, values):
+    """PyTorch refuses to cast values into an advanced-index assignment."""
+    if isinstance(values, Tensor) and values.dtype is not self.dtype and _has_advanced(key):
+        from ._inplace import _type_name
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_type_name(self.dtype)} for the destination and {_type_name(values.dtype)} for the "
+            "source.")
+
+
+def _slice_fwd_op(t_, key):
+    return _basic_views["Slice"](t_, key)
+
+
 def _values_grad(grad, key, values_shape):
-    g = _index(grad, key) if _has_advanced(key) else _index_view(grad, key)
+    g = _index(grad, key) if _has_advanced(key) else _slice_fwd_op(grad, key)
     return g if g._data.shape == values_shape else sum_to(g, values_shape)
 
 
@@ -367,3 +467,675 @@ index_put_ = None  # set in ops/__init__ (in-place wrapper)
 index_put = defop("index_put", _index_put_fwd, promote=None,
                   self=lambda grad, key, accumulate: grad if accumulate else index_put(grad, key, 0.0),
                   values=lambda grad, key, values_shape: _values_grad(grad, key, values_shape))
+
+
+# ------------------------------------------------------------------ more views
+
+def _wrap_dims(dims, nd):
+    return tuple(_wrap_dim(d, nd) for d in dims)
+
+
+def unflatten(input, dim, sizes):
+    shape = input._data.shape
+    dim = _wrap_dim(dim, len(shape))
+    sizes = tuple(int(x) for x in sizes)
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = shape[dim]
+    if -1 not in sizes:
+        p = 1
+        for x in sizes:
+            p *= x
+        if p != n:
+            raise RuntimeError(
+                f"unflatten: Provided sizes [{', '.join(map(str, sizes))}] don't multiply up to the"
+                f" size of dim {dim} ({n}) in the input tensor")
+    return view(input, shape[:dim] + _infer_size(sizes, n) + shape[dim + 1:])
+
+
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)")
+    src, dst = _wrap_dims(src, nd), _wrap_dims(dst, nd)
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    order = [None] * nd
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(nd) if d not in src)
+    order = tuple(o if o is not None else next(rest) for o in order)
+    return _permute(input, order)
+
+
+moveaxis = movedim
+
+
+def _slice_fwd(xp, self, key):
+    return self[key]
+
+
+def _slice_backward_fwd(xp, grad, shape, key):
+    z = xp.zeros(shape, dtype=grad.dtype)
+    z[key] = grad
+    return z
+
+
+_slice_backward = defop("slice_backward", _slice_backward_fwd,
+                        grad=lambda grad, key: _basic_views["Slice"](grad, key))
+
+
+def _basic_view_op(name):
+    return defop(name.lower() + "_view", _slice_fwd, view=True, node_name=name + "Backward0",
+                 self=lambda grad, self_shape, key: _slice_backward(grad, self_shape, key))
+
+
+# basic indexing is one view op; its grad_fn is named after the last step PyTorch would take
+_basic_views = {n: _basic_view_op(n) for n in ("Slice", "Select", "Unsqueeze", "Alias")}
+
+
+def narrow(input, dim, start, length):
+    shape = input._data.shape
+    if len(shape) == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim]
+    if isinstance(start, Tensor):
+        start = start.item()
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    key = (slice(None),) * dim + (slice(start, start + length),)
+    return _basic_views["Slice"](input, key)
+
+
+def select(input, dim, index):
+    shape = input._data.shape
+    if len(shape) == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"[{', '.join(map(str, shape))}] at dimension {dim}")
+    key = (slice(None),) * dim + (index + n if index < 0 else index,)
+    return _basic_views["Select"](input, key)
+
+
+def _unfold_fwd(xp, self, dimension, size, step):
+    if self.ndim == 0:
+        return self.reshape(1)[:size]
+    n = self.shape[dimension]
+    nwin = (n - size) // step + 1
+    shape = self.shape[:dimension] + (nwin,) + self.shape[dimension + 1:] + (size,)
+    st = self.strides
+    strides = st[:dimension] + (st[dimension] * step,) + st[dimension + 1:] + (st[dimension],)
+    return xp.lib.stride_tricks.as_strided(self, shape, strides, writeable=step >= size)
+
+
+def _unfold_backward_fwd(xp, grad, shape, dimension, size, step):
+    z = xp.zeros(shape, dtype=grad.dtype)
+    if len(shape) == 0:
+        return (z + grad.sum()).astype(grad.dtype)
+    g = xp.moveaxis(grad, dimension, -2)  # (..., nwin, size)
+    zz = xp.moveaxis(z, dimension, -1)    # (..., n)
+    for w in range(g.shape[-2]):
+        zz[..., w * step:w * step + size] += g[..., w, :]
+    return z
+
+
+_unfold_backward = defop("unfold_backward", _unfold_backward_fwd,
+                         grad=lambda grad, dimension, size, step: _unfold(grad, dimension, size, step))
+_unfold = defop("unfold", _unfold_fwd, view=True,
+                self=lambda grad, self_shape, dimension, size, step: _unfold_backward(
+                    grad, self_shape, dimension, size, step))
+
+
+def unfold(self, dimension, size, step):
+    """Tensor.unfold(dimension, size, step): a view of all windows of `size` along dimension."""
+    shape = self._data.shape
+    dimension = _wrap_dim(dimension, len(shape))
+    n = shape[dimension] if shape else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {n} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _unfold(self, dimension, size, step)
+
+
+def _diag_view_fwd(xp, self, offset, dim1, dim2):
+    """A writable strided view of the diagonal (NumPy's diagonal() is read-only)."""
+    d, k = (dim2, offset) if offset >= 0 else (dim1, -offset)
+    a = self[(slice(None),) * d + (slice(k, None),)]
+    n = builtins.max(builtins.min(a.shape[dim1], a.shape[dim2]), 0)
+    keep = [i for i in range(a.ndim) if i not in (dim1, dim2)]
+    st = a.strides
+    shape = tuple(a.shape[i] for i in keep) + (n,)
+    strides = tuple(st[i] for i in keep) + (st[dim1] + st[dim2],)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+
+
+def _diag_backward_fwd(xp, grad, shape, offset, dim1, dim2):
+    z = xp.zeros(shape, dtype=grad.dtype)
+    _diag_view_fwd(xp, z, offset, dim1, dim2)[...] = grad
+    return z
+
+
+_diagonal_backward = defop("diagonal_backward", _diag_backward_fwd,
+                           grad=lambda grad, offset, dim1, dim2: _diagonal(grad, offset, dim1, dim2))
+_diagonal = defop("diagonal", _diag_view_fwd, view=True,
+                  self=lambda grad, self_shape, offset, dim1, dim2: _diagonal_backward(
+                      grad, self_shape, offset, dim1, dim2))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _diagonal(input, offset, d1, d2)
+
+
+def _diag_embed_fwd(xp, self, offset, dim1, dim2):
+    n = self.shape[-1] + abs(offset)
+    nd = self.ndim + 1
+    shape = list(self.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        shape.insert(d, n)
+    z = xp.zeros(shape, dtype=self.dtype)
+    _diag_view_fwd(xp, z, offset, dim1, dim2)[...] = self
+    return z
+
+
+_diag_embed = defop("diag_embed", _diag_embed_fwd,
+                    self=lambda grad, offset, dim1, dim2: _diagonal(grad, offset, dim1, dim2))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    nd = input._data.ndim + 1
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _diag_embed(input, offset, d1, d2)
+
+
+# ------------------------------------------------------------------ copies: repeat, flip, roll
+
+def _repeat_fwd(xp, self, repeats):
+    lead = len(repeats) - self.ndim
+    return xp.tile(self.reshape((1,) * lead + self.shape), repeats)
+
+
+def _repeat_grad(grad, self_shape, repeats):
+    lead = len(repeats) - len(self_shape)
+    shape = (1,) * lead + tuple(self_shape)
+    inter = []
+    for r, s_ in zip(repeats, shape):
+        inter += [r, s_]
+    g = reshape(grad, tuple(inter))
+    from .reduction import sum as _sum
+    g = _sum(g, tuple(range(0, len(inter), 2)))
+    return reshape(g, self_shape)
+
+
+_repeat = defop("repeat", _repeat_fwd, self=_repeat_grad)
+
+
+def repeat(self, *sizes):
+    sizes = _shape_arg(sizes)
+    if len(sizes) < self._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return _repeat(self, sizes)
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    nd = input._data.ndim
+    if len(dims) < nd:
+        dims = (1,) * (nd - len(dims)) + dims
+    return _repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:  # torch.repeat_interleave(repeats)
+        from .._creation import arange
+        r = input
+        return _index_select_fwd_op(arange(r._data.shape[0]), 0, _np_repeat_index(r))
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    nd = input._data.ndim
+    dim = _wrap_dim(dim, nd)
+    n = input._data.shape[dim] if nd else 1
+    if isinstance(repeats, Tensor) and repeats._data.ndim > 0:
+        if repeats._data.shape[0] not in (1, n):
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats._data.shape[0]} and "
+                               f"input.size({dim}) = {n}")
+        if repeats._data.shape[0] == 1:
+            repeats = int(repeats._data[0])
+        else:
+            from .._creation import arange
+            idx = _np_repeat_index(repeats)
+            from . import indexing
+            return indexing.index_select(input, dim, _make(idx))
+    if isinstance(repeats, Tensor):
+        repeats = int(repeats.item())
+    if repeats < 0:
+        raise RuntimeError("repeats can not be negative")
+    shape = input._data.shape
+    x = unsqueeze(input, dim + 1)
+    x = contiguous(expand(x, shape[:dim + 1] + (repeats,) + shape[dim + 1:]))
+    return view(x, shape[:dim] + (n * repeats,) + shape[dim + 1:])
+
+
+def _np_repeat_index(repeats):
+    from .._backend import xp_of
+    r = repeats._data
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    xp = xp_of(r)
+    return xp.repeat(xp.arange(r.shape[0]), r)
+
+
+def _index_select_fwd_op(src, dim, idx):
+    return _make(src._data[idx])
+
+
+_flip = defop("flip", lambda xp, self, dims: xp.flip(self, dims).copy() if dims else self.copy(),
+              self=lambda grad, dims: _flip(grad, dims))
+
+
+def flip(input, *dims, **kwargs):
+    dims = _shape_arg(dims) if dims else _shape_arg((kwargs["dims"],))
+    nd = input._data.ndim
+    dims = _wrap_dims(dims, nd)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    return _flip(input, dims)
+
+
+def fliplr(input):
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _flip(input, (1,))
+
+
+def flipud(input):
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _flip(input, (0,))
+
+
+def _roll_fwd(xp, self, shifts, dims):
+    if dims is None:
+        return xp.roll(self.reshape(-1), shifts).reshape(self.shape)
+    return xp.roll(self, shifts, dims)
+
+
+def _neg_shifts(shifts):
+    return tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+
+
+_roll = defop("roll", _roll_fwd,
+              self=lambda grad, shifts, dims: _roll(grad, _neg_shifts(shifts), dims))
+
+
+def roll(input, shifts, dims=None):
+    if isinstance(shifts, (list, tuple)):
+        shifts = tuple(int(x) for x in shifts)
+    else:
+        shifts = int(shifts)
+    if dims is None:
+        if isinstance(shifts, tuple) and len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return _roll(input, shifts[0] if isinstance(shifts, tuple) else shifts, None)
+    nd = input._data.ndim
+    dims = _wrap_dims(dims, nd) if isinstance(dims, (list, tuple)) else (_wrap_dim(dims, nd),)
+    shifts = shifts if isinstance(shifts, tuple) else (shifts,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    return _roll(input, shifts, dims)
+
+
+_rot90 = defop("rot90", lambda xp, self, k, dims: xp.rot90(self, k, dims).copy(),
+               self=lambda grad, k, dims: _rot90(grad, -k, dims))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    nd = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = _wrap_dims(dims, nd)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return _rot90(input, k % 4, (d0, d1))
+
+
+# ------------------------------------------------------------------ joining and splitting
+
+_CAT_OPS = {}
+_STACK_OPS = {}
+
+
+def _variadic(n, name, fwd, formula_for, cache):
+    """A defop over n tensor inputs t0..t{n-1} (defop inputs are named, so one op per arity)."""
+    op = cache.get(n)
+    if op is None:
+        import inspect
+        P = inspect.Parameter
+        params = [P("xp", P.POSITIONAL_OR_KEYWORD)]
+        params += [P(f"t{i}", P.POSITIONAL_OR_KEYWORD) for i in range(n)]
+        params += [P("dim", P.POSITIONAL_OR_KEYWORD), P("sizes", P.POSITIONAL_OR_KEYWORD)]
+
+        def forward(xp, *args):
+            return fwd(xp, args[:n], args[n], args[n + 1])
+        forward.__signature__ = inspect.Signature(params)
+        op = cache[n] = defop(name, forward, promote="binary",
+                              **{f"t{i}": formula_for(i) for i in range(n)})
+    return op
+
+
+def _cat_formula(i):
+    def f(grad, dim, sizes):
+        if sizes[i] is None:  # a legacy 1-d empty input, skipped by the forward
+            return grad.new_zeros((0,))
+        start = builtins.sum(s_ for s_ in sizes[:i] if s_ is not None)
+        key = (slice(None),) * dim + (slice(start, start + sizes[i]),)
+        return _basic_views["Slice"](grad, key)
+    return f
+
+
+def _stack_formula(i):
+    def f(grad, dim, sizes):
+        return _basic_views["Select"](grad, (slice(None),) * dim + (i,))
+    return f
+
+
+def _cat_fwd(xp, arrays, dim, sizes):
+    return xp.concatenate([a for a, s_ in zip(arrays, sizes) if s_ is not None], axis=dim)
+
+
+def _stack_fwd(xp, arrays, dim, sizes):
+    return xp.stack(arrays, axis=dim)
+
+
+def _tensor_list(tensors, fname):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        "not Tensor")
+    return list(tensors)
+
+
+def cat(tensors, dim=0, *, out=None):
+    """torch.cat: tensors joined along an existing dim (CatBackward0)."""
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy: 1-d empty tensors are skipped
+    full = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    if not full:
+        full = tensors[:1]
+    ref = full[0]
+    nd = ref._data.ndim
+    if nd == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    dim = _wrap_dim(dim, nd)
+    for i, t_ in enumerate(tensors):
+        if t_._data.ndim == 1 and t_._data.shape[0] == 0 and len(full) != len(tensors):
+            continue
+        if t_._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+        if t_._data.ndim != nd:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {nd} and {t_._data.ndim}")
+        for d in range(nd):
+            if d != dim and t_._data.shape[d] != ref._data.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{ref._data.shape[d]} but got size {t_._data.shape[d]} for tensor number "
+                    f"{i} in the list.")
+    skip = len(full) != len(tensors)
+    sizes = tuple(None if skip and t_._data.ndim == 1 and t_._data.shape[0] == 0 else
+                  t_._data.shape[dim] for t_ in tensors)
+    return _variadic(len(tensors), "cat", _cat_fwd, _cat_formula, _CAT_OPS)(*tensors, dim, sizes)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    ref = tensors[0]._data.shape
+    for i, t_ in enumerate(tensors):
+        if t_._data.shape != ref:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got [{', '.join(map(str, ref))}]"
+                f" at entry 0 and [{', '.join(map(str, t_._data.shape))}] at entry {i}")
+    dim = _wrap_dim(dim, len(ref) + 1)
+    return _variadic(len(tensors), "stack", _stack_fwd, _stack_formula, _STACK_OPS)(
+        *tensors, dim, ())
+
+
+def atleast_1d(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(atleast_1d(t_) for t_ in tensors[0])
+    if len(tensors) > 1:
+        return tuple(atleast_1d(t_) for t_ in tensors)
+    x = tensors[0]
+    return reshape(x, (1,)) if x._data.ndim == 0 else x
+
+
+def atleast_2d(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(atleast_2d(t_) for t_ in tensors[0])
+    if len(tensors) > 1:
+        return tuple(atleast_2d(t_) for t_ in tensors)
+    x = tensors[0]
+    nd = x._data.ndim
+    if nd == 0:
+        return reshape(x, (1, 1))
+    return unsqueeze(x, 0) if nd == 1 else x
+
+
+def atleast_3d(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(atleast_3d(t_) for t_ in tensors[0])
+    if len(tensors) > 1:
+        return tuple(atleast_3d(t_) for t_ in tensors)
+    x = tensors[0]
+    nd = x._data.ndim
+    if nd == 0:
+        return reshape(x, (1, 1, 1))
+    if nd == 1:
+        return unsqueeze(unsqueeze(x, 0), -1)
+    return unsqueeze(x, -1) if nd == 2 else x
+
+
+def hstack(tensors):
+    ts = atleast_1d(list(tensors))
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat(atleast_2d(list(tensors)), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat(atleast_3d(list(tensors)), 2)
+
+
+def column_stack(tensors):
+    ts = [reshape(t_, (-1, 1)) if t_._data.ndim <= 1 else t_ for t_ in tensors]
+    return cat(ts, 1)
+
+
+_SPLIT_OPS = {}
+
+
+def _split_op(n, name, kind):
+    key = (n, name)
+    op = _SPLIT_OPS.get(key)
+    if op is None:
+        if kind == "split":
+            def fwd(xp, self, dim, sizes):
+                out, start = [], 0
+                for s_ in sizes:
+                    out.append(self[(slice(None),) * dim + (slice(start, start + s_),)])
+                    start += s_
+                return tuple(out)
+
+            def bwd(grad, dim, sizes):
+                return (cat(list(grad), dim),)
+        else:
+            def fwd(xp, self, dim, sizes):
+                return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.shape[dim]))
+
+            def bwd(grad, dim, sizes):
+                return (stack(list(grad), dim),)
+        op = _SPLIT_OPS[key] = defop(name, fwd, view=True, outputs=n, node_name=name + "Backward0",
+                                     backward=bwd, inputs=("self",))
+    return op
+
+
+def _mark_multi(results, self, name, steps):
+    """Each output of a multi-output view op re-derives itself from the base with its own step."""
+    prefix = self._view_fn or ()
+    for i, (r, step) in enumerate(zip(results, steps)):
+        r._view_fn = prefix + (step,)
+        r._multi_view = (name, i)
+    return results
+
+
+def _split_sizes(self, dim, sizes, name):
+    res = _split_op(len(sizes), name, "split")(self, dim, sizes)
+    steps, start = [], 0
+    for s_ in sizes:
+        steps.append((narrow, (dim, start, s_), {}))
+        start += s_
+    return _mark_multi(res, self, name, steps)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """torch.split: chunks of split_size, or of the given sizes (views of the input)."""
+    shape = tensor._data.shape
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim] if shape else 0
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = tuple(int(x) for x in split_size_or_sections)
+        if builtins.sum(sizes) != n or builtins.any(x < 0 for x in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {dim}), but got split_sizes=[{', '.join(map(str, sizes))}]")
+        return _split_sizes(tensor, dim, sizes, "SplitWithSizes")
+    size = int(split_size_or_sections)
+    if size < 0 or (size == 0 and n != 0):
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}" if size == 0 else
+                           f"split expects split_size be non-negative, but got split_size={size}")
+    if n == 0:
+        sizes = (0,)
+    else:
+        sizes = (size,) * (n // size) + ((n % size,) if n % size else ())
+    return _split_sizes(tensor, dim, sizes, "Split")
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: %d" % chunks)
+    shape = input._data.shape
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim]
+    size = -(-n // chunks) if n else 0
+    if n == 0:
+        return split(input, 0, dim) if chunks == 1 else _split_sizes(
+            input, dim, (0,) * chunks, "Split")
+    return split(input, size, dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """torch.tensor_split: separate slices (each a SliceBackward0 view)."""
+    shape = input._data.shape
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = ios.tolist()
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, ios)
+        bounds, start = [], 0
+        for i in range(ios):
+            size = q + (1 if i < r else 0)
+            bounds.append((start, start + size))
+            start += size
+    else:
+        idx = [0] + [builtins.min(builtins.max(int(i) if i >= 0 else int(i) + n, 0), n)
+                     for i in ios] + [n]
+        bounds = [(idx[i], builtins.max(idx[i], idx[i + 1])) for i in range(len(idx) - 1)]
+    return tuple(_basic_views["Slice"](input, (slice(None),) * dim + (slice(a, b),))
+                 for a, b in bounds)
+
+
+def unbind(input, dim=0):
+    shape = input._data.shape
+    dim = _wrap_dim(dim, len(shape))
+    n = shape[dim]
+    res = _split_op(n, "Unbind", "unbind")(input, dim, ())
+    return _mark_multi(res, input, "Unbind", [(select, (dim, i), {}) for i in range(n)])
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t_ in tensors:
+        if t_._data.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t_}")
+    ts = [reshape(t_, (-1,)) for t_ in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t_._data.shape[0] for t_ in ts)
+    k = len(ts)
+    out = []
+    for i, t_ in enumerate(ts):
+        v = view(t_, tuple(-1 if j == i else 1 for j in range(k)))
+        out.append(expand(v, shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)

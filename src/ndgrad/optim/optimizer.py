@@ -58,6 +58,7 @@ def _no_grad_step(step):
     def wrapper(self, *args, **kwargs):
         for hook in list(self._step_pre_hooks.values()):
             hook(self, args, kwargs)
+        self._opt_called = True     # read by lr_scheduler's step-order warning
         with grad_mode.no_grad():
             out = step(self, *args, **kwargs)
         for hook in list(self._step_post_hooks.values()):
@@ -196,7 +197,7 @@ class Optimizer:
                 if g is None:
                     continue
                 if set_to_none:
-                    p._grad = None
+                    p.grad = None  # the setter records where (autograd.explain)
                 else:
                     if g.grad_fn is not None:
                         p._grad = g.detach()

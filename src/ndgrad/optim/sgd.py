@@ -1,5 +1,5 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (torch.optim.SGD)."""
-from .optimizer import Optimizer, required, _zeros_like
+from .optimizer import Optimizer, required
 from .._tensor import _make
 
 __all__ = ["SGD"]

@@ -2,7 +2,9 @@
 from collections import OrderedDict, namedtuple
 import itertools
 
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _make
+from ...autograd.function import Function
+from ...autograd import grad_mode
 from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, Buffer
@@ -36,6 +38,18 @@ class RemovableHandle:
 
     def __exit__(self, *args):
         self.remove()
+
+
+class _BackwardHookFunction(Function):
+    """Identity on tensors; its graph node is where module backward hooks attach."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        return tuple(_make(a._data) for a in args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
 
 
 def _addindent(s_, num_spaces):
@@ -72,6 +86,8 @@ class Module:
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
 
@@ -84,7 +100,8 @@ class Module:
     # ---------------------------------------------------------------- call and hooks
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not (d["_forward_hooks"] or d["_forward_pre_hooks"]):
+        if not (d["_forward_hooks"] or d["_forward_pre_hooks"] or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
             if self.forward is None:
                 self._forward_unimplemented()
             return self.forward(*args, **kwargs)
@@ -97,6 +114,11 @@ class Module:
                 r = hook(self, args)
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
+        bw = None
+        if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and \
+                grad_mode.is_grad_enabled():
+            bw = {}
+            args = self._setup_input_backward_hooks(args, bw)
         result = self.forward(*args, **kwargs)
         for hid, hook in list(d["_forward_hooks"].items()):
             if hid in d["_forward_hooks_with_kwargs"]:
@@ -105,9 +127,89 @@ class Module:
                 r = hook(self, args, result)
             if r is not None:
                 result = r
+        if bw is not None:
+            result = self._setup_output_backward_hooks(result, bw)
         return result
 
     _call_impl = __call__
+
+    def _setup_input_backward_hooks(self, args, bw):
+        """Route the input tensors through an identity node whose post-hook sees grad_input."""
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        req = [i for i in pos if args[i].requires_grad]
+        bw["n_inputs"] = len(pos)
+        if not req:
+            return args
+        wrapped = _BackwardHookFunction.apply(*[args[i] for i in req])
+        if not isinstance(wrapped, tuple):
+            wrapped = (wrapped,)
+        args = list(args)
+        for i, w in zip(req, wrapped):
+            args[i] = w
+        bw["has_input_node"] = True
+
+        def on_input(grad_inputs, grad_outputs):
+            full = [None] * len(pos)
+            for i, g in zip(req, grad_inputs):
+                full[pos.index(i)] = g
+            full = tuple(full)
+            for hook in list(self._backward_hooks.values()):
+                r = hook(self, full, bw.get("grad_output", ()))
+                if r is not None:
+                    full = tuple(r)
+            return tuple(full[pos.index(i)] for i in req)
+
+        wrapped[0].grad_fn.register_hook(on_input)
+        return tuple(args)
+
+    def _setup_output_backward_hooks(self, result, bw):
+        """Route the outputs through an identity node whose pre-hook sees grad_output."""
+        single = isinstance(result, Tensor)
+        outs = (result,) if single else result
+        if not isinstance(outs, tuple):
+            return result
+        req = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not req:
+            return result
+        wrapped = _BackwardHookFunction.apply(*[outs[i] for i in req])
+        if not isinstance(wrapped, tuple):
+            wrapped = (wrapped,)
+
+        def on_output(grad_outputs):
+            go = tuple(grad_outputs)
+            for hook in list(self._backward_pre_hooks.values()):
+                r = hook(self, go)
+                if r is not None:
+                    go = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+            bw["grad_output"] = go
+            if not bw.get("has_input_node"):
+                for hook in list(self._backward_hooks.values()):
+                    hook(self, (None,) * bw["n_inputs"], go)
+            return go
+
+        wrapped[0].grad_fn.register_prehook(on_output)
+        outs = list(outs)
+        for i, w in zip(req, wrapped):
+            outs[i] = w
+        return outs[0] if single else tuple(outs)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or a replacement grad_input."""
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or a replacement grad_output."""
+        h = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    register_backward_hook = register_full_backward_hook
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         h = RemovableHandle(self._forward_pre_hooks)
@@ -363,7 +465,7 @@ class Module:
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
-                    p._grad = None
+                    p.grad = None  # the setter records where (autograd.explain)
                 else:
                     g = p._grad
                     if g.grad_fn is not None:

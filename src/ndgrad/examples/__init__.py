@@ -1,0 +1,1 @@
+"""Runnable examples: `python -m ndgrad.examples.digits` (needs the `examples` extra)."""

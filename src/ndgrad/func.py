@@ -1,0 +1,586 @@
+"""torch.func-style composable transforms: grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
+hessian, vmap, functional_call.
+
+    >>> import ndgrad as torch
+    >>> from ndgrad.func import grad, vmap
+    >>> grad(lambda x: (x ** 3).sum())(torch.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    >>> vmap(torch.dot)(torch.ones(4, 3), torch.ones(4, 3))
+    tensor([3., 3., 3., 3.])
+
+How they compose: reverse-mode transforms differentiate a fresh alias of each input and keep the
+graph (create_graph) whenever an outer transform may differentiate the result again, so
+`grad(grad(f))`, `jacrev(jacrev(f))` work. Forward-mode transforms (`jvp`, `jacfwd`) use dual
+tensors (autograd/forward_ad.py); inputs' tangents survive the aliasing, so forward-over-reverse
+(`jacfwd(jacrev(f))`, the default `hessian`) works. `vmap` maps the function over the batch
+dimension sample by sample and stacks the results (correct for any function, including ones
+whose ops mix samples); it nests and is differentiable.
+"""
+import functools
+
+from . import _creation
+from ._tensor import Tensor
+from .autograd import grad_mode, forward_ad as fwAD
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call"]
+
+
+# ---------------------------------------------------------------- tiny pytrees
+
+def _flatten(tree):
+    """Leaves (in order) and a spec to rebuild `tree` from new leaves: tuples, lists, dicts."""
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for t in tree:
+            ls, s = _flatten(t)
+            leaves += ls
+            specs.append((len(ls), s))
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for k, t in tree.items():
+            ls, s = _flatten(t)
+            leaves += ls
+            specs.append((k, len(ls), s))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves, spec):
+    if spec is None:
+        return leaves[0]
+    kind, specs = spec
+    if kind is dict:
+        out, i = {}, 0
+        for k, n, s in specs:
+            out[k] = _unflatten(leaves[i:i + n], s)
+            i += n
+        return out
+    out, i = [], 0
+    for n, s in specs:
+        out.append(_unflatten(leaves[i:i + n], s))
+        i += n
+    return kind(out) if kind in (tuple, list) else kind(*out)
+
+
+# ---------------------------------------------------------------- aliasing inputs
+
+def _copy_tangents(src, dst):
+    fw = src.__dict__.get("_fw_grads")
+    if fw:
+        for lid, t in fw.items():
+            fwAD._set_tangent(dst, lid, t)
+    return dst
+
+
+def _alias_input(x):
+    """A tensor with x's value (and tangents) that requires grad, for differentiating."""
+    if not isinstance(x, Tensor):
+        return x
+    if x.requires_grad and grad_mode.is_grad_enabled():
+        return x.view_as(x)
+    return _copy_tangents(x, x.detach().requires_grad_(True))
+
+
+def _release(t, keep_graph):
+    if not isinstance(t, Tensor) or keep_graph:
+        return t
+    return _copy_tangents(t, t.detach())
+
+
+def _keep_graph(leaves):
+    return grad_mode.is_grad_enabled() and any(
+        isinstance(t, Tensor) and t.requires_grad for t in leaves)
+
+
+def _check_argnums(argnums, n):
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
+    return tuple(a % n for a in nums)
+
+
+def _diff_args(args, argnums):
+    """Alias the differentiated arguments; return new args and their flattened leaves."""
+    nums = _check_argnums(argnums, len(args))
+    args = list(args)
+    diff_leaves, specs = [], []
+    for a in nums:
+        leaves, spec = _flatten(args[a])
+        leaves = [_alias_input(t) for t in leaves]
+        args[a] = _unflatten(leaves, spec)
+        diff_leaves.append(leaves)
+        specs.append(spec)
+    return args, nums, diff_leaves, specs
+
+
+# ---------------------------------------------------------------- grad
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """grad_and_value(f)(*args) -> (gradient of f w.r.t. args[argnums], f(*args))."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from .autograd import grad as autograd_grad
+        originals = [t for a in _check_argnums(argnums, len(args)) for t in _flatten(args[a])[0]]
+        keep = _keep_graph(originals)
+        create = keep or bool(fwAD._state.levels)
+        with grad_mode.enable_grad():
+            new_args, nums, diff_leaves, specs = _diff_args(args, argnums)
+            out = func(*new_args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        "grad_and_value(f)(*args): output of function f should be a tuple: "
+                        "(output, aux) if has_aux is True")
+                out, aux = out
+            if not isinstance(out, Tensor):
+                raise RuntimeError(
+                    f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                    f"{type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError(
+                    f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                    f"tensor with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                    f"APIs instead?")
+            flat = [t for leaves in diff_leaves for t in leaves]
+            if out.requires_grad:
+                gs = autograd_grad(out, flat, create_graph=create, allow_unused=True)
+            else:
+                gs = (None,) * len(flat)
+        gs = [_creation.zeros_like(x) if g is None else _release(g, keep)
+              for g, x in zip(gs, flat)]
+        result, i = [], 0
+        for leaves, spec in zip(diff_leaves, specs):
+            result.append(_unflatten(gs[i:i + len(leaves)], spec))
+            i += len(leaves)
+        g = tuple(result) if isinstance(argnums, tuple) else result[0]
+        value = _release(out, keep)
+        if has_aux:
+            return g, (value, _release_tree(aux, keep))
+        return g, value
+
+    return wrapper
+
+
+def _release_tree(tree, keep):
+    leaves, spec = _flatten(tree)
+    return _unflatten([_release(t, keep) for t in leaves], spec)
+
+
+def grad(func, argnums=0, has_aux=False):
+    """grad(f)(*args): the gradient of the scalar f with respect to args[argnums]."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- vjp / jvp
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) -> tuple of one gradient per primal."""
+    from .autograd import grad as autograd_grad
+    keep = _keep_graph(_flatten(primals)[0])
+    with grad_mode.enable_grad():
+        leaves, spec = _flatten(primals)
+        leaves = [_alias_input(t) for t in leaves]
+        new = _unflatten(leaves, spec)
+        out = func(*new)
+        aux = None
+        if has_aux:
+            out, aux = out
+    out_leaves, out_spec = _flatten(out)
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        ct_leaves, ct_spec = _flatten(cotangents)
+        if len(ct_leaves) != len(out_leaves):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
+                               "structure of outputs to the function")
+        create = (keep or bool(fwAD._state.levels) or any(
+            isinstance(c, Tensor) and c.requires_grad for c in ct_leaves)) \
+            if create_graph is None else create_graph
+        pairs = [(o, c) for o, c in zip(out_leaves, ct_leaves) if o.requires_grad]
+        with grad_mode.enable_grad():
+            if pairs:
+                gs = autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
+                                   retain_graph=retain_graph, create_graph=create,
+                                   allow_unused=True)
+            else:
+                gs = (None,) * len(leaves)
+        keep_v = keep or any(isinstance(c, Tensor) and c.requires_grad for c in ct_leaves)
+        gs = [_creation.zeros_like(x) if g is None else _release(g, keep_v)
+              for g, x in zip(gs, leaves)]
+        return tuple(_unflatten(gs, spec))
+
+    out_r = _unflatten([_release(t, keep) for t in out_leaves], out_spec)
+    if has_aux:
+        return out_r, vjp_fn, _release_tree(aux, keep)
+    return out_r, vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), J @ tangents) by forward-mode AD."""
+    if not isinstance(primals, (tuple, list)):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid "
+            "to call f(*primals).")
+    p_leaves, p_spec = _flatten(tuple(primals))
+    t_leaves, _ = _flatten(tuple(tangents))
+    if len(p_leaves) != len(t_leaves):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
+            f"Got primals with structure {p_spec} and tangents with structure {_flatten(tuple(tangents))[1]}")
+    for p, t in zip(p_leaves, t_leaves):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(
+                "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                f"shape. Got primal of shape {tuple(p.shape)} and tangent of shape "
+                f"{tuple(t.shape)}")
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        out = func(*_unflatten(duals, p_spec))
+        aux = None
+        if has_aux:
+            out, aux = out
+        o_leaves, o_spec = _flatten(out)
+        prim, tan = [], []
+        for o in o_leaves:
+            p, t = fwAD.unpack_dual(o)
+            prim.append(p)
+            tan.append(_creation.zeros_like(p) if t is None else t)
+        if has_aux:
+            aux_leaves, aux_spec = _flatten(aux)
+            aux = _unflatten([fwAD.unpack_dual(a).primal if isinstance(a, Tensor) else a
+                              for a in aux_leaves], aux_spec)
+    res = (_unflatten(prim, o_spec), _unflatten(tan, o_spec))
+    return res + (aux,) if has_aux else res
+
+
+# ---------------------------------------------------------------- Jacobians
+
+def _stack(ts):
+    from .ops import stack
+    return stack(list(ts), 0)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """jacrev(f)(*args): the Jacobian of f w.r.t. args[argnums] by reverse mode
+    (shape output.shape + input.shape)."""
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        from .autograd import grad as autograd_grad
+        originals = [t for a in _check_argnums(argnums, len(args)) for t in _flatten(args[a])[0]]
+        keep = _keep_graph(originals)
+        create = keep or bool(fwAD._state.levels)
+        with grad_mode.enable_grad():
+            new_args, nums, diff_leaves, specs = _diff_args(args, argnums)
+            out = func(*new_args)
+            aux = None
+            if has_aux:
+                out, aux = out
+            o_leaves, o_spec = _flatten(out)
+            flat_in = [t for leaves in diff_leaves for t in leaves]
+            per_out = []
+            for o in o_leaves:
+                rows = []  # one list per input of per-output-element gradients
+                flat_o = o.reshape(-1)
+                for k in range(o.numel()):
+                    if o.requires_grad:
+                        gs = autograd_grad(flat_o[k], flat_in, retain_graph=True,
+                                           create_graph=create, allow_unused=True)
+                    else:
+                        gs = (None,) * len(flat_in)
+                    rows.append([_creation.zeros_like(x) if g is None else g
+                                 for g, x in zip(gs, flat_in)])
+                jacs = []
+                for j, x in enumerate(flat_in):
+                    if o.numel() == 0:
+                        jacs.append(_creation.zeros(tuple(o.shape) + tuple(x.shape),
+                                                    dtype=x.dtype))
+                    else:
+                        jacs.append(_release(_stack([r[j] for r in rows]).reshape(
+                            tuple(o.shape) + tuple(x.shape)), keep))
+                res, i = [], 0
+                for leaves, spec in zip(diff_leaves, specs):
+                    res.append(_unflatten(jacs[i:i + len(leaves)], spec))
+                    i += len(leaves)
+                per_out.append(tuple(res) if isinstance(argnums, tuple) else res[0])
+        jac = _unflatten(per_out, o_spec)
+        if has_aux:
+            return jac, _release_tree(aux, keep)
+        return jac
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """jacfwd(f)(*args): the Jacobian of f w.r.t. args[argnums] by forward mode
+    (shape output.shape + input.shape)."""
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        nums = _check_argnums(argnums, len(args))
+        args = list(args)
+        diff = []
+        for a in nums:
+            leaves, spec = _flatten(args[a])
+            diff.append((a, leaves, spec))
+        flat_in = [t for _, leaves, _ in diff for t in leaves]
+        keep = _keep_graph(flat_in)
+        columns = None
+        o_spec = aux = None
+        outs_primal = None
+        for j, x in enumerate(flat_in):
+            for e in range(x.numel()):
+                with fwAD.dual_level():
+                    new_args = list(args)
+                    idx = 0
+                    for a, leaves, spec in diff:
+                        duals = []
+                        for leaf in leaves:
+                            t = _creation.zeros(tuple(leaf.shape), dtype=leaf.dtype)
+                            if idx == j:
+                                t._data.reshape(-1)[e] = 1
+                            duals.append(fwAD.make_dual(leaf, t))
+                            idx += 1
+                        new_args[a] = _unflatten(duals, spec)
+                    out = func(*new_args)
+                    if has_aux:
+                        out, aux_d = out
+                        if aux is None:
+                            al, asp = _flatten(aux_d)
+                            aux = _unflatten([fwAD.unpack_dual(t).primal
+                                              if isinstance(t, Tensor) else t for t in al], asp)
+                    o_leaves, o_spec = _flatten(out)
+                    unpacked = [fwAD.unpack_dual(o) for o in o_leaves]
+                    if columns is None:
+                        outs_primal = [u.primal for u in unpacked]
+                        columns = [[] for _ in o_leaves]
+                    for i, u in enumerate(unpacked):
+                        columns[i].append(u.tangent if u.tangent is not None
+                                          else _creation.zeros_like(u.primal))
+        if columns is None:  # no input elements at all
+            out = func(*args)
+            o_leaves, o_spec = _flatten(out[0] if has_aux else out)
+            outs_primal = o_leaves
+            columns = [[] for _ in o_leaves]
+        per_out = []
+        for i, o in enumerate(outs_primal):
+            jacs, start = [], 0
+            for x in flat_in:
+                n = x.numel()
+                cols = columns[i][start:start + n]
+                start += n
+                if n == 0:
+                    jacs.append(_creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype))
+                    continue
+                st = _stack(cols)
+                perm = tuple(range(1, st.dim())) + (0,)
+                jacs.append(_release(st.permute(perm).reshape(tuple(o.shape) + tuple(x.shape)),
+                                     keep))
+            res, k = [], 0
+            for _, leaves, spec in diff:
+                res.append(_unflatten(jacs[k:k + len(leaves)], spec))
+                k += len(leaves)
+            per_out.append(tuple(res) if isinstance(argnums, tuple) else res[0])
+        jac = _unflatten(per_out, o_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """hessian(f)(*args) = jacfwd(jacrev(f)): forward-over-reverse."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------- vmap
+
+def _fn_name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """vmap(f)(*args): f mapped over dimension `in_dims` of its inputs, results stacked along
+    `out_dims`. Runs f once per sample (so any f is mapped correctly) and stacks."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        name = _fn_name(func)
+        prefix = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if not isinstance(in_dims, (int, tuple)):
+            raise ValueError(f"{prefix}: expected `in_dims` to be int or a (potentially nested) "
+                             f"tuple matching the structure of inputs, got: {type(in_dims)}.")
+        if len(args) == 0:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
+                             "inputs, or you are trying to vmap over a function with no inputs. "
+                             "The latter is unsupported.")
+        leaves, spec = _flatten(tuple(args))
+        if isinstance(in_dims, int):
+            dims = [in_dims] * len(leaves)
+        else:
+            if len(in_dims) != len(args):
+                raise ValueError(
+                    f"{prefix}: in_dims is not compatible with the structure of `inputs`. in_dims "
+                    f"has {len(in_dims)} entries but inputs has {len(args)}.")
+            dims = []
+            for d, a in zip(in_dims, args):
+                n = len(_flatten(a)[0])
+                if isinstance(d, tuple):
+                    sub = _flatten(d)[0]
+                    if len(sub) != n:
+                        raise ValueError(f"{prefix}: in_dims is not compatible with the "
+                                         "structure of `inputs`.")
+                    dims += sub
+                else:
+                    dims += [d] * n
+        sizes = []
+        for leaf, d in zip(leaves, dims):
+            if d is None:
+                continue
+            if not isinstance(d, int):
+                raise ValueError(f"{prefix}: in_dims must be int or None, got {type(d)}")
+            if not isinstance(leaf, Tensor):
+                raise ValueError(
+                    f"{prefix}: Got in_dim={d} for an input but the input is of type "
+                    f"{type(leaf)}. We cannot vmap over non-Tensor arguments, please use None "
+                    "as the respective in_dim")
+            nd = leaf.dim()
+            if not -max(nd, 1) <= d < max(nd, 1) or nd == 0:
+                raise ValueError(
+                    f"{prefix}: Got in_dim={d} for some input, but that input is a Tensor of "
+                    f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= in_dim < {nd}.")
+            sizes.append(leaf.shape[d])
+        if not sizes:
+            raise ValueError(f"{prefix}: at least one input must be a Tensor mapped over a "
+                             "dimension (in_dims not None).")
+        if len(set(sizes)) != 1:
+            raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+        B = sizes[0]
+        results = []
+        for b in range(B):
+            sample = []
+            for leaf, d in zip(leaves, dims):
+                if d is None:
+                    sample.append(leaf)
+                else:
+                    d = d % leaf.dim()
+                    sample.append(leaf[(slice(None),) * d + (b,)])
+            results.append(func(*_unflatten(sample, spec), **kwargs))
+        o0, o_spec = _flatten(results[0])
+        per_sample = [_flatten(r)[0] for r in results]
+        od = [out_dims] * len(o0) if isinstance(out_dims, int) or out_dims is None \
+            else _flatten(out_dims)[0]
+        if len(od) != len(o0):
+            raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure "
+                             "of `outputs`.")
+        outs = []
+        for k in range(len(o0)):
+            col = [s[k] for s in per_sample]
+            if not isinstance(col[0], Tensor):
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                    f"{type(col[0])}. Did you mean to set out_dims= to None for output?")
+            d = od[k]
+            if d is None:
+                outs.append(col[0])
+                continue
+            st = _stack(col)
+            nd = st.dim()
+            d = d % nd
+            if d:
+                st = st.permute(tuple(range(1, d + 1)) + (0,) + tuple(range(d + 1, nd)))
+            outs.append(st)
+        return _unflatten(outs, o_spec)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- functional_call
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call `module(*args, **kwargs)` with its parameters and buffers replaced by name."""
+    if isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        merged = {}
+        for d in parameter_and_buffer_dicts:
+            dup = set(merged) & set(d)
+            if dup:
+                raise ValueError(f"{sorted(dup)} appeared in multiple dictionaries; behavior of "
+                                 "functional call is ambiguous")
+            merged.update(d)
+    else:
+        merged = dict(parameter_and_buffer_dicts)
+    if strict:
+        known = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+        missing = sorted(known - set(merged))
+        unexpected = sorted(set(merged) - known)
+        if missing or unexpected:
+            parts = []
+            if unexpected:
+                parts.append("Unexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected))
+            if missing:
+                parts.append("Missing key(s): " + ", ".join(f"'{k}'" for k in missing))
+            raise RuntimeError("Error(s) in reparametrizing for " + type(module).__name__ +
+                               ":\n\t" + ".\n\t".join(parts) + ".")
+    if tie_weights:
+        # a replaced parameter also replaces every other name bound to the same tensor
+        by_id = {}
+        for n, p in module.named_parameters(remove_duplicate=False):
+            by_id.setdefault(id(p), []).append(n)
+        for names in by_id.values():
+            given = [n for n in names if n in merged]
+            if given:
+                for n in names:
+                    merged.setdefault(n, merged[given[0]])
+    saved = []
+    try:
+        for name, value in merged.items():
+            owner, attr = _owner(module, name)
+            saved.append((owner, attr, _swap(owner, attr, value)))
+        if args is None:
+            args = ()
+        elif not isinstance(args, tuple):
+            args = (args,)
+        return module(*args, **(kwargs or {}))
+    finally:
+        for owner, attr, old in reversed(saved):
+            _swap(owner, attr, old)
+
+
+def _owner(module, name):
+    *path, attr = name.split(".")
+    for p in path:
+        module = getattr(module, p)
+    return module, attr
+
+
+def _swap(owner, attr, value):
+    d = owner.__dict__
+    for store in ("_parameters", "_buffers"):
+        table = d.get(store)
+        if table is not None and attr in table:
+            old = table[attr]
+            table[attr] = value
+            return old
+    old = getattr(owner, attr, None)
+    object.__setattr__(owner, attr, value)
+    return old

@@ -1,0 +1,34 @@
+"""torch.linalg: the linear-algebra namespace (the ops live in ndgrad/ops/linalg.py)."""
+from .ops.linalg import (inv, det, slogdet, solve, cholesky, qr, svd, svdvals, eigh, eigvalsh,
+                         matrix_norm, matmul, vdot, LinAlgError)
+from .ops.linalg import linalg_cross as cross
+
+__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
+           "eigvalsh", "matrix_norm", "matmul", "vdot", "cross", "LinAlgError"]
+
+# ---------------------------------------------------------------- vector norms (issue 3 A)
+from .ops.reduction import vector_norm  # noqa: E402
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """torch.linalg.norm: a vector norm over `dim` (int or 1-tuple, or everything when ord and
+    dim are None), or a matrix norm over a 2-tuple `dim` (or a 2-d input with `ord`)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None and ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if dim is None:
+        if A.dim() not in (1, 2):
+            raise RuntimeError(
+                f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                f"Got {A.dim()}D.")
+        dim = tuple(range(A.dim()))
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
+                       f"{list(dim)}")
+
+
+__all__ += ["vector_norm", "norm"]

@@ -1,0 +1,26 @@
+"""The layer classes of ndgrad.nn (torch.nn.modules)."""
+from .module import Module
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .linear import Identity, Linear, Bilinear
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .pooling import (MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d,
+                      AdaptiveAvgPool2d, AdaptiveMaxPool2d, LPPool2d)
+from .activation import (ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Tanh, Sigmoid,
+                         Softplus, Softsign, Tanhshrink, Hardtanh, Hardsigmoid, Hardswish,
+                         LogSigmoid, Softmax, LogSoftmax, Softmin, Threshold, GLU, PReLU)
+from .flatten import Flatten, Unflatten
+from .dropout import Dropout, Dropout1d, Dropout2d, AlphaDropout
+from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
+                   BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
+                   MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss)
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, InstanceNorm1d,
+                            InstanceNorm2d, RMSNorm)
+from .sparse import Embedding
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
+                          TransformerDecoderLayer, TransformerDecoder, Transformer)
+from .padding import (ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d, ReflectionPad1d,
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, CircularPad1d,
+                      CircularPad2d)
+from .upsampling import (Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle,
+                         CosineSimilarity, PairwiseDistance, Softmax2d)

@@ -1,0 +1,279 @@
+"""RNN, LSTM, GRU (multi-layer, bidirectional, batch_first) and their cells.
+
+The input projection of every time step is one matmul per layer and direction; only the
+recurrent part loops over time. Parameter names and gate order follow PyTorch (LSTM: i, f, g, o;
+GRU: r, z, n), so state dicts load across.
+"""
+import math
+import warnings
+
+from .module import Module
+from ..parameter import Parameter
+from .. import functional as F, init
+from ..._creation import empty, zeros
+from ...ops.shape import stack, cat
+from ...ops import tanh, sigmoid, relu
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+class RNNBase(Module):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if not (isinstance(dropout, (int, float)) and 0 <= dropout <= 1) or \
+                isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={num_layers}", stacklevel=2)
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: "
+                            f"{type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size:
+            raise NotImplementedError("proj_size is not supported in ndgrad")
+        gate_size = _GATES[mode] * hidden_size
+        num_directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else hidden_size * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                names = [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
+                shapes = [(gate_size, layer_input), (gate_size, hidden_size)]
+                if bias:
+                    names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
+                    shapes += [(gate_size,), (gate_size,)]
+                for n, s in zip(names, shapes):
+                    setattr(self, n, Parameter(empty(s, dtype=dtype)))
+                self._flat_weights_names.extend(names)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, n) for n in self._flat_weights_names[i:i + (4 if self.bias else 2)]]
+                for i in range(0, len(self._flat_weights_names), 4 if self.bias else 2)]
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    def _cell(self, gi, h, c, w_hh, b_hh):
+        """One time step: gi is the precomputed input projection."""
+        gh = h.matmul(w_hh.t())
+        if b_hh is not None:
+            gh = gh + b_hh
+        H = self.hidden_size
+        if self.mode == "LSTM":
+            g = gi + gh
+            i, f = sigmoid(g[..., :H]), sigmoid(g[..., H:2 * H])
+            gg, o = tanh(g[..., 2 * H:3 * H]), sigmoid(g[..., 3 * H:])
+            c = f * c + i * gg
+            return o * tanh(c), c
+        if self.mode == "GRU":
+            r = sigmoid(gi[..., :H] + gh[..., :H])
+            z = sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
+            n = tanh(gi[..., 2 * H:] + r * gh[..., 2 * H:])
+            return (1 - z) * n + z * h, None
+        act = tanh if self.mode == "RNN_TANH" else relu
+        return act(gi + gh), None
+
+    def forward(self, input, hx=None):
+        name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
+                             "instead")
+        unbatched = input.ndim == 2
+        if unbatched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+        L, N = input.shape[0], input.shape[1]
+        D = 2 if self.bidirectional else 1
+        is_lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype)
+            c0 = h0 if is_lstm else None
+        else:
+            h0, c0 = hx if is_lstm else (hx, None)
+            if unbatched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+            expected = (self.num_layers * D, N, self.hidden_size)
+            if tuple(h0.shape) != expected:
+                raise RuntimeError(f"Expected hidden size {expected}, got {list(h0.shape)}")
+        layer_in = input
+        h_n, c_n = [], []
+        per = 4 if self.bias else 2
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(D):
+                k = (layer * D + d) * per
+                names = self._flat_weights_names[k:k + per]
+                w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+                b_ih = getattr(self, names[2]) if self.bias else None
+                b_hh = getattr(self, names[3]) if self.bias else None
+                gi_all = F.linear(layer_in, w_ih, b_ih)
+                h = h0[layer * D + d]
+                c = c0[layer * D + d] if is_lstm else None
+                steps = range(L - 1, -1, -1) if d == 1 else range(L)
+                seq = [None] * L
+                for t in steps:
+                    h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+                    seq[t] = h
+                outs.append(stack(seq, 0))
+                h_n.append(h)
+                c_n.append(c)
+            layer_in = outs[0] if D == 1 else cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = F.dropout(layer_in, self.dropout, True)
+        output = layer_in
+        h_n = stack(h_n, 0)
+        c_n = stack(c_n, 0) if is_lstm else None
+        if unbatched:
+            output = output.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if is_lstm else None
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return (output, (h_n, c_n)) if is_lstm else (output, h_n)
+
+
+class RNN(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.__dict__["nonlinearity"] = nonlinearity
+        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
+
+
+class _CellBase(Module):
+    _mode = None
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.nonlinearity = nonlinearity
+        g = _GATES[self._mode] * hidden_size
+        self.weight_ih = Parameter(empty((g, input_size), dtype=dtype))
+        self.weight_hh = Parameter(empty((g, hidden_size), dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(g, dtype=dtype))
+            self.bias_hh = Parameter(empty(g, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def forward(self, input, hx=None):
+        unb = input.ndim == 1
+        if unb:
+            input = input.unsqueeze(0)
+        N = input.shape[0]
+        mode = self._mode
+        if mode == "RNN_TANH" and self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        if hx is None:
+            z = zeros((N, self.hidden_size), dtype=input.dtype)
+            hx = (z, z) if mode == "LSTM" else z
+        elif unb:
+            hx = tuple(h.unsqueeze(0) for h in hx) if mode == "LSTM" else hx.unsqueeze(0)
+        h, c = (hx if mode == "LSTM" else (hx, None))
+        gi = F.linear(input, self.weight_ih, self.bias_ih)
+        cell = RNNBase.__new__(RNNBase)
+        cell.__dict__.update(mode=mode, hidden_size=self.hidden_size)
+        h, c = RNNBase._cell(cell, gi, h, c, self.weight_hh, self.bias_hh)
+        if unb:
+            h = h.squeeze(0)
+            c = c.squeeze(0) if c is not None else None
+        return (h, c) if mode == "LSTM" else h
+
+
+class RNNCell(_CellBase):
+    _mode = "RNN_TANH"
+
+
+class LSTMCell(_CellBase):
+    _mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, "tanh", device, dtype)
+
+
+class GRUCell(_CellBase):
+    _mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, "tanh", device, dtype)

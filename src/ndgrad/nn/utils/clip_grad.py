@@ -1,0 +1,68 @@
+"""clip_grad_norm_ and clip_grad_value_."""
+import math
+
+import numpy as _np
+
+from ..._tensor import Tensor, _make
+from ...autograd.grad_mode import no_grad
+
+
+def _grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p for p in parameters if p.grad is not None]
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    norm_type = float(norm_type)
+    if len(tensors) == 0:
+        return _make(_np.asarray(0.0, dtype=_np.float32))
+    arrays = [t._data for t in tensors]
+    if norm_type == math.inf:
+        total = max(float(_np.abs(a).max()) if a.size else 0.0 for a in arrays)
+    elif norm_type == -math.inf:
+        total = min(float(_np.abs(a).min()) for a in arrays)
+    else:
+        norms = [_np.sum(_np.abs(a.astype(_np.float64)) ** norm_type) ** (1 / norm_type)
+                 for a in arrays]
+        total = float(_np.sum(_np.asarray(norms) ** norm_type) ** (1 / norm_type))
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
+            "by the non-finite norm anyway, set `error_if_nonfinite=False`")
+    return _make(_np.asarray(total, dtype=tensors[0].dtype.np))
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                    foreach=None):
+    """Scale all gradients together so their total norm is at most max_norm; returns the norm."""
+    grads = [p.grad for p in _grads(parameters)]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    if not grads:
+        return total
+    coef = float(max_norm) / (float(total) + 1e-6)
+    if coef < 1:
+        with no_grad():
+            for g in grads:
+                _np.multiply(g._data, coef, out=g._data, casting="unsafe")
+                g._vc[0] += 1
+    return total
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element into [-clip_value, clip_value] in place."""
+    clip_value = float(clip_value)
+    for p in _grads(parameters):
+        g = p.grad
+        _np.clip(g._data, -clip_value, clip_value, out=g._data)
+        g._vc[0] += 1

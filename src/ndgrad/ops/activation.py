@@ -1,0 +1,347 @@
+# Activation and probability ops used by nn code, with torch.nn.functional's signatures.
+# Each fused op is one defop entry (forward on `xp`, derivative as ndgrad ops, so double
+# backward works; see ops/_registry.py); the few that PyTorch itself composes (softsign,
+# tanhshrink) are composed here too, so their grad_fn names match.
+import math
+
+from .. import _dtype as D
+from .._backend import numpy as _np
+from .._tensor import Tensor, _wrap_dim
+from ._inplace import inplace as _inplace_apply
+from ._registry import defop
+from .pointwise import (exp, log1p, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name)
+from .reduction import sum as _sum
+
+__all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",
+           "celu", "leaky_relu", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish",
+           "softsign", "tanhshrink", "logsigmoid", "one_hot", "relu", "sigmoid", "tanh", "erf",
+           "threshold"]
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(input, inplace, fn, *args):
+    if inplace:
+        return _inplace_apply(input, fn, *args)
+    return fn(input, *args)
+
+
+# ---------------------------------------------------------------- softmax family
+
+def _softmax_fwd(xp, self, dim):
+    if self.size == 0:
+        return self.copy()
+    e = xp.exp(self - xp.max(self, axis=dim, keepdims=True))
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_fwd(xp, self, dim):
+    if self.size == 0:
+        return self.copy()
+    m = xp.max(self, axis=dim, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    s = self - m
+    with _np.errstate(divide="ignore"):
+        return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+
+
+_softmax = defop("softmax", _softmax_fwd, node_name="SoftmaxBackward0",
+                 self=lambda grad, result, dim: result * (
+                     grad - _sum(grad * result, dim, keepdim=True)))
+_log_softmax = defop("log_softmax", _log_softmax_fwd, node_name="LogSoftmaxBackward0",
+                     self=lambda grad, result, dim: grad - exp(result) * _sum(
+                         grad, dim, keepdim=True))
+
+
+def _implicit_dim(ndim):
+    import warnings
+    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_prep(kernel, input, dim, dtype):
+    if dim is None:
+        dim = _implicit_dim(input._data.ndim)
+    dim = _wrap_dim(dim, input._data.ndim)
+    if dtype is not None:
+        input = input.to(D.to_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        last = dim == input._data.ndim - 1 or input._data.ndim == 0
+        raise NotImplementedError(
+            f'"{kernel}_{"lastdim_" if last else ""}kernel_impl" not implemented for '
+            f"'{_type_name(input.dtype)}'")
+    return input, dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(input, dim=None, dtype=None): exp(x) / sum(exp(x)) along dim, stably."""
+    input, dim = _softmax_prep("softmax", input, dim, dtype)
+    return _softmax(input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log_softmax(input, dim=None, dtype=None): x - logsumexp(x) along dim, stably."""
+    input, dim = _softmax_prep("log_softmax", input, dim, dtype)
+    return _log_softmax(input, dim)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmin(input, dim=None, dtype=None) = softmax(-input)."""
+    return softmax(-input, dim, _stacklevel, dtype)
+
+
+# ---------------------------------------------------------------- smooth activations
+
+def _softplus_fwd(xp, self, beta, threshold):
+    bx = self * beta
+    with _np.errstate(over="ignore"):
+        soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
+    return xp.where(bx > threshold, self, soft).astype(self.dtype, copy=False)
+
+
+_softplus = defop("softplus", _softplus_fwd, promote="float",
+                  self=lambda grad, self, beta, threshold: where(
+                      self * beta > threshold, grad, grad * sigmoid(self * beta)))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """softplus(input, beta=1.0, threshold=20.0) = log(1 + exp(beta * x)) / beta."""
+    return _softplus(input, beta, threshold)
+
+
+def _gelu_fwd(xp, self, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (self + 0.044715 * self * self * self)
+        return 0.5 * self * (1 + xp.tanh(inner))
+    from .pointwise import _erf_h
+    return self * 0.5 * (1 + _erf_h(xp, self * _SQRT1_2))
+
+
+def _gelu_grad(grad, self, approximate):
+    if approximate == "tanh":
+        x2 = self * self
+        t = tanh(_SQRT_2_PI * (self + 0.044715 * x2 * self))
+        dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * x2)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
+    cdf = 0.5 * (1 + erf(self * _SQRT1_2))
+    pdf = _INV_SQRT_2PI * exp(-0.5 * self * self)
+    return grad * (cdf + self * pdf)
+
+
+_gelu = defop("gelu", _gelu_fwd, promote="float", self=_gelu_grad)
+
+
+def gelu(input, approximate="none"):
+    """gelu(input, approximate='none'|'tanh')."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate)
+
+
+def _silu_fwd(xp, self):
+    from .pointwise import _sigmoid_fwd
+    return self * _sigmoid_fwd(xp, self)
+
+
+def _silu_grad(grad, self):
+    s = sigmoid(self)
+    return grad * (s * (1 + self * (1 - s)))
+
+
+_silu = defop("silu", _silu_fwd, promote="float", self=_silu_grad)
+
+
+def silu(input, inplace=False):
+    """silu(input, inplace=False) = x * sigmoid(x)."""
+    return _maybe_inplace(input, inplace, _silu)
+
+
+def _mish_fwd(xp, self):
+    return self * xp.tanh(_softplus_fwd(xp, self, 1.0, 20.0))
+
+
+def _mish_grad(grad, self):
+    t = tanh(softplus(self))
+    return grad * (t + self * sigmoid(self) * (1 - t * t))
+
+
+_mish = defop("mish", _mish_fwd, promote="float", self=_mish_grad)
+
+
+def mish(input, inplace=False):
+    """mish(input, inplace=False) = x * tanh(softplus(x))."""
+    return _maybe_inplace(input, inplace, _mish)
+
+
+def _logsigmoid_fwd(xp, self):
+    return xp.minimum(self, 0) - xp.log1p(xp.exp(-xp.abs(self)))
+
+
+_logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, promote="float",
+                    node_name="LogSigmoidBackward0",
+                    self=lambda grad, self: grad * sigmoid(-self))
+
+
+def logsigmoid(input):
+    """logsigmoid(input) = log(sigmoid(x)), stably."""
+    return _logsigmoid(input)
+
+
+# ---------------------------------------------------------------- ELU family
+
+def _elu_fwd(xp, self, alpha, scale, input_scale):
+    neg = xp.expm1(xp.minimum(self, 0) * input_scale) * (alpha * scale)
+    return xp.where(self > 0, self * scale, neg).astype(self.dtype, copy=False)
+
+
+def _elu_grad(grad, self, alpha, scale, input_scale):
+    return where(self > 0, grad * scale,
+                 grad * (alpha * scale * input_scale) * exp(self * input_scale))
+
+
+_elu = defop("elu", _elu_fwd, promote="float", self=_elu_grad)
+_celu = defop("celu", _elu_fwd, promote="float", self=_elu_grad)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """elu(input, alpha=1.0, inplace=False)."""
+    return _maybe_inplace(input, inplace, _elu, alpha, 1.0, 1.0)
+
+
+def selu(input, inplace=False):
+    """selu(input, inplace=False) = scale * elu(x, alpha) with the self-normalising constants."""
+    return _maybe_inplace(input, inplace, _elu, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """celu(input, alpha=1.0, inplace=False) = max(0, x) + min(0, alpha * (exp(x/alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _maybe_inplace(input, inplace, _celu, alpha, 1.0, 1.0 / alpha)
+
+
+# ---------------------------------------------------------------- piecewise-linear
+
+_leaky_relu = defop(
+    "leaky_relu",
+    lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope).astype(
+        self.dtype, copy=False),
+    self=lambda grad, self, negative_slope: where(self > 0, grad, grad * negative_slope))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """leaky_relu(input, negative_slope=0.01, inplace=False)."""
+    return _maybe_inplace(input, inplace, _leaky_relu, negative_slope)
+
+
+_hardtanh = defop(
+    "hardtanh",
+    lambda xp, self, min_val, max_val: xp.minimum(xp.maximum(self, min_val), max_val).astype(
+        self.dtype, copy=False),
+    self=lambda grad, self, min_val, max_val: where(
+        (self > min_val) & (self < max_val), grad, 0.0))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, inplace, _hardtanh, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """relu6(input, inplace=False) = hardtanh(x, 0, 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+_hardsigmoid = defop(
+    "hardsigmoid",
+    lambda xp, self: (xp.minimum(xp.maximum(self + 3, 0), 6) / 6).astype(self.dtype, copy=False),
+    promote="float",
+    self=lambda grad, self: where((self > -3) & (self < 3), grad / 6, 0.0))
+
+
+def hardsigmoid(input, inplace=False):
+    """hardsigmoid(input, inplace=False) = relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _hardsigmoid)
+
+
+_hardswish = defop(
+    "hardswish",
+    lambda xp, self: (self * xp.minimum(xp.maximum(self + 3, 0), 6) / 6).astype(
+        self.dtype, copy=False),
+    promote="float",
+    self=lambda grad, self: where(self < -3, 0.0, where(self <= 3, grad * (self / 3 + 0.5),
+                                                        grad)))
+
+
+def hardswish(input, inplace=False):
+    """hardswish(input, inplace=False) = x * relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _hardswish)
+
+
+_threshold = defop(
+    "threshold",
+    lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
+        self.dtype, copy=False),
+    self=lambda grad, self, threshold: where(self > threshold, grad, 0.0))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """threshold(input, threshold, value, inplace=False): x if x > threshold else value."""
+    return _maybe_inplace(input, inplace, _threshold, threshold, value)
+
+
+def softsign(input):
+    """softsign(input) = x / (1 + |x|)."""
+    return input / (_abs(input) + 1)
+
+
+def tanhshrink(input):
+    """tanhshrink(input) = x - tanh(x)."""
+    return input - tanh(input)
+
+
+# ---------------------------------------------------------------- one_hot
+
+def _one_hot_fwd(xp, self, num_classes):
+    out = xp.zeros(self.shape + (num_classes,), dtype="int64")
+    xp.put_along_axis(out, self[..., None], 1, axis=-1)
+    return out
+
+
+_one_hot = defop("one_hot", _one_hot_fwd, differentiable=False)
+
+
+def one_hot(tensor, num_classes=-1):
+    """one_hot(tensor, num_classes=-1): int64 indicator vectors along a new last dim."""
+    if tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if data.size and int(data.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    elif data.size and int(data.max()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _one_hot(tensor, num_classes)
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+def _softmax_method(self, dim, dtype=None):
+    return softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax_method(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype=dtype)
+
+
+METHODS = {"softmax": _softmax_method, "log_softmax": _log_softmax_method}

@@ -1,0 +1,185 @@
+"""Invariants the fast path relies on: gradients handed to .grad without a copy never alias a
+user's tensor or another leaf; accumulation is in place like PyTorch's; deep graphs neither
+recurse in backward nor overflow the C stack when dropped."""
+import sys
+
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad.autograd import graph
+
+
+def _shares(a, b):
+    return np.shares_memory(a._data, b._data)
+
+
+def test_root_grad_passed_through_is_not_aliased():
+    x = ndgrad.ones(3, requires_grad=True)
+    y = x + 1                    # AddBackward0 hands `grad` itself to x
+    g = ndgrad.tensor([1.0, 2.0, 3.0])
+    y.backward(g)
+    assert x.grad is not g and not _shares(x.grad, g)
+    g.mul_(10)                   # the user's tensor changes, x.grad does not
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]
+    y2 = x + 1
+    y2.backward(ndgrad.ones(3))  # in-place accumulation into x.grad must not touch g
+    assert g.tolist() == [10.0, 20.0, 30.0]
+    assert x.grad.tolist() == [2.0, 3.0, 4.0]
+
+
+def test_two_leaves_fed_the_same_gradient_do_not_share_it():
+    a = ndgrad.ones(4, requires_grad=True)
+    b = ndgrad.ones(4, requires_grad=True)
+    (a + b).sum().backward()
+    assert not _shares(a.grad, b.grad)
+    a.grad.add_(1)
+    assert b.grad.tolist() == [1.0] * 4
+
+
+def test_fresh_gradient_becomes_grad_without_copy_but_hook_copies_stay_apart():
+    x = ndgrad.ones(3, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g))
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    assert seen[0] is not x.grad and not _shares(seen[0], x.grad)
+
+
+def test_the_engine_steals_an_unreferenced_fresh_gradient():
+    # the refcount proof works: a formula's fresh output becomes .grad as is (no copy)
+    x = ndgrad.ones(3, requires_grad=True)
+    acc = x._get_accumulator()
+    calls = []
+    orig = x._accumulate_grad
+
+    def spy(g, create_graph, owned=False):
+        calls.append(owned)
+        return orig(g, create_graph, owned)
+
+    x._accumulate_grad = spy
+    (x * 3).sum().backward()
+    assert calls == [True]
+    del acc
+
+
+def test_accumulation_is_in_place_like_pytorch():
+    x = ndgrad.ones(2, requires_grad=True)
+    (x * 2).sum().backward()
+    g = x.grad
+    before = g.tolist()
+    (x * 3).sum().backward()
+    assert g is x.grad
+    assert before == [2.0, 2.0] and g.tolist() == [5.0, 5.0]
+
+
+def test_accumulation_matches_torch_semantics():
+    torch = pytest.importorskip("torch")
+    for lib in (ndgrad, torch):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        g = x.grad
+        (x * 3).sum().backward()
+        assert g is x.grad and g.tolist() == [5.0, 5.0]
+
+
+def test_buffer_sums_do_not_mutate_incoming_gradients():
+    x = ndgrad.ones(3, requires_grad=True)
+    g = ndgrad.tensor([1.0, 2.0, 3.0])
+    y = x + x + x + x
+    y.backward(g)
+    assert g.tolist() == [1.0, 2.0, 3.0]
+    assert x.grad.tolist() == [4.0, 8.0, 12.0]
+
+
+def test_retained_grad_is_not_aliased_with_the_leaf_grad():
+    x = ndgrad.ones(3, requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    z = y + 0
+    z.sum().backward()
+    assert not _shares(y.grad, x.grad)
+    y.grad.add_(5)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_create_graph_accumulates_out_of_place_and_double_backward_is_right():
+    x = ndgrad.tensor([1.0, 2.0], dtype=ndgrad.float64, requires_grad=True)
+    y = (x ** 3).sum()
+    (g,) = ndgrad.autograd.grad(y, x, create_graph=True)
+    g.sum().backward()
+    assert x.grad.tolist() == [6.0, 12.0]
+
+
+def test_broadcast_and_dtype_reduction_on_the_edge():
+    a = ndgrad.ones(3, 1, requires_grad=True)
+    b = ndgrad.ones(1, 4, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.shape == (3, 1) and a.grad.tolist() == [[4.0]] * 3
+    assert b.grad.shape == (1, 4) and b.grad.tolist() == [[3.0] * 4]
+
+
+def test_deep_chain_backward_without_recursion():
+    n = 20000
+    x = ndgrad.ones(8, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y * 1.0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # the engine must not recurse
+    try:
+        y.sum().backward()
+    finally:
+        sys.setrecursionlimit(limit)
+    assert x.grad.tolist() == [1.0] * 8
+
+
+def test_dropping_a_deep_graph_without_backward_does_not_overflow():
+    x = ndgrad.ones(2, requires_grad=True)
+    y = x
+    for _ in range(100000):
+        y = y + 1.0
+    del y  # CPython's trashcan deallocates the chain of slot objects iteratively
+
+
+def test_saved_tensors_are_released_after_backward():
+    x = ndgrad.ones(3, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    y.sum().backward()
+    assert node._saved is graph.RELEASED
+
+
+def test_no_graph_is_built_when_nothing_requires_grad():
+    x = ndgrad.ones(3)
+    y = (x * 2).exp()
+    assert y.grad_fn is None and not y.requires_grad
+    with ndgrad.no_grad():
+        z = ndgrad.ones(3, requires_grad=True) * 2
+    assert z.grad_fn is None
+
+
+def test_promotion_fast_path_keeps_pytorch_dtypes():
+    torch = pytest.importorskip("torch")
+    cases = [(lambda L: L.ones(2, dtype=L.int64) * 2.5),
+             (lambda L: L.ones(2, dtype=L.int64) * 2),
+             (lambda L: L.ones(2, dtype=L.float64) * 2),
+             (lambda L: L.ones(2, dtype=L.int32) / 2),
+             (lambda L: L.ones(2, dtype=L.bool) + True),
+             (lambda L: L.ones(2) * L.ones(2, dtype=L.float64)),
+             (lambda L: L.ones(2, dtype=L.float16) + 1.5)]
+    for f in cases:
+        assert str(f(ndgrad).dtype) == str(f(torch).dtype)
+
+
+def test_w1_chain_matches_torch():
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor([[0.3, -0.2], [0.5, 0.1]], dtype=L.float64, requires_grad=True)
+        y = x
+        for _ in range(20):
+            y = L.log(L.exp(L.sigmoid(L.tanh(y * 0.9 + 0.1))))
+        y.sum().backward()
+        out.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-10)

@@ -1,0 +1,221 @@
+"""Autograd errors that say where (issue 7): each error is provoked here, and the message must
+keep PyTorch's text and name this file's own lines."""
+import gc
+import sys
+import weakref
+
+import pytest
+
+import ndgrad
+from ndgrad.autograd import graph
+
+
+def _line():
+    """The caller's current line (use as `L = _line(); <statement>` on one line)."""
+    return sys._getframe(1).f_lineno
+
+
+def _at(line):
+    return f'File "{__file__}", line {line}'
+
+
+def _torch_message(program):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as info:
+        program(torch)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- in-place (version counter)
+
+def _inplace_program(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    y.sum().backward()
+
+
+def test_inplace_error_names_the_saving_op_its_line_and_the_modifying_line():
+    x = ndgrad.ones(3, requires_grad=True)
+    L1 = _line(); y = x.exp()  # noqa: E702
+    L2 = _line(); y.add_(1)  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    msg = str(info.value)
+    first = msg.splitlines()[0]
+    assert first.startswith("one of the variables needed for gradient computation has been "
+                            "modified by an inplace operation")
+    assert "ExpBackward0" in msg
+    assert _at(L1) in msg and _at(L2) in msg
+    assert msg.index(_at(L1)) < msg.index(_at(L2))
+
+
+def test_inplace_error_first_line_is_pytorchs():
+    expected = _torch_message(_inplace_program)
+    with pytest.raises(RuntimeError) as info:
+        _inplace_program(ndgrad)
+    assert str(info.value).splitlines()[0] == expected
+
+
+def test_inplace_error_names_the_first_bump_after_saving():
+    x = ndgrad.ones(3, requires_grad=True)
+    y = x * 1
+    z = y * y                               # saves y at version 0
+    L1 = _line(); y.mul_(2)  # noqa: E702
+    L2 = _line(); y.add_(1)  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        z.sum().backward()
+    msg = str(info.value)
+    assert "is at version 2; expected version 0" in msg
+    assert _at(L1) in msg and _at(L2) not in msg
+
+
+def test_inplace_through_a_view_names_the_view_line():
+    x = ndgrad.ones(4, requires_grad=True)
+    y = x * 1
+    L1 = _line(); z = y.sin()  # noqa: E702
+    L2 = _line(); y[1:3].mul_(0)  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        z.sum().backward()
+    msg = str(info.value)
+    assert "modified by an inplace operation" in msg
+    assert _at(L1) in msg and _at(L2) in msg
+
+
+# ---------------------------------------------------------------- second backward
+
+def _twice_program(lib):
+    x = lib.ones(3, requires_grad=True)
+    z = x.exp().sum()
+    z.backward()
+    z.backward()
+
+
+def test_second_backward_names_the_freeing_backward_and_the_node():
+    expected = _torch_message(_twice_program)
+    x = ndgrad.ones(3, requires_grad=True)
+    L1 = _line(); z = x.exp().sum()  # noqa: E702
+    L2 = _line(); z.backward()  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        z.backward()
+    msg = str(info.value)
+    assert msg.splitlines()[0] == expected
+    assert "ExpBackward0" in msg
+    assert _at(L1) in msg and _at(L2) in msg
+
+
+def test_second_backward_through_a_custom_function_names_lines():
+    class Square(ndgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = ndgrad.ones(3, requires_grad=True)
+    L1 = _line(); z = Square.apply(x).sum()  # noqa: E702
+    L2 = _line(); z.backward()  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        z.backward()
+    msg = str(info.value)
+    assert msg.startswith("Trying to backward through the graph a second time")
+    assert _at(L1) in msg and _at(L2) in msg
+
+
+# ---------------------------------------------------------------- errors inside backward
+
+def test_custom_function_backward_bug_is_chained_with_the_forward_line():
+    class Bad(ndgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.reshape(5, 7)  # a bug: wrong shape
+
+    x = ndgrad.ones(2, requires_grad=True)
+    L1 = _line(); y = Bad.apply(x)  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    msg = str(info.value)
+    assert "shape '[5, 7]' is invalid for input of size 2" in msg  # PyTorch's text
+    assert "BadBackward" in msg and _at(L1) in msg
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert _at(L1) not in str(info.value.__cause__)
+
+
+def test_error_in_a_formula_names_the_forward_op_and_line():
+    from ndgrad.ops._registry import defop
+    broken = defop("test_sites_broken", lambda xp, self: xp.negative(self),
+                   self=lambda grad: grad.reshape(5, 7))
+    x = ndgrad.ones(2, requires_grad=True)
+    L1 = _line(); y = broken(x)  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    msg = str(info.value)
+    assert "TestSitesBrokenBackward0" in msg and _at(L1) in msg
+    assert info.value.__cause__ is not None
+
+
+def test_non_runtime_errors_keep_their_type():
+    class Oops(ndgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x + 0
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("custom failure")
+
+    x = ndgrad.ones(2, requires_grad=True)
+    L1 = _line(); y = Oops.apply(x)  # noqa: E702
+    with pytest.raises(ValueError, match="custom failure") as info:
+        y.sum().backward()
+    assert _at(L1) in str(info.value)
+
+
+# ---------------------------------------------------------------- the sites themselves
+
+def test_site_through_a_module_call_is_the_callers_line():
+    nn = pytest.importorskip("ndgrad.nn")
+    if not hasattr(nn, "Linear"):
+        pytest.skip("nn.Linear not available")
+    lin = nn.Linear(2, 2)
+    L1 = _line(); y = lin(ndgrad.ones(1, 2))  # noqa: E702
+    assert graph.format_site(y.grad_fn._site).startswith(_at(L1))
+
+
+def test_sites_keep_no_frame_alive():
+    class Big:
+        pass
+
+    def build():
+        big = Big()
+        x = ndgrad.ones(2, requires_grad=True)
+        return x.exp(), weakref.ref(big)
+
+    y, ref = build()
+    gc.collect()
+    assert ref() is None
+    assert graph.format_site(y.grad_fn._site).startswith(f'File "{__file__}"')
+
+
+def test_sites_can_be_switched_off():
+    ndgrad.autograd.set_error_sites(False)
+    try:
+        x = ndgrad.ones(3, requires_grad=True)
+        y = x.exp()
+        assert y.grad_fn._site is None
+        y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        msg = str(info.value)
+        assert msg.startswith("one of the variables needed for gradient computation")
+        assert "unknown location" in msg
+    finally:
+        ndgrad.autograd.set_error_sites(True)

@@ -1,0 +1,232 @@
+"""ndgrad.save / ndgrad.load: round trips, sharing, and safety against malicious files."""
+import collections
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad import nn, optim
+from ndgrad.serialization import add_safe_globals, clear_safe_globals, safe_globals
+
+
+def _roundtrip(obj, **kw):
+    buf = io.BytesIO()
+    ndgrad.save(obj, buf)
+    buf.seek(0)
+    return ndgrad.load(buf, **kw)
+
+
+def test_tensors_of_every_dtype_and_flags():
+    for dt in [ndgrad.float32, ndgrad.float64, ndgrad.int64, ndgrad.int32, ndgrad.bool,
+               ndgrad.uint8, ndgrad.float16, ndgrad.complex64]:
+        t = ndgrad.arange(6).reshape(2, 3).to(dt)
+        out = _roundtrip(t)
+        assert out.dtype == dt and out.shape == (2, 3)
+        assert np.array_equal(out.numpy(), t.numpy())
+    w = ndgrad.randn(3, requires_grad=True)
+    out = _roundtrip(w)
+    assert out.requires_grad and out.is_leaf and out.grad is None
+    nl = _roundtrip(w * 2)                       # a non-leaf comes back as a leaf
+    assert nl.is_leaf
+    z = _roundtrip(ndgrad.tensor(3.5))
+    assert z.shape == () and z.item() == 3.5
+    nc = ndgrad.arange(12.).reshape(3, 4).t()   # non-contiguous view
+    assert np.array_equal(_roundtrip(nc).numpy(), nc.numpy())
+
+
+def test_nested_containers_scalars_and_metadata():
+    obj = {"a": [1, 2.5, "s", None, True, (3, b"x")], "b": collections.OrderedDict(k=1),
+           "c": {1, 2}, "d": frozenset([3]), "e": 1 + 2j, "dt": ndgrad.float16,
+           "dev": ndgrad.device("cpu"), "size": ndgrad.Size([2, 3]), "np": np.arange(4),
+           "t": [ndgrad.ones(2), {"inner": ndgrad.zeros(1)}]}
+    out = _roundtrip(obj)
+    assert out["a"] == obj["a"] and out["c"] == {1, 2} and out["d"] == frozenset([3])
+    assert type(out["b"]) is collections.OrderedDict and out["e"] == 1 + 2j
+    assert out["dt"] is ndgrad.float16 and out["dev"] == ndgrad.device("cpu")
+    assert isinstance(out["size"], ndgrad.Size) and out["size"] == (2, 3)
+    assert np.array_equal(out["np"], np.arange(4))
+    assert out["t"][1]["inner"].shape == (1,)
+
+
+def test_shared_tensors_stay_shared():
+    w = ndgrad.randn(4, 4)
+    out = _roundtrip({"enc": w, "dec": w, "other": w.clone()})
+    assert out["enc"] is out["dec"] and out["other"] is not out["enc"]
+    buf = io.BytesIO()
+    ndgrad.save({"enc": w, "dec": w}, buf)
+    arrays = [n for n in zipfile.ZipFile(io.BytesIO(buf.getvalue())).namelist()
+              if n.endswith(".npy")]
+    assert len(arrays) == 1                    # stored once
+
+
+def test_path_and_file_object(tmp_path):
+    t = ndgrad.arange(5.)
+    p = tmp_path / "t.pt"
+    ndgrad.save(t, p)
+    assert np.array_equal(ndgrad.load(p).numpy(), t.numpy())
+    ndgrad.save({"x": t}, str(p))
+    with open(p, "rb") as fh:
+        assert np.array_equal(ndgrad.load(fh)["x"].numpy(), t.numpy())
+    assert np.array_equal(ndgrad.load(p, map_location="cpu")["x"].numpy(), t.numpy())
+    assert ndgrad.load(p, map_location=lambda s, loc: s)["x"].shape == (5,)
+
+
+def test_model_and_optimizer_state_dicts_round_trip(tmp_path):
+    ndgrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = optim.Adam(model.parameters(), lr=0.01)
+    x = ndgrad.randn(5, 3)
+    model(x).sum().backward()
+    opt.step()
+    path = tmp_path / "ckpt.pt"
+    ndgrad.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 3}, path)
+    ck = ndgrad.load(path)                      # weights_only=True by default
+    assert isinstance(ck["model"], collections.OrderedDict) and ck["epoch"] == 3
+    model2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model2.load_state_dict(ck["model"])
+    opt2 = optim.Adam(model2.parameters(), lr=0.5)
+    opt2.load_state_dict(ck["opt"])
+    assert opt2.param_groups[0]["lr"] == 0.01
+    assert np.allclose(model2(x).detach().numpy(), model(x).detach().numpy())
+    for m in (model, model2):
+        opt_ = opt if m is model else opt2
+        opt_.zero_grad()
+        m(x).sum().backward()
+        opt_.step()
+    for a, b in zip(model.parameters(), model2.parameters()):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def test_parameters_and_whole_modules():
+    p = nn.Parameter(ndgrad.ones(2))
+    out = _roundtrip({"p": p})
+    assert type(out["p"]) is nn.Parameter and out["p"].requires_grad
+    frozen = _roundtrip(nn.Parameter(ndgrad.ones(2), requires_grad=False))
+    assert type(frozen) is nn.Parameter and not frozen.requires_grad
+    # a whole module pickles its class by name: refused by default, allowed with weights_only=False
+    model = nn.Linear(2, 3)
+    buf = io.BytesIO()
+    ndgrad.save(model, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ndgrad.load(buf)
+    buf.seek(0)
+    m2 = ndgrad.load(buf, weights_only=False)
+    assert isinstance(m2, nn.Linear) and np.array_equal(m2.weight.detach().numpy(),
+                                                         model.weight.detach().numpy())
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+class _EvilEval:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (eval, (f"open({self.marker!r}, 'w').close()",))
+
+
+@pytest.mark.parametrize("evil", [_Evil, _EvilEval])
+@pytest.mark.parametrize("container", ["raw", "zip"])
+def test_malicious_file_is_refused_and_nothing_runs(tmp_path, evil, container):
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps({"weights": [1.0], "x": evil(str(marker))}, protocol=2)
+    path = tmp_path / "evil.pt"
+    if container == "raw":
+        path.write_bytes(payload)
+    else:   # a well-formed ndgrad archive with a poisoned data.pkl
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("archive/version", "ndgrad-1")
+            zf.writestr("archive/data.pkl", payload)
+    with pytest.raises(pickle.UnpicklingError) as info:
+        ndgrad.load(path)
+    msg = str(info.value)
+    assert msg.startswith("Weights only load failed")
+    assert "weights_only" in msg and "was not an allowed global" in msg
+    assert not marker.exists()
+    # the same file would indeed run code if loaded unsafely: the test is not vacuous
+    if evil is _EvilEval:
+        ndgrad.load(path, weights_only=False)
+        assert marker.exists()
+
+
+def test_malformed_persistent_ids_are_refused(tmp_path):
+    class P(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("tensor", "../../etc/passwd", "tensor", False, "float32") if obj == 1 else None
+    buf = io.BytesIO()
+    P(buf, 2).dump([1])
+    path = tmp_path / "bad.pt"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("archive/data.pkl", buf.getvalue())
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ndgrad.load(path)
+    # an array file that itself holds pickled objects is refused (allow_pickle=False)
+    buf = io.BytesIO()
+    ndgrad.save(ndgrad.ones(2), buf)
+    zin = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name in zin.namelist():
+            if name.endswith(".npy"):
+                obj_arr = io.BytesIO()
+                np.save(obj_arr, np.array([_EvilEval("x")], dtype=object), allow_pickle=True)
+                zf.writestr(name, obj_arr.getvalue())
+            else:
+                zf.writestr(name, zin.read(name))
+    out.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ndgrad.load(out)
+
+
+class Config:
+    def __init__(self, depth):
+        self.depth = depth
+
+
+def test_add_safe_globals():
+    buf = io.BytesIO()
+    ndgrad.save({"cfg": Config(3)}, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="test_serialization.Config"):
+        ndgrad.load(buf)
+    buf.seek(0)
+    with safe_globals([Config]):
+        assert ndgrad.load(buf)["cfg"].depth == 3
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        ndgrad.load(buf)
+    add_safe_globals([Config])
+    try:
+        buf.seek(0)
+        assert ndgrad.load(buf)["cfg"].depth == 3
+    finally:
+        clear_safe_globals()
+
+
+def test_build_on_a_tensor_is_refused(tmp_path):
+    # a hand-made pickle: a tensor reference, then BUILD to overwrite the tensor's attributes
+    ref = pickle.dumps(("tensor", "0", "tensor", False, "float32"), protocol=2)[2:-1]
+    state = pickle.dumps({"_requires_grad": True, "_hooks": {0: 1}}, protocol=2)[2:-1]
+    payload = b"\x80\x02" + ref + pickle.BINPERSID + state + pickle.BUILD + pickle.STOP
+    arr = io.BytesIO()
+    np.save(arr, np.ones(2, np.float32))
+    path = tmp_path / "build.pt"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("archive/data.pkl", payload)
+        zf.writestr("archive/data/0.npy", arr.getvalue())
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed") as info:
+        ndgrad.load(path)
+    assert "BUILD" in str(info.value)
+    t = ndgrad.load(path, weights_only=False)     # the unsafe path does apply it
+    assert t._hooks == {0: 1}
