@@ -54,7 +54,8 @@ def _qr_fn(L, a, **k):
 # grad_fn names that differ from PyTorch's (PyTorch composes these from other ops)
 _OTHER_NODE_NAMES = {"einsum_batch_ellipsis", "einsum_broadcast", "einsum_implicit", "einsum_list",
                      "einsum_mm", "einsum_outer3", "einsum_reduce_only", "einsum_sum_out",
-                     "einsum_transpose", "kron", "linalg_matrix_norm", "logdet"}
+                     "einsum_transpose", "kron", "linalg_matrix_norm", "logdet", "einsum_trace",
+                     "einsum_diag"}
 _CASES = register(
     # ------------------------------------------------ products
     OpCase("matmul", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
@@ -88,7 +89,8 @@ _CASES = register(
     OpCase("einsum_transpose", [((2, 3, 4),)], fn=lambda L, a: L.einsum("abc->cba", a)),
     OpCase("einsum_reduce_only", [((2, 3),)], fn=lambda L, a: L.einsum("ij->j", a)),
     OpCase("einsum_list", [((2, 3), (3,))], fn=lambda L, a, b: L.einsum("ij,j->i", [a, b])),
-    OpCase("einsum_trace", [((3, 3),)], grad=False, fn=lambda L, a: L.einsum("ii->", a)),
+    OpCase("einsum_trace", [((3, 3),)], fn=lambda L, a: L.einsum("ii->", a)),
+    OpCase("einsum_diag", [((3, 3), (3, 2))], fn=lambda L, a, b: L.einsum("ii,ij->ij", a, b)),
     OpCase("tensordot", [((2, 3, 4), (3, 4, 5))], kwargs=[dict(dims=2), dict(dims=([1, 2], [0, 1])),
                                                         dict(dims=0)],
            fn=lambda L, a, b, **k: L.tensordot(a, b, **k)),

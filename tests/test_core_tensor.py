@@ -193,7 +193,8 @@ def test_generator_state_roundtrip():
 def test_requires_grad_on_integer_errors():
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
         ndgrad.ones(2, dtype=ndgrad.long).requires_grad_()
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can "
+                                           "require gradients"):  # the factories' wording
         ndgrad.tensor([1, 2], requires_grad=True)
 
 

@@ -191,7 +191,7 @@ def _run(torch, shapes, instrs, seed):
     return len(t_vals) - len(t_in)
 
 
-@settings(max_examples=400, derandomize=True, deadline=None,
+@settings(max_examples=300, derandomize=True, deadline=None,
           suppress_health_check=list(hypothesis.HealthCheck))
 @given(programs())
 def test_random_programs_match_pytorch(program):

@@ -19,8 +19,12 @@ def _at(line):
     return f'File "{__file__}", line {line}'
 
 
-def _torch_message(program):
-    torch = pytest.importorskip("torch")
+def _torch_message(program, fallback):
+    """PyTorch's message for `program` (the oracle), or `fallback` when torch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return fallback
     with pytest.raises(RuntimeError) as info:
         program(torch)
     return str(info.value)
@@ -51,7 +55,8 @@ def test_inplace_error_names_the_saving_op_its_line_and_the_modifying_line():
 
 
 def test_inplace_error_first_line_is_pytorchs():
-    expected = _torch_message(_inplace_program)
+    pytest.importorskip("torch")
+    expected = _torch_message(_inplace_program, None)
     with pytest.raises(RuntimeError) as info:
         _inplace_program(ndgrad)
     assert str(info.value).splitlines()[0] == expected
@@ -92,7 +97,7 @@ def _twice_program(lib):
 
 
 def test_second_backward_names_the_freeing_backward_and_the_node():
-    expected = _torch_message(_twice_program)
+    expected = _torch_message(_twice_program, graph.ERR_BACKWARD_TWICE)
     x = ndgrad.ones(3, requires_grad=True)
     L1 = _line(); z = x.exp().sum()  # noqa: E702
     L2 = _line(); z.backward()  # noqa: E702

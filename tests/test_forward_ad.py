@@ -1,7 +1,8 @@
 """Forward-mode AD: tangents (JVPs) against reverse-mode Jacobians, op by op.
 
-Every op of the op table (tests/op_db.py and tests/op_db_*.py) plus a list of core ops is run
-twice: with the op's cheap JVP rule and with the general double-VJP fallback forced.
+Every op of the op table (tests/op_db.py and tests/op_db_*.py) is checked, and a list of core ops
+(those with cheap JVP rules) is run twice: with the rules and with the general double-VJP
+fallback forced.
 """
 import glob
 import importlib
@@ -138,7 +139,9 @@ TABLE = _table()
 
 
 @pytest.mark.parametrize("case", TABLE, ids=[c.name for c in TABLE])
-def test_op_table_forward_vs_reverse(case, mode):
+def test_op_table_forward_vs_reverse(case):
+    # (most table ops have no JVP rule and use the double-VJP fallback; the ops with rules are
+    # checked in both modes by test_core_ops_forward_vs_reverse)
     if not case.gradgrad:
         pytest.skip("backward not twice differentiable: the double-VJP fallback needs it")
     checked = 0

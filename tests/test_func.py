@@ -62,6 +62,12 @@ TRANSFORMS = [
     ("vmap_grad", lambda T, L: T.vmap(T.grad(lambda x: f1(L, x))), [(4, 3)]),
     ("vmap_tuple_out", lambda T, L: T.vmap(lambda x, y: fvec(L, x, y)), [(3, 2), (3, 4)]),
     ("jacrev_of_vmap", lambda T, L: T.jacrev(T.vmap(lambda x: L.exp(x).sum())), [(2, 3)]),
+    ("jacrev_has_aux", lambda T, L: T.jacrev(lambda x: (L.exp(x), x.sum()), has_aux=True),
+     [(3,)]),
+    ("jacfwd_has_aux", lambda T, L: T.jacfwd(lambda x: (L.exp(x), x.sum()), has_aux=True),
+     [(3,)]),
+    ("grad_dict", lambda T, L: T.grad(lambda p: (p["a"] * p["b"]).sum()),
+     [None]),
 ]
 
 
@@ -70,8 +76,12 @@ def test_transform_matches_torch_func(case):
     torch = pytest.importorskip("torch")
     import torch.func
     _, make, shapes = case
-    ours = make(F, ndgrad)(*_args(ndgrad, *shapes))
-    theirs = make(torch.func, torch)(*_args(torch, *shapes))
+    if shapes == [None]:  # a dict of tensors as the one argument
+        ours = make(F, ndgrad)(dict(zip("ab", _args(ndgrad, (2,), (2,)))))
+        theirs = make(torch.func, torch)(dict(zip("ab", _args(torch, (2,), (2,)))))
+    else:
+        ours = make(F, ndgrad)(*_args(ndgrad, *shapes))
+        theirs = make(torch.func, torch)(*_args(torch, *shapes))
     _cmp(ours, theirs)
 
 

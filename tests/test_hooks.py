@@ -161,3 +161,27 @@ def test_no_hooks_means_plain_saved_tensors():
     x = ndgrad.ones(2, requires_grad=True)
     y = x * x
     assert y.grad_fn._saved_self is x
+
+
+def test_disable_saved_tensors_hooks():
+    from ndgrad.autograd.graph import saved_tensors_hooks, disable_saved_tensors_hooks
+    with disable_saved_tensors_hooks("no hooks here"):
+        with pytest.raises(RuntimeError, match="no hooks here"):
+            with saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        pass
+
+
+def test_saved_tensors_hooks_skip_the_version_check_like_torch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (ndgrad, torch):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 1
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            z = y * y
+        y.add_(1)  # without hooks this is the "modified by an inplace operation" error
+        z.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [4.0, 4.0]

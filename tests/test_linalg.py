@@ -207,9 +207,17 @@ def test_linalg_namespace():
     assert ndgrad.inverse(a).tolist() == [[0.5, 0.0], [0.0, 0.25]]
 
 
-def test_einsum_repeated_subscript_gradient_not_supported():
+def test_einsum_repeated_subscripts_take_diagonals():
+    torch = pytest.importorskip("torch")
+    for eq, shapes in [("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("iij,j->i", [(3, 3, 2), (2,)]),
+                       ("bii->b", [(2, 3, 3)])]:
+        res = []
+        for lib in (ndgrad, torch):
+            ops = [_t(lib, s_, seed=k) for k, s_ in enumerate(shapes)]
+            y = lib.einsum(eq, *ops)
+            grads = lib.autograd.grad(y.sum(), ops)
+            res.append([y.detach().numpy()] + [g.numpy() for g in grads])
+        for a, b in zip(*res):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     a = _t(ndgrad, (3, 3))
-    y = ndgrad.einsum("ii->", a)
-    assert y.item() == pytest.approx(np.trace(a.detach().numpy()))
-    with pytest.raises(NotImplementedError):
-        y.backward()
+    assert gradgradcheck(lambda a: ndgrad.einsum("ii,ij->j", a, a), (a,))

@@ -309,3 +309,26 @@ def test_step_hooks_run_in_order_and_can_be_removed():
     h1.remove()
     opt.step()
     assert [c[0] for c in calls] == ["pre", "post", "post"]
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.01, momentum=0.9, nesterov=True)),
+                                         ("Adam", dict(lr=0.05, amsgrad=True, weight_decay=0.1)),
+                                         ("AdamW", dict(lr=0.05)),
+                                         ("RMSprop", dict(lr=0.01, centered=True)),
+                                         ("Adagrad", dict(lr=0.1)), ("Adadelta", dict())])
+def test_float32_trajectory_close_to_torch(name, kwargs):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        rng = np.random.default_rng(1)
+        w = lib.tensor(rng.standard_normal((3, 4)), dtype=lib.float32, requires_grad=True)
+        X = lib.tensor(rng.standard_normal((5, 4)), dtype=lib.float32)
+        opt = getattr(lib.optim, name)([w], **kwargs)
+        for _ in range(20):
+            opt.zero_grad()
+            ((X @ w.t()) ** 2).mean().backward()
+            opt.step()
+        return w.detach().numpy()
+    ours = run(ndgrad)
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(ours, run(torch), rtol=1e-5, atol=1e-6)

@@ -216,7 +216,7 @@ def test_add_safe_globals():
 
 def test_build_on_a_tensor_is_refused(tmp_path):
     # a hand-made pickle: a tensor reference, then BUILD to overwrite the tensor's attributes
-    ref = pickle.dumps(("tensor", "0", "tensor", False, "float32"), protocol=2)[2:-1]
+    ref = pickle.dumps(("tensor", "0", "tensor", False, "float32", None, 1), protocol=2)[2:-1]
     state = pickle.dumps({"_requires_grad": True, "_hooks": {0: 1}}, protocol=2)[2:-1]
     payload = b"\x80\x02" + ref + pickle.BINPERSID + state + pickle.BUILD + pickle.STOP
     arr = io.BytesIO()
@@ -230,3 +230,54 @@ def test_build_on_a_tensor_is_refused(tmp_path):
     assert "BUILD" in str(info.value)
     t = ndgrad.load(path, weights_only=False)     # the unsafe path does apply it
     assert t._hooks == {0: 1}
+
+
+def test_tensors_sharing_memory_stay_shared():
+    x = ndgrad.arange(12.).reshape(3, 4)
+    det = x.detach()                         # another tensor over the same memory
+    obj = {"x": x, "row": x[1], "col": x[:, 2], "t": x.t(), "det": det,
+           "alone": ndgrad.arange(100.)[10:12]}
+    out = _roundtrip(obj)
+    for k in ("row", "col", "t", "det"):
+        assert np.array_equal(out[k].numpy(), obj[k].numpy()), k
+    assert out["alone"].shape == (2,) and out["alone"].tolist() == [10.0, 11.0]
+    out["x"]._data[1, 2] = -1.0                 # a write through one shows in the others
+    assert float(out["row"][2]) == -1.0 and float(out["col"][1]) == -1.0
+    assert float(out["t"][2, 1]) == -1.0 and float(out["det"][1, 2]) == -1.0
+    assert out["det"] is not out["x"]
+    buf = io.BytesIO()
+    ndgrad.save(obj, buf)
+    names = zipfile.ZipFile(io.BytesIO(buf.getvalue())).namelist()
+    assert len([n for n in names if n.endswith(".npy")]) == 2    # x's memory once, alone once
+    # a view that only one tensor uses is saved compactly, not its whole owner
+    big = ndgrad.zeros(10000)
+    buf = io.BytesIO()
+    ndgrad.save(big[:3], buf)
+    assert len(buf.getvalue()) < 2000
+
+
+def _persid_file(tmp_path, view):
+    """A crafted archive: one float64 storage of 4 elements and a tensor viewing it."""
+    arr = io.BytesIO()
+    np.save(arr, np.arange(4.0))
+    ref = pickle.dumps(("tensor", "0", "tensor", False, "float64", view, 0), protocol=2)[2:-1]
+    path = tmp_path / "view.pt"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("archive/data.pkl", b"\x80\x02" + ref + pickle.BINPERSID + pickle.STOP)
+        zf.writestr("archive/data/0.npy", arr.getvalue())
+    return path
+
+
+@pytest.mark.parametrize("view", [(0, (5,), (8,)), (-8, (2,), (8,)), (8, (3,), (-8,)),
+                                  (0, (2, 2), (8, 24)), (3, (1,), (8,)), (0, (2,), "x"),
+                                  (0, (-1,), (8,)), (40, (0,), (8,))])
+def test_out_of_bounds_views_are_refused(tmp_path, view):
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ndgrad.load(_persid_file(tmp_path, view))
+
+
+def test_in_bounds_crafted_view_loads(tmp_path):
+    t = ndgrad.load(_persid_file(tmp_path, (8, (3,), (8,))))
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    t = ndgrad.load(_persid_file(tmp_path, (24, (2, 2), (-8, -16))))
+    assert t.tolist() == [[3.0, 1.0], [2.0, 0.0]]

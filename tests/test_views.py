@@ -448,3 +448,18 @@ def test_view_requires_grad_after_base_gets_history():
     assert v.requires_grad and v.grad_fn is not None
     v.sum().backward()
     np.testing.assert_array_equal(y.grad.numpy(), [2.0, 2.0, 0.0])
+
+
+def test_tensors_with_live_views_deepcopy_and_pickle():
+    import copy
+    import pickle
+    w = ndgrad.randn(3, 3, requires_grad=True)
+    v = w.t()  # registered as a live view of w
+    w2 = copy.deepcopy(w)
+    assert w2.requires_grad and w2._base is None and w2.data_ptr() != w.data_ptr()
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(w)).detach().numpy(),
+                                  w.detach().numpy())
+    x = ndgrad.arange(6.0).reshape(2, 3)[1]
+    x2 = copy.deepcopy(x)
+    assert x2._base is None and x2.tolist() == [3.0, 4.0, 5.0]
+    del v

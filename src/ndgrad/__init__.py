@@ -35,6 +35,9 @@ from . import nn  # noqa: E402
 from . import func  # noqa: E402
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from . import backends  # noqa: E402
+from .functional import *  # noqa: E402,F401,F403
+from . import distributions  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -46,6 +49,27 @@ contiguous_format = preserve_format = channels_last = None
 def result_type(tensor1, tensor2):
     """torch.result_type(tensor1, tensor2)."""
     return _result_type(tensor1, tensor2)
+
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """NumPy kernels are deterministic already; the flag is only remembered."""
+    _deterministic[0] = type(True)(mode)
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic[0]
+
+
+def set_num_threads(n):
+    """The thread count belongs to NumPy's BLAS; accepted and ignored."""
+
+
+def get_num_threads():
+    import os
+    return os.cpu_count() or 1
 
 
 def is_tensor(obj):
@@ -83,7 +107,9 @@ def _legacy_type(dt):
             return tensor(args[0], dtype=dt)
         return empty(*args, dtype=dt)
 
-    return type(f"{dt.name.capitalize()}Tensor", (), {"__new__": new})
+    name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "uint8": "Byte", "float16": "Half"}.get(dt.name, dt.name.capitalize())
+    return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
 FloatTensor = _legacy_type(float32)

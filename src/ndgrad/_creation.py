@@ -47,6 +47,9 @@ def _size(size):
 def _finish(arr, requires_grad):
     t = _make(arr)
     if requires_grad:
+        if t.dtype._category < 2:  # the factories' wording, not requires_grad_()'s
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 
@@ -64,14 +67,48 @@ def _infer_dtype(arr):
     raise TypeError(f"Could not infer dtype of {arr.dtype}")
 
 
-def _contains_tensor(data):
-    stack = [data]
-    while stack:
+def _infer_seq_dtype(data):
+    """torch's dtype for nested sequences holding NumPy scalars or arrays: theirs, promoted with
+    the Python numbers' (float -> default dtype); None when there are none."""
+    if not isinstance(data, (list, tuple)):
+        return None
+    found, kinds, stack = False, set(), [data]
+    while stack:  # one C-level pass over each list's element types
         x = stack.pop()
-        if isinstance(x, Tensor):
-            return True
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
+        types = set(map(type, x))
+        for ty in types:
+            if ty is list or ty is tuple:
+                stack.extend(v for v in x if type(v) is ty)
+            elif issubclass(ty, (np.ndarray, np.generic)):
+                found = True
+                kinds.update(D.from_numpy_dtype(v.dtype) for v in x if type(v) is ty)
+            else:
+                kinds.add(ty)
+    if not found:
+        return None
+    py = {bool: D.bool, int: D.int64, float: D.get_default_dtype(),
+          complex: D.get_default_dtype().to_complex()}
+    out = None
+    for k in kinds:
+        k = py.get(k, k)
+        if isinstance(k, D.dtype):
+            out = k if out is None else D.promote_types(out, k)
+    return out
+
+
+def _contains_tensor(data):
+    if isinstance(data, Tensor):
+        return True
+    if not isinstance(data, (list, tuple)):
+        return False
+    stack = [data]
+    while stack:  # one C-level pass over each sequence's element types
+        x = stack.pop()
+        for ty in set(map(type, x)):
+            if issubclass(ty, Tensor):
+                return True
+            if issubclass(ty, (list, tuple)):
+                stack.extend(v for v in x if type(v) is ty)
     return False
 
 
@@ -88,21 +125,45 @@ def _to_array(data, dtype, xp, copy):
             data = _tensors_to_lists(data)
         try:
             arr = np.asarray(data)
-        except ValueError as e:
-            raise ValueError(str(e).replace("setting an array element with a sequence",
-                                            "expected sequence of length")) from None
+        except ValueError:
+            _ragged_error(data)
+            raise
         if arr.dtype == object:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
         if isinstance(data, np.generic):
             d = dtype or D.from_numpy_dtype(arr.dtype)
         else:
-            d = dtype or _infer_dtype(arr)
+            d = dtype or _infer_seq_dtype(data) or _infer_dtype(arr)
     arr = xp.asarray(arr)
     if arr.dtype != d.np:
         arr = arr.astype(d.np)
     elif copy:
         arr = arr.copy()
     return arr
+
+
+def _ragged_error(data):
+    """Raise torch's error for nested sequences that do not form a box: the expected sizes are
+    those along the first elements, as torch's compute_sizes reads them."""
+    seq = (list, tuple, np.ndarray)
+    sizes, x = [], data
+    while isinstance(x, seq):
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d == len(sizes):
+            if isinstance(x, seq):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            continue
+        if not isinstance(x, seq):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} (got {len(x)})")
+        stack.extend((v, d + 1) for v in reversed(list(x)))
 
 
 def _tensors_to_lists(x):
@@ -155,6 +216,9 @@ def _filled(size, value, dtype, device, requires_grad, fname="full"):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    dims = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if any(isinstance(s, int) and s < 0 for s in dims):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, device, requires_grad)
 
 
@@ -219,7 +283,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in vals) else D.get_default_dtype()
     dtype = D.to_dtype(dtype)

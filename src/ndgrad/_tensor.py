@@ -1,7 +1,8 @@
 """Tensor: an array of the array module plus the autograd state PyTorch keeps on a tensor.
 
 Hot attributes are slots: `_data` (the xp array), `dtype`, `_requires_grad`, `grad_fn` and `_vc`
-(the version counter, a one-element list shared by all views of one storage). Rarely set state
+(the version counter, a list shared by all views of one storage: `_vc[0]` is the version, and
+`graph.bump_version` appends `(version, site)` of the latest in-place changes). Rarely set state
 (`.grad`, hooks, the base of a view, ...) lives in the instance `__dict__`, created only when set,
 with class-level defaults, so making a tensor costs five stores. Op methods (`__add__`, `exp`,
 ...) are attached by `ndgrad.ops`.
@@ -308,7 +309,8 @@ class Tensor:
             import copy
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
-            if k not in ("_grad", "_accumulator", "_hooks", "_post_acc_hooks", "_base", "_vc"):
+            if k not in ("_grad", "_accumulator", "_hooks", "_post_acc_hooks", "_base", "_vc",
+                         "_views", "_view_fn", "_multi_view", "_view_nograd"):
                 import copy
                 setattr(new, k, copy.deepcopy(v, memo))
         return new

@@ -4,16 +4,21 @@ A checkpoint is a zip archive (like PyTorch's):
 
     archive/version        "ndgrad-1"
     archive/data.pkl       the object's structure, pickled with tensors replaced by references
-    archive/data/<k>.npy   one array per distinct tensor (NumPy format, no pickled objects)
+    archive/data/<k>.npy   one array per storage (NumPy format, no pickled objects)
 
 The pickle never holds a tensor's bytes or class: each Tensor, nn.Parameter, ndarray, dtype,
-device and Size becomes a persistent reference ("tensor", key, ...) that `load` resolves itself.
-With weights_only=True (the default, as in PyTorch >= 2.6) the unpickler resolves no global
-except an allow-list (OrderedDict, complex, set/frozenset and anything given to
-add_safe_globals), and arrays are read with allow_pickle=False, so a malicious file raises
+device and Size becomes a persistent reference ("tensor", key, kind, requires_grad, dtype, view,
+index) that `load` resolves itself. With weights_only=True (the default, as in PyTorch >= 2.6)
+the pure-Python unpickler resolves no global except an allow-list (OrderedDict, complex,
+set/frozenset and anything given to add_safe_globals), applies BUILD only to allowed classes,
+reads arrays with allow_pickle=False and bounds-checks every view, so a malicious file raises
 pickle.UnpicklingError("Weights only load failed...") before anything executes.
 
-A tensor saved twice (tied weights) is stored once and comes back as one shared tensor.
+Note [Shared memory]: a tensor saved twice (tied weights) comes back as one tensor; distinct
+tensors over the same memory (x, x[1], x.t(), x.detach()) are saved as views of one stored
+owner array and come back sharing memory, as in PyTorch. A view that no other saved tensor
+shares is stored compactly (not its whole owner). Views do not share version counters after
+loading.
 
     ndgrad.save(model.state_dict(), "model.pt")
     model.load_state_dict(ndgrad.load("model.pt"))
@@ -89,12 +94,52 @@ def safe_globals(safe_globals):
 
 # ---------------------------------------------------------------- save
 
+def _root(arr):
+    """The ndarray that owns `arr`'s memory (the end of its .base chain)."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def _simple_pid(obj):
+    if isinstance(obj, D.dtype):
+        return ("dtype", obj.name)
+    if isinstance(obj, _device):
+        return ("device", str(obj))
+    if isinstance(obj, Size):
+        return ("size", tuple(int(s) for s in obj))
+    return None
+
+
+class _Sink:
+    def write(self, data):
+        return len(data)
+
+
+class _Collector(pickle.Pickler):
+    """Pre-pass: find every tensor the object holds (to detect tensors sharing memory)."""
+
+    def __init__(self, protocol):
+        super().__init__(_Sink(), protocol)
+        self.tensors = {}
+
+    def persistent_id(self, obj):
+        if isinstance(obj, Tensor):
+            self.tensors[id(obj)] = obj
+            return ("t", id(obj))
+        if type(obj) is np.ndarray:
+            return ("n", id(obj))
+        return _simple_pid(obj)
+
+
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, protocol, arrays):
+    def __init__(self, file, protocol, arrays, shared_roots):
         super().__init__(file, protocol)
         self._arrays = arrays          # key -> ndarray to write
-        self._keys = {}                # id(tensor or array) -> key
+        self._keys = {}                # id(tensor, array or shared root) -> key
         self._keep = []                # keep saved objects alive so ids stay unique
+        self._shared = shared_roots    # id(root) of memory that several tensors view
+        self._index = {}               # id(tensor) -> its number: one object, one pid
 
     def _array_key(self, obj, arr):
         key = self._keys.get(id(obj))
@@ -108,17 +153,35 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj):
         if isinstance(obj, Tensor):
             kind = "parameter" if type(obj).__name__ == "Parameter" else "tensor"
-            key = self._array_key(obj, to_numpy(obj._data))
-            return ("tensor", key, kind, bool(obj.requires_grad), obj.dtype.name)
+            arr = obj._data
+            view = None
+            root = _root(arr) if type(arr) is np.ndarray else None
+            if root is not None and id(root) in self._shared and arr.dtype == root.dtype:
+                # Note [Shared memory]: store the owner once; each tensor is a view of it
+                key = self._array_key(root, root)
+                offset = (arr.__array_interface__["data"][0]
+                          - root.__array_interface__["data"][0])
+                view = (int(offset), tuple(arr.shape), tuple(int(x) for x in arr.strides))
+            else:
+                key = self._array_key(obj, to_numpy(arr))
+            n = self._index.setdefault(id(obj), len(self._index))
+            return ("tensor", key, kind, bool(obj.requires_grad), obj.dtype.name, view, n)
         if type(obj) is np.ndarray and obj.dtype.kind not in "OV":
             return ("ndarray", self._array_key(obj, obj))
-        if isinstance(obj, D.dtype):
-            return ("dtype", obj.name)
-        if isinstance(obj, _device):
-            return ("device", str(obj))
-        if isinstance(obj, Size):
-            return ("size", tuple(int(s) for s in obj))
-        return None
+        return _simple_pid(obj)
+
+
+def _shared_roots(obj, protocol):
+    """ids of contiguous owner arrays that two or more saved tensors view."""
+    collector = _Collector(protocol)
+    collector.dump(obj)
+    owners = {}
+    for t in collector.tensors.values():
+        if type(t._data) is np.ndarray:
+            root = _root(t._data)
+            owners.setdefault(id(root), (root, set()))[1].add(id(t))
+    return {rid for rid, (root, users) in owners.items()
+            if len(users) > 1 and (root.flags.c_contiguous or root.flags.f_contiguous)}
 
 
 def _open(f, mode):
@@ -135,7 +198,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
     """
     arrays = {}
     buf = io.BytesIO()
-    _Pickler(buf, max(int(pickle_protocol), 4), arrays).dump(obj)   # 4: native bytes/sets
+    protocol = max(int(pickle_protocol), 4)     # 4: bytes and sets without globals
+    _Pickler(buf, protocol, arrays, _shared_roots(obj, protocol)).dump(obj)
     fh, close = _open(f, "wb")
     try:
         with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
@@ -165,6 +229,13 @@ class _UnpicklerMixin:
         self._get_array = get_array
         self._map_location = map_location
         self._cache = {}
+        self._arrays = {}
+
+    def _array(self, key):
+        arr = self._arrays.get(key)
+        if arr is None:
+            arr = self._arrays[key] = self._get_array(key)
+        return arr
 
     def find_class(self, module, name):
         if not self._weights_only:
@@ -189,16 +260,20 @@ class _UnpicklerMixin:
             key = pid[1]
             if not isinstance(key, str) or not key.isdigit():
                 raise pickle.UnpicklingError(f"Unsupported persistent id: {pid!r}")
-            arr = self._get_array(key)
+            arr = self._array(key)
             if tag == "ndarray":
                 out = arr
             else:
-                _, _, kind, requires_grad, dtype_name = pid
+                if len(pid) != 7:
+                    raise pickle.UnpicklingError(f"Unsupported persistent id: {pid!r}")
+                _, _, kind, requires_grad, dtype_name, view, _ = pid
                 if kind not in ("tensor", "parameter") or not isinstance(requires_grad, bool):
                     raise pickle.UnpicklingError(f"Unsupported persistent id: {pid!r}")
                 dt = getattr(D, dtype_name, None) if isinstance(dtype_name, str) else None
                 if not isinstance(dt, D.dtype) or arr.dtype != dt.np:
                     raise pickle.UnpicklingError(f"Unsupported tensor dtype: {dtype_name!r}")
+                if view is not None:
+                    arr = _checked_view(arr, view)
                 out = _make(arr)
                 out = self._relocate(out)
                 if kind == "parameter":
@@ -231,6 +306,30 @@ class _UnpicklerMixin:
         if dev.type != "cpu":
             return t.to(dev)
         return t
+
+
+def _checked_view(root, view):
+    """The view (byte offset, shape, byte strides) of `root`, after checking that it stays
+    inside root's memory: a crafted file must not be able to read beyond it."""
+    if not (isinstance(view, tuple) and len(view) == 3):
+        raise pickle.UnpicklingError(f"Unsupported tensor view: {view!r}")
+    offset, shape, strides = view
+    ints = lambda xs: isinstance(xs, tuple) and all(type(x) is int for x in xs)  # noqa: E731
+    item = root.itemsize
+    if (type(offset) is not int or not ints(shape) or not ints(strides)
+            or len(shape) != len(strides) or any(n < 0 for n in shape) or offset < 0
+            or offset % item or any(x % item for x in strides)):
+        raise pickle.UnpicklingError(f"Unsupported tensor view: {view!r}")
+    if all(n > 0 for n in shape):
+        lo = offset + sum(min(0, (n - 1) * x) for n, x in zip(shape, strides))
+        hi = offset + sum(max(0, (n - 1) * x) for n, x in zip(shape, strides)) + item
+        if lo < 0 or hi > root.nbytes:
+            raise pickle.UnpicklingError(f"Tensor view {view!r} is out of bounds of its storage")
+    elif offset > root.nbytes:
+        raise pickle.UnpicklingError(f"Tensor view {view!r} is out of bounds of its storage")
+    flat = root.reshape(-1, order="A")   # a view: root is contiguous
+    return np.lib.stride_tricks.as_strided(flat[offset // item:] if offset < root.nbytes
+                                           else flat[:0], shape=shape, strides=strides)
 
 
 class _Unpickler(_UnpicklerMixin, pickle.Unpickler):

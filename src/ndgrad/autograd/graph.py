@@ -13,7 +13,8 @@ import itertools
 import os
 import sys
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks"]
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -83,7 +84,10 @@ class Node:
             _anomaly.record(self)
 
     def name(self):
-        return type(self).__name__
+        n = type(self).__name__
+        # torch's hand-written C++ nodes answer with their namespace
+        return "torch::autograd::" + n if n in ("CopySlices", "AccumulateGrad", "GraphRoot",
+                                                   "Error", "DelayedError") else n
 
     @property
     def metadata(self):
@@ -229,8 +233,8 @@ class SavedTensor:
             self._hooks_packed = (pack(tensor), unpack, is_output, edge)
 
     def unpack(self, node):
-        if self.vc[0] != self.version:
-            self._raise_version_error(node)
+        if self.vc[0] != self.version and self._hooks_packed is None:  # (hooks: as PyTorch,
+            self._raise_version_error(node)                           # no version check)
         t = self.tensor
         if t is not None:
             return t
@@ -420,6 +424,8 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
+        if _hooks_disabled:
+            raise RuntimeError(_hooks_disabled[-1])
         _saved_hooks.append((self.pack_hook, self.unpack_hook))
         return self
 
@@ -443,23 +449,18 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 class disable_saved_tensors_hooks:
-    """Context manager under which registering saved_tensors_hooks raises `error_message`."""
+    """Context manager under which entering saved_tensors_hooks raises `error_message`."""
 
     def __init__(self, error_message):
         self.error_message = error_message
 
     def __enter__(self):
-        global saved_tensors_hooks
-        self._prev = saved_tensors_hooks
-        msg = self.error_message
-
-        class _Disabled(self._prev):
-            def __enter__(self):
-                raise RuntimeError(msg)
-        saved_tensors_hooks = _Disabled
+        _hooks_disabled.append(self.error_message)
         return self
 
     def __exit__(self, *exc):
-        global saved_tensors_hooks
-        saved_tensors_hooks = self._prev
+        _hooks_disabled.pop()
         return False
+
+
+_hooks_disabled = []  # error messages of the active disable_saved_tensors_hooks

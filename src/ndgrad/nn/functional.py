@@ -874,9 +874,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     C = input.shape[class_dim]
     if target.dtype.is_floating_point:
         if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(
-                f"Expected floating point type target to have the same shape as input, but got "
-                f"{list(target.shape)} and {list(input.shape)}")
+            raise RuntimeError(  # torch takes the class-index path, which checks the dtype
+                f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C
         prod = logp * target
@@ -917,6 +916,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected "
+                           f"{_tname(input.dtype)}")
     a = input._data
     if a.size and ((a < 0).any() or (a > 1).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")

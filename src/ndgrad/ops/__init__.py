@@ -79,8 +79,43 @@ def fill_(self, value):
     return inplace(self, _fill, value)
 
 
+def _fill_diagonal_fwd(xp, self, fill_value, wrap):
+    out = self.copy()
+    xp.fill_diagonal(out, fill_value, wrap=wrap)
+    return out
+
+
+_fill_diagonal = defop("fill_diagonal", _fill_diagonal_fwd, node_name="CopySlices",
+                       self=lambda grad, wrap: _fill_diagonal(grad, 0, wrap))
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    shape = self._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    return inplace(self, _fill_diagonal, fill_value, wrap)
+
+
 def copy_(self, src, non_blocking=False):
     return inplace(self, _copy, src)
+
+
+def _reshaping_inplace(fn):
+    """t_, transpose_, squeeze_, unsqueeze_: the tensor takes the view's shape and history
+    (as PyTorch's TBackward1 etc.); its storage and existing views are untouched."""
+    def f(self, *args, **kwargs):
+        self._check_inplace()
+        r = fn(self, *args, **kwargs)
+        self._data = r._data
+        if r.grad_fn is not None:
+            self.grad_fn = r.grad_fn
+            self._output_nr = r._output_nr
+        self._vc[0] += 1
+        return self
+    f.__name__ = fn.__name__ + "_"
+    return f
 
 
 def to(self, *args, **kwargs):
@@ -140,6 +175,11 @@ def _setitem(self, key, value):
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
         value = tensor(value, dtype=self.dtype)
+    if not shape._has_advanced(key):
+        # basic indexing: copy into the view, as PyTorch does (the base's grad_fn: CopySlices)
+        region = getitem(self, key)
+        copy_(region, shape._check_setitem_value(region, value))
+        return
     shape._check_index_put_dtype(self, key, value)
     inplace(self, index_put, key, value)
 
@@ -213,6 +253,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
                  "torch.ByteTensor": D.uint8}
         dtype = names.get(dtype) or D.to_dtype(dtype)
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
+        dtype = dtype.dtype  # a legacy class: x.type(torch.IntTensor)
     return to(self, dtype)
 
 
@@ -297,6 +339,10 @@ METHODS = {
     "bool": _type_conv(D.bool),
     # in-place
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "index_put_": index_put_,
+    "fill_diagonal_": fill_diagonal_, "t_": _reshaping_inplace(t),
+    "transpose_": _reshaping_inplace(transpose), "swapaxes_": _reshaping_inplace(transpose),
+    "swapdims_": _reshaping_inplace(transpose), "squeeze_": _reshaping_inplace(squeeze),
+    "unsqueeze_": _reshaping_inplace(unsqueeze),
     "uniform_": _uniform_, "normal_": _normal_,
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(0), "new_full": _new_full,
@@ -352,7 +398,7 @@ from .shape import (unflatten, movedim, moveaxis, narrow, select, unfold, diagon
 from .indexing import (index_select, gather, scatter, scatter_add, scatter_reduce,  # noqa: E402
                        index_add, index_copy, index_fill, masked_fill, masked_select,
                        masked_scatter, take, take_along_dim, nonzero, argwhere, sort, argsort,
-                       topk, kthvalue, unique, searchsorted, bucketize)
+                       topk, kthvalue, unique, searchsorted, bucketize, bincount)
 
 SHAPE_METHODS = {
     "unflatten": unflatten, "movedim": movedim, "moveaxis": moveaxis, "narrow": narrow,
@@ -360,6 +406,7 @@ SHAPE_METHODS = {
     "repeat": repeat, "tile": tile, "repeat_interleave": repeat_interleave, "flip": flip,
     "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "split": split,
     "chunk": chunk, "tensor_split": tensor_split, "unbind": unbind,
+    "index_put": shape.index_put_method,
 }
 METHODS.update(SHAPE_METHODS)
 METHODS.update(indexing.METHODS)

@@ -40,7 +40,7 @@ from .. import _dtype as D
 from .._backend import numpy as _np, xp_of
 from .._tensor import Tensor, _make, _BY_NP
 from ..autograd import grad_mode
-from ..autograd.graph import (Node, SavedTensor, RELEASED, ERR_BACKWARD_TWICE,
+from ..autograd.graph import (Node, SavedTensor, RELEASED,
                               backward_twice_error, user_site, sites as _sites,
                               _inside, _getframe)
 from ..autograd import forward_ad as _forward_ad
@@ -161,18 +161,6 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     return fn
 
 
-def _saved_names(op, mask):
-    names = op._saved_cache.get(mask)
-    if names is None:
-        s = set()
-        for needed, params in zip(mask, op.formula_params):
-            if needed:
-                s.update(params)
-        s.discard("grad")
-        names = op._saved_cache[mask] = tuple(sorted(s))
-    return names
-
-
 def _promote(op, args, arrays, kwargs):
     """Cast tensor arrays to the op's result dtype, as torch.result_type decides."""
     mode = op.promote
@@ -231,6 +219,10 @@ def apply(op, args, kwargs):
                 requires = True
         else:
             c = _SCALAR_CATEGORY.get(a.__class__, -1)
+            if c < 0 and isinstance(a, _np.generic):  # NumPy scalars count as Python numbers
+                arrays[i] = a = a.item()
+                args = tuple(arrays[j] if j == i else x for j, x in enumerate(args))
+                c = _SCALAR_CATEGORY.get(a.__class__, -1)
             if c > scalar_cat:
                 scalar_cat = c
     if kwargs:

@@ -6,10 +6,10 @@ import math
 
 from .. import _dtype as D
 from .._backend import numpy as _np
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
 from ._registry import defop
-from .pointwise import (exp, log1p, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name)
+from .pointwise import exp, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name
 from .reduction import sum as _sum
 
 __all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",

@@ -14,7 +14,7 @@ from ._inplace import inplace
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
            "index_copy", "index_fill", "masked_fill", "masked_select", "masked_scatter", "take",
            "take_along_dim", "nonzero", "argwhere", "sort", "argsort", "topk", "kthvalue",
-           "unique", "searchsorted", "bucketize"]
+           "unique", "searchsorted", "bucketize", "bincount"]
 
 
 def _return_type(name, fields):
@@ -99,16 +99,20 @@ _index_add = defop(
 
 
 def _check_source(input, dim, index, source, fname):
+    from ._inplace import _type_name
     _check_index_dtype(index, fname)
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
     n = input._data.shape[dim] if nd else 1
     bad = _bounds(index, n)
     if bad is not None:
-        raise IndexError(f"index out of range in self")
+        if fname == "index_copy":
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
+                             f"with size {n}")
+        raise IndexError("index out of range in self")
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"{fname}_(): self ({input.dtype}) and source ({source.dtype}) must "
-                           "have the same scalar type")
+        raise RuntimeError(f"{fname}_(): self ({_type_name(input.dtype)}) and source "
+                           f"({_type_name(source.dtype)}) must have the same scalar type")
     return dim
 
 
@@ -180,8 +184,8 @@ _gather = defop("gather", _gather_fwd,
 
 
 def _check_gather(input, dim, index, fname, src=None):
-    if not isinstance(index, Tensor) or index.dtype is not D.int64:
-        raise RuntimeError(f"{fname}(): Expected dtype int64 for index")
+    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
     ind = index._data
@@ -457,7 +461,7 @@ def _bshape(a, b):
 
 def masked_select(input, mask):
     _check_mask(mask, "masked_select:")
-    _bshape(input, mask)
+    _bshape(mask, input)
     return _masked_select(input, mask)
 
 
@@ -489,8 +493,9 @@ _take = defop("take", lambda xp, self, index: self.reshape(-1)[index],
 
 def take(input, index):
     if not isinstance(index, Tensor) or index.dtype is not D.int64:
+        from ._inplace import _type_name
         raise RuntimeError("take(): Expected a long tensor for index, but got "
-                           f"{getattr(index, 'dtype', type(index).__name__)}")
+                           f"{_type_name(index.dtype) if isinstance(index, Tensor) else type(index).__name__}")
     n = input._data.size
     ind = index._data
     if ind.size:
@@ -538,8 +543,8 @@ def nonzero(input, *, as_tuple=False):
     if not as_tuple:
         return r
     if input._data.ndim == 0:
-        return (_make(r._data.reshape(-1)[: 1].copy() * 0 if r._data.shape[0] else
-                      r._data.reshape(-1)[:0].copy()),)
+        from .._backend import xp_of
+        return (_make(xp_of(r._data).zeros(r._data.shape[0], dtype="int64")),)
     return tuple(_make(r._data[:, i].copy()) for i in range(r._data.shape[1]))
 
 
@@ -663,6 +668,29 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def bincount(input, weights=None, minlength=0):
+    """torch.bincount: occurrences of each value of a 1-d non-negative integer tensor (no grad)."""
+    from .._backend import xp_of
+    from .reduction import _type_name
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        name = _type_name(input.dtype)
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{name}\'')
+    a = input._data
+    xp = xp_of(a)
+    if a.ndim != 1 or (a.size and int(a.min()) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights._data.ndim != 1 or weights._data.shape[0] != a.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    n = builtins.max(int(a.max()) + 1 if a.size else 0, minlength)
+    if weights is None or a.size == 0:
+        return _make(xp.bincount(a, minlength=n).astype("int64"))
+    w = weights._data
+    dt = "float32" if w.dtype.name == "float32" else "float64"
+    return _make(xp.bincount(a, weights=w.astype("float64"), minlength=n).astype(dt))
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     from .._backend import xp_of
     seq = sorted_sequence._data
@@ -710,6 +738,7 @@ METHODS = {
     "masked_select": masked_select, "masked_scatter": masked_scatter, "take": take,
     "take_along_dim": take_along_dim, "nonzero": nonzero, "argwhere": argwhere, "sort": sort,
     "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "unique": unique,
+    "bincount": bincount,
 }
 for _n in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
            "masked_fill", "masked_scatter"):

@@ -332,10 +332,7 @@ def _einsum_grad_n(n):
             if not ops[i].requires_grad:
                 res.append(None)
                 continue
-            mine = subs[i]
-            if len(set(mine)) != len(mine):
-                raise NotImplementedError(
-                    "einsum: the gradient of an operand with a repeated subscript is not supported")
+            mine = subs[i]  # distinct letters: einsum() took repeated ones as diagonals
             others = [subs[j] for j in range(n) if j != i]
             avail = set(out).union(*others) if others else set(out)
             keep = "".join(c for c in mine if c in avail)
@@ -392,11 +389,29 @@ def _normalize_einsum(equation, operands):
     return ",".join(new_subs) + "->" + out
 
 
+def _take_diagonals(eq, operands):
+    """A subscript repeated within one operand ("ii") selects a diagonal: take it with the
+    (differentiable) diagonal view first, so the einsum op sees distinct subscripts only."""
+    ins, out = eq.split("->")
+    subs = ins.split(",")
+    ops = list(operands)
+    for i, sub in enumerate(subs):
+        while len(set(sub)) != len(sub):
+            c = next(ch for ch in sub if sub.count(ch) > 1)
+            p = sub.index(c)
+            q = sub.index(c, p + 1)
+            ops[i] = _diagonal(ops[i], 0, p, q)
+            sub = sub[:p] + sub[p + 1:q] + sub[q + 1:] + c
+        subs[i] = sub
+    return ",".join(subs) + "->" + out, tuple(ops)
+
+
 def einsum(equation, *operands):
     """torch.einsum(equation, *operands) (also einsum(equation, [operands]))."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = _normalize_einsum(equation, operands)
+    eq, operands = _take_diagonals(eq, operands)
     n = len(operands)
     op = _EINSUM_OPS.get(n)
     if op is None:
@@ -565,8 +580,28 @@ def _det_grad(grad, self, result):
     return g * _mT(inv(self))
 
 
-_det = defop("linalg_det", lambda xp, self: xp.asarray(xp.linalg.det(self)),
-             node_name="LinalgDetBackward0", self=_det_grad)
+def _det_fwd(xp, self):
+    # The product of the LU pivots, as torch computes it: NumPy's det goes through exp(logdet)
+    # and turns det([[2, 1], [1, 3]]) into 5.000000000000001.
+    n = self.shape[-1]
+    batch = int(xp.prod(xp.asarray(self.shape[:-2], dtype="int64")))
+    a = self.reshape(batch, n, n).astype(self.dtype, copy=True)
+    rows = xp.arange(a.shape[0])
+    det = xp.ones(a.shape[0], dtype=a.dtype)
+    for k in range(n):
+        p = k + xp.argmax(xp.abs(a[:, k:, k]), axis=1)
+        det = xp.where(p != k, -det, det)
+        row_k = a[rows, k].copy()
+        a[rows, k] = a[rows, p]
+        a[rows, p] = row_k
+        piv = a[:, k, k]
+        det = det * piv
+        f = a[:, k + 1:, k] * (1 / xp.where(piv == 0, 1, piv))[:, None]   # LAPACK scales
+        a[:, k + 1:, k:] -= f[:, :, None] * a[:, k, None, k:]
+    return det.reshape(self.shape[:-2])
+
+
+_det = defop("linalg_det", _det_fwd, node_name="LinalgDetBackward0", self=_det_grad)
 
 
 def det(A, *, out=None):

@@ -12,7 +12,7 @@ import math
 
 from .. import _dtype as D
 from .._backend import numpy as _np, to_numpy
-from .._tensor import Tensor, _make
+from .._tensor import Tensor
 from ._registry import defop
 
 __all__ = [
@@ -122,7 +122,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _div(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{rounding_mode}'")
     return _div_mode(input, other, rounding_mode)
@@ -218,7 +218,11 @@ def _pow_tt_exponent(grad, self, result):
 
 def _pow_fwd(xp, self, exponent):
     if _is_int(self) and _is_int(exponent) and (exponent < 0).any():
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+        # PyTorch: 1 ** -n = 1, (-1) ** -n = +-1, anything else ** -n = 0
+        neg = exponent < 0
+        r = xp.power(self, xp.where(neg, -exponent, exponent))
+        small = xp.where(self == 1, 1, xp.where(self == -1, xp.where(exponent % 2 == 0, 1, -1), 0))
+        return xp.where(neg, small, r).astype(r.dtype, copy=False)
     return xp.power(self, exponent)
 
 
@@ -289,7 +293,7 @@ def where(condition, input=None, other=None):
     if isinstance(condition, Tensor) and condition.dtype.name != "bool":
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype.name.capitalize()}")
+            f"{_type_name(condition.dtype)}")
     return where_(condition, input, other)
 
 

@@ -5,12 +5,9 @@
 # select elements (max/min/median with `dim`) return indices and route the gradient through the
 # `_gather`/`_scatter` pair, each the other's derivative, so every order of derivative works.
 # Full max/min/median/amax/amin split the gradient evenly between ties, as PyTorch does.
-import builtins
-import math
-
 from .. import _dtype as D
 from .._backend import numpy as _np
-from .._tensor import Tensor, _make, _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ..return_types import make as _return_type
 from ._registry import defop
 from .shape import expand, reshape
@@ -165,24 +162,29 @@ def _prod_fwd(xp, self, dim, keepdim, dtype=None):
     return xp.prod(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
 
 
+def _prod_others(self, dim):
+    """prod_{j != k} x_j along `dim` for every k, without dividing (so zeros are fine): the
+    exclusive products from the left times those from the right, built from cumprod, so the
+    second derivative is right too."""
+    from .shape import cat, flip, narrow
+    n = self._data.shape[dim]
+    if n == 1:
+        return self * 0 + 1
+    one = narrow(self, dim, 0, 1) * 0 + 1
+    left = cumprod(cat([one, narrow(self, dim, 0, n - 1)], dim), dim)
+    right = flip(cumprod(flip(cat([narrow(self, dim, 1, n - 1), one], dim), [dim]), dim), [dim])
+    return left * right
+
+
 def _prod_grad(grad, self, result, self_shape, dim, keepdim):
-    """d prod / d x_k = product of the others: result / x_k without zeros; with one zero in a
-    reduced slice, the zero's gradient is the product of the nonzeros and the rest are 0."""
-    from .pointwise import where
+    """d prod / d x_k = the product of the others: result / x_k when no factor is zero."""
     grad = _keep(grad, self_shape, dim, keepdim)
-    result = _keep(result, self_shape, dim, keepdim)
-    zero = self == 0
-    if not zero._data.any():
-        return grad * result / self
-    nz = prod(where(zero, 1.0, self), dim, keepdim=True) if dim is not None else \
-        reshape(prod(where(zero, 1.0, self)), (1,) * len(self_shape))
+    if not (self._data == 0).any():
+        return grad * _keep(result, self_shape, dim, keepdim) / self
     if dim is None:
-        zcount = reshape(sum(zero), (1,) * len(self_shape))
-    else:
-        zcount = sum(zero, dim, keepdim=True)
-    one_zero = zcount == 1
-    return grad * where(zcount == 0, result / where(zero, 1.0, self),
-                        where(one_zero & zero, nz, 0.0))
+        flat = reshape(self, (-1,))
+        return grad * reshape(_prod_others(flat, 0), self_shape)
+    return grad * _prod_others(self, dim[0]) if dim else grad
 
 
 _prod_all = defop("prod", lambda xp, self, dtype=None: _prod_fwd(xp, self, None, False, dtype),
@@ -194,6 +196,13 @@ _prod_dim = defop("prod_dim", _prod_fwd, node_name="ProdBackward1", self=_prod_g
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """torch.prod(input, dim=None, keepdim=False, *, dtype=None)."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(
+            f"prod() received an invalid combination of arguments - got (Tensor, "
+            f"{type(dim).__name__}), but expected one of:\n"
+            " * (Tensor input, *, torch.dtype dtype = None)\n"
+            " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, "
+            "Tensor out = None)\n")
     dtype = D.to_dtype(dtype)
     if dim is None:
         return _prod_all(input, dtype)
@@ -281,7 +290,7 @@ def _full_fwd(kernel):
         if kernel == "min":
             return xp.min(self)
         flat = self.reshape(-1)
-        if xp.isnan(flat).any():
+        if flat.size == 0 or xp.isnan(flat).any():
             return xp.asarray(xp.nan, dtype=self.dtype)
         return xp.sort(flat)[(flat.size - 1) // 2]
     return fwd
@@ -301,7 +310,10 @@ def _selecting(name, full, with_dim, pair=None):
                 raise TypeError(f"{name}(): argument 'dim' must be int, not Tensor")
             return pair(input, dim)
         if dim is None:
-            if input._data.size == 0:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                "(Tensor, keepdim=bool)")
+            if input._data.size == 0 and name != "median":
                 raise RuntimeError(
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
                     + (" Specify the reduction dim with the 'dim' argument." if name != "median"
@@ -399,7 +411,7 @@ _argmin = defop("argmin", _arg_fwd("argmin"), differentiable=False)
 def _argfn(name, op):
     def f(input, dim=None, keepdim=False):
         if dim is None:
-            if input._data.size == 0:
+            if input._data.size == 0 and name != "median":
                 raise IndexError(
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             return op(input, None, keepdim)
@@ -432,9 +444,15 @@ def _centered(self, dim):
     return self - (mean(self, dim, keepdim=True) if dim is not None else mean(self))
 
 
+def _inv_dof(self_shape, dim, correction):
+    """1 / (N - correction); inf with no degrees of freedom left (PyTorch's nan gradient)."""
+    dof = _count(self_shape, dim) - correction
+    return 1.0 / dof if dof else float("inf")
+
+
 def _var_grad(grad, self, self_shape, dim, correction, keepdim):
     grad = _keep(grad, self_shape, dim, keepdim)
-    return grad * (2.0 / (_count(self_shape, dim) - correction)) * _centered(self, dim)
+    return grad * (2.0 * _inv_dof(self_shape, dim, correction)) * _centered(self, dim)
 
 
 def _std_grad(grad, self, result, self_shape, dim, correction, keepdim):
@@ -442,7 +460,7 @@ def _std_grad(grad, self, result, self_shape, dim, correction, keepdim):
     grad = _keep(grad, self_shape, dim, keepdim)
     result = _keep(result, self_shape, dim, keepdim)
     g = where(result == 0, 0.0, grad / where(result == 0, 1.0, result))
-    return g * (1.0 / (_count(self_shape, dim) - correction)) * _centered(self, dim)
+    return g * _inv_dof(self_shape, dim, correction) * _centered(self, dim)
 
 
 _var = defop("var", _var_fwd, self=_var_grad)
@@ -729,5 +747,6 @@ def _cumprod_(self, dim, *, dtype=None):
     return inplace(self, cumprod, dim, dtype=dtype)
 
 
-METHODS = {n: globals()[n] for n in __all__ if n != "vector_norm"}
+METHODS = {n: globals()[n] for n in __all__
+           if n not in ("vector_norm", "var_mean", "std_mean")}  # torch has no such methods
 METHODS.update(cumsum_=_cumsum_, cumprod_=_cumprod_)

@@ -7,6 +7,7 @@ import builtins
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim, Size
+from ..autograd.graph import _type_string
 from ._registry import defop
 
 __all__ = ["sum_to", "expand", "reshape", "view", "transpose", "permute", "squeeze", "unsqueeze",
@@ -22,17 +23,21 @@ def _shape_arg(size):
 
 def broadcast_shapes(*shapes):
     """torch.broadcast_shapes with PyTorch's error message."""
-    ndim = builtins.max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = ndim - len(s) + i
-            if out[j] == 1:
-                out[j] = d
-            elif d != 1 and d != out[j]:
+    out = []
+    for s in shapes:  # PyTorch's infer_size, folded left; dims scanned from the right
+        a, b = out, list(s)
+        ndim = builtins.max(len(a), len(b))
+        res = [1] * ndim
+        for i in range(ndim - 1, -1, -1):
+            off = ndim - 1 - i
+            da = a[len(a) - 1 - off] if off < len(a) else 1
+            db = b[len(b) - 1 - off] if off < len(b) else 1
+            if da != db and da != 1 and db != 1:
                 raise RuntimeError(
-                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
+                    f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
                     f"non-singleton dimension {i}")
+            res[i] = db if da == 1 else da
+        out = res
     return Size(out)
 
 
@@ -80,7 +85,7 @@ def expand(self, *sizes):
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
+            f"expand({_type_string(self)}{{[{', '.join(map(str, shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
             "the number of sizes provided (%d) must be greater or equal to the number of "
             "dimensions in the tensor (%d)" % (len(sizes), len(shape)))
     lead = len(sizes) - len(shape)
@@ -414,7 +419,10 @@ def getitem(self, key):
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
         dim += 1
-    return _basic_views[_basic_node(key)](self, key)
+    node = _basic_node(key)
+    if not any(k is Ellipsis for k in ks):
+        key = ks + (Ellipsis,)  # NumPy returns a scalar copy, not a 0-d view, for x[i] of 1-d x
+    return _basic_views[node](self, key)
 
 
 def _index_put_fwd(xp, self, key, values, accumulate=False):
@@ -442,6 +450,19 @@ def _index_put_fwd(xp, self, key, values, accumulate=False):
     except IndexError as e:
         raise IndexError(_index_error(self, key, e)) from None
     return out
+
+
+def _check_setitem_value(region, value):
+    """PyTorch's error when `value` does not broadcast to the indexed region (leading size-1
+    dims of value are allowed)."""
+    if not isinstance(value, Tensor):
+        return value
+    vs, target = value._data.shape, region._data.shape
+    while len(vs) > len(target) and vs[0] == 1:
+        vs = vs[1:]
+    if vs != target:
+        expand(_make(value._data.reshape(vs)), target)  # raises PyTorch's expand error
+    return value if vs == value._data.shape else reshape(value, vs)
 
 
 def _check_index_put_dtype(self, key, values):
@@ -518,7 +539,10 @@ moveaxis = movedim
 
 
 def _slice_fwd(xp, self, key):
-    return self[key]
+    out = self[key]
+    if not isinstance(out, xp.ndarray):  # integers only: NumPy copies out a scalar, torch views
+        out = self[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+    return out
 
 
 def _slice_backward_fwd(xp, grad, shape, key):
@@ -729,7 +753,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if repeats._data.shape[0] == 1:
             repeats = int(repeats._data[0])
         else:
-            from .._creation import arange
             idx = _np_repeat_index(repeats)
             from . import indexing
             return indexing.index_select(input, dim, _make(idx))
@@ -1139,3 +1162,10 @@ def meshgrid(*tensors, indexing=None):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+def index_put_method(self, indices, values, accumulate=False):
+    """Tensor.index_put(indices, values, accumulate=False): the out-of-place index_put_."""
+    key = tuple(_normalize_key(tuple(indices)))
+    _check_index_put_dtype(self, key, values)
+    return index_put(self, key, values, accumulate)

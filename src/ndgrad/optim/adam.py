@@ -65,7 +65,7 @@ class Adam(Optimizer):
                 m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
                 _lerp_(m, grad, 1 - beta1)
                 v *= beta2
-                v += (1 - beta2) * (grad * grad)
+                v += ((1 - beta2) * grad) * grad          # addcmul_: (value * t1) * t2
                 step = float(step_t._data)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
@@ -78,7 +78,7 @@ class Adam(Optimizer):
                 else:
                     denom = xp.sqrt(v) / bias_correction2_sqrt
                 denom += eps
-                param += -step_size * (m / denom)
+                param += (-step_size * m) / denom          # addcdiv_: (value * t1) / t2
                 for t in state.values():
                     t._vc[0] += 1
                 p._vc[0] += 1

@@ -69,7 +69,7 @@ class RMSprop(Optimizer):
                     grad = grad + wd * p._data
                 sq = state["square_avg"]._data
                 sq *= alpha
-                sq += (1 - alpha) * (grad * grad)
+                sq += ((1 - alpha) * grad) * grad      # addcmul_ order
                 if centered:
                     ga = state["grad_avg"]._data
                     _lerp_(ga, grad, 1 - alpha)
@@ -83,7 +83,7 @@ class RMSprop(Optimizer):
                     buf += grad / avg
                     p._data -= lr * buf
                 else:
-                    p._data += -lr * (grad / avg)
+                    p._data += (-lr * grad) / avg     # addcdiv_ order
                 _bump(p, state)
         return loss
 
@@ -139,7 +139,7 @@ class Adagrad(Optimizer):
                 s += grad * grad
                 std = xp.sqrt(s)
                 std += eps
-                p._data += -clr * (grad / std)
+                p._data += (-clr * grad) / std     # addcdiv_ order
                 _bump(p, state)
         return loss
 
@@ -184,13 +184,13 @@ class Adadelta(Optimizer):
                     grad = grad + wd * p._data
                 sq, acc = state["square_avg"]._data, state["acc_delta"]._data
                 sq *= rho
-                sq += (1 - rho) * (grad * grad)
+                sq += ((1 - rho) * grad) * grad
                 std = xp.sqrt(sq + eps)
                 delta = xp.sqrt(acc + eps)
                 delta /= std
                 delta *= grad
                 acc *= rho
-                acc += (1 - rho) * (delta * delta)
+                acc += ((1 - rho) * delta) * delta
                 p._data -= lr * delta
                 _bump(p, state)
         return loss

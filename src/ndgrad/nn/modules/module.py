@@ -494,8 +494,9 @@ class Module:
                     p._vc[0] += 1
                 if p._grad is not None:
                     g = fn(p._grad)
-                    if g is not p._grad:
-                        p._grad = g
+                    if g is not p._grad:  # torch sets grad.data: the grad object is kept
+                        p._grad._data = g._data
+                        p._grad.dtype = g.dtype
             for key, b in self._buffers.items():
                 if b is not None:
                     self._buffers[key] = fn(b)

@@ -1,0 +1,199 @@
+"""torch.* functions that live in torch/functional.py or are the ATen names of nn.functional ops.
+
+The ATen ones keep their ATen signatures, which differ from nn.functional's:
+torch.dropout(input, p, train), torch.embedding(weight, indices),
+torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+cudnn_enabled). Everything is composed of ndgrad ops, so it is differentiable.
+"""
+from .nn import functional as F
+from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                            avg_pool1d, adaptive_avg_pool1d, bilinear, cosine_similarity,
+                            pairwise_distance, pixel_shuffle, rms_norm)
+from ._creation import zeros
+from ._tensor import Tensor
+from .ops import broadcast_shapes, cat, expand, install, meshgrid, stack, where
+
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d",
+           "adaptive_avg_pool1d", "bilinear", "cosine_similarity", "pairwise_distance",
+           "pixel_shuffle", "rms_norm", "dropout", "alpha_dropout", "batch_norm",
+           "instance_norm", "layer_norm", "group_norm", "embedding", "max_pool1d", "max_pool2d",
+           "detach", "broadcast_tensors", "cartesian_prod", "block_diag", "cdist", "dist", "diff",
+           "quantile"]
+
+
+def dropout(input, p, train):
+    return F.dropout(input, p, train)
+
+
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """ATen's embedding: weight first; a negative padding_idx means none."""
+    return F.embedding(indices, weight, None if padding_idx < 0 else padding_idx)
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def detach(input):
+    return input.detach()
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def cartesian_prod(*tensors):
+    """Rows of every combination of the 1-d inputs (itertools.product order)."""
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError("Expect a 1D vector, but got shape " + str(list(t.shape)))
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], dim=1)
+
+
+def block_diag(*tensors):
+    """The inputs (scalars, vectors as rows, matrices) along the diagonal of one matrix."""
+    mats = []
+    for n, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {n} has {t.ndim} dimensions")
+        mats.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    if not mats:
+        return zeros(1, 0)
+    from ._dtype import promote_types
+    dt = mats[0].dtype
+    for m in mats[1:]:
+        dt = promote_types(dt, m.dtype)
+    cols = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        pieces = [zeros(r, left, dtype=dt), m.to(dt), zeros(r, cols - left - c, dtype=dt)]
+        rows.append(cat(pieces, dim=1))
+        left += c
+    return cat(rows, dim=0)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distance between each row of x1 and each row of x2 (batched over leading dims)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return diff.norm(p, dim=-1)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    return (input - other).norm(p)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward difference along dim, after concatenating prepend and append."""
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[dim]
+        if size == 0:
+            break
+        x = x.narrow(dim, 1, size - 1) - x.narrow(dim, 0, size - 1) if x.dtype.name != "bool" \
+            else x.narrow(dim, 1, size - 1) != x.narrow(dim, 0, size - 1)
+    return x
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles along dim (of the flattened input when dim is None), interpolated
+    between the sorted neighbours; a 1-d q adds a leading dim. Differentiable through sort."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        qs, vector = [float(v) for v in q.reshape(-1).tolist()], q.ndim == 1
+    else:
+        qs, vector = [float(q)], False
+    for v in qs:
+        if not 0 <= v <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if interpolation not in _QUANTILE_MODES:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    shape = tuple(input.shape)
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = dim + input.ndim if dim < 0 else dim
+        x = input
+    srt = x.sort(d).values
+    n = srt.shape[d]
+    nan = srt.isnan().any(d, keepdim=True)
+    outs = []
+    for v in qs:
+        pos = v * (n - 1)
+        lo, hi = int(pos // 1), min(int(pos // 1) + 1, n - 1)
+        if interpolation == "nearest":
+            lo = hi = int(round(pos))
+        elif interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi = int(-(-pos // 1))
+        a, b = srt.narrow(d, lo, 1), srt.narrow(d, hi, 1)
+        frac = pos - lo
+        if interpolation == "midpoint":
+            frac = 0.5 if frac else 0.0
+        r = a if lo == hi else a + (b - a) * frac
+        r = where(nan, float("nan"), r)
+        if dim is None:
+            r = r.reshape((1,) * len(shape) if keepdim else ())
+        elif not keepdim:
+            r = r.squeeze(d)
+        outs.append(r)
+    return stack(outs) if vector else outs[0]
+
+
+install({"quantile": quantile})
