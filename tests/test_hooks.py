@@ -185,3 +185,27 @@ def test_saved_tensors_hooks_skip_the_version_check_like_torch():
         z.sum().backward()
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1] == [4.0, 4.0]
+
+
+def test_pack_hook_runs_with_grad_mode_off_and_may_call_numpy():
+    # as PyTorch: pack hooks run under no_grad, where numpy() of a tensor requiring grad is allowed
+    seen = []
+
+    def pack(t):
+        seen.append(ndgrad.is_grad_enabled())
+        return t.numpy().copy()
+
+    w = ndgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with ndgrad.autograd.graph.saved_tensors_hooks(pack, ndgrad.from_numpy):
+        loss = (w * w).sum()
+    assert seen == [False, False] and ndgrad.is_grad_enabled()
+    loss.backward()
+    assert w.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_numpy_of_tensor_requiring_grad_allowed_only_under_no_grad():
+    w = ndgrad.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        w.numpy()
+    with ndgrad.no_grad():
+        assert w.numpy().tolist() == [1.0, 1.0]

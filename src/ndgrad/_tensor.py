@@ -233,8 +233,8 @@ class Tensor:
         return to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
-            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
+        if self._requires_grad and not force and grad_mode._state.enabled:
+            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)   # as PyTorch: allowed under no_grad
         if type(self._data) is not _np.ndarray:
             if not force:
                 raise TypeError(

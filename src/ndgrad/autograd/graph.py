@@ -230,7 +230,10 @@ class SavedTensor:
             if not is_output and tensor._requires_grad:
                 edge = (tensor.grad_fn, tensor._output_nr) if tensor.grad_fn is not None \
                     else (tensor._get_accumulator(), None)
-            self._hooks_packed = (pack(tensor), unpack, is_output, edge)
+            from .grad_mode import no_grad
+            with no_grad():                       # PyTorch runs pack hooks with grad mode off
+                packed = pack(tensor)
+            self._hooks_packed = (packed, unpack, is_output, edge)
 
     def unpack(self, node):
         if self.vc[0] != self.version and self._hooks_packed is None:  # (hooks: as PyTorch,
