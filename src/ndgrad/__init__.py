@@ -139,3 +139,12 @@ class _Cuda:
 
 
 cuda = _Cuda()
+
+
+# `from .ops import *` also bound the op machinery and the op family modules; PyTorch's namespace
+# has none of them (and `torch.shape` does not exist), so they are not part of ndgrad's either.
+for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "activation",
+              "defop", "getitem", "indexing", "inplace", "install", "make_inplace", "pointwise",
+              "reduction", "shape", "sum_to", "to_dtype", "with_grad_off"):
+    globals().pop(_name, None)
+del _name
