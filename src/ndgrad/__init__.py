@@ -23,6 +23,12 @@ from .ops import *  # noqa: F401,F403
 from .ops import (cat, concat, concatenate, stack, split, chunk, unbind, einsum,  # noqa: F401
                   tensordot, det, diag, inverse, cross)
 import importlib as _importlib  # noqa: E402
+import warnings as _warnings  # noqa: E402
+
+# PyTorch computes log(0) = -inf, 0/0 = nan and the like silently; NumPy's ufuncs warn. Silence
+# those floating-point RuntimeWarnings where ndgrad's own op code raised them (the user's own
+# NumPy code is untouched: the filter matches ndgrad's modules only).
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ndgrad(\.|$)")
 linalg = _importlib.import_module(".linalg", __name__)  # `from .ops import *` bound ops.linalg
 from .ops import (add, sub, subtract, mul, multiply, div, divide, true_divide, pow, neg, negative,
                   exp, log, sqrt, tanh, sigmoid, relu, abs, absolute, sign, where, clamp, clip,
@@ -138,7 +144,58 @@ class _Cuda:
     manual_seed_all = manual_seed
 
 
+class _CudaAmp:
+    """`torch.cuda.amp.autocast` / `GradScaler`: the deprecated spellings of `torch.amp`'s."""
+
+    @staticmethod
+    def autocast(enabled=True, dtype=float16, cache_enabled=True):
+        _warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        return amp.autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    @staticmethod
+    def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                   growth_interval=2000, enabled=True):
+        _warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        return amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor,
+                              growth_interval, enabled)
+
+
+_Cuda.amp = _CudaAmp()
 cuda = _Cuda()
+
+from . import amp  # noqa: E402
+from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+
+_matmul_precision = "highest"
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision
+
+
+def set_float32_matmul_precision(precision):
+    """Accepted for compatibility: NumPy's float32 matmul is always full precision."""
+    global _matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.")
+        return
+    _matmul_precision = precision
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
+            name=None, disable=False, **kwargs):
+    """`torch.compile`: ndgrad has no compiler, so the model (or function) is returned as it
+    is; the results are the same, only not faster."""
+    if model is None:
+        return lambda fn: fn
+    if not callable(model):
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    return model
 
 
 # `from .ops import *` also bound the op machinery and the op family modules; PyTorch's namespace
