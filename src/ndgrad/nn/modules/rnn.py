@@ -13,10 +13,18 @@ from .. import functional as F, init
 from ..._creation import empty, zeros
 from ...ops.shape import stack, cat
 from ...ops import tanh, sigmoid, relu
+from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _reset_uniform(module):
+    """PyTorch's RNN and RNN-cell initialisation: every parameter ~ U(-k, k), k = 1/sqrt(hidden)."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -stdv, stdv)
 
 
 class RNNBase(Module):
@@ -68,9 +76,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _reset_uniform(self)
 
     @property
     def all_weights(self):
@@ -111,15 +117,36 @@ class RNNBase(Module):
         act = tanh if self.mode == "RNN_TANH" else relu
         return act(gi + gh), None
 
+    def _packed_step(self, gi, h, c, w_hh, b_hh, lengths, t):
+        """A time step of a packed batch: only the sequences longer than t (a prefix, as the
+        batch is sorted longest first) advance; the others keep their state."""
+        n = sum(1 for length in lengths if length > t)
+        if n == len(lengths):
+            return self._cell(gi, h, c, w_hh, b_hh)
+        h_new, c_new = self._cell(gi[:n], h[:n], None if c is None else c[:n], w_hh, b_hh)
+        h = cat([h_new, h[n:]], 0)
+        return h, (None if c is None else cat([c_new, c[n:]], 0))
+
     def forward(self, input, hx=None):
         name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
+        packed = input if isinstance(input, PackedSequence) else None
+        lengths = None
+        if packed is not None:
+            # run on the padded batch, longest first; step t updates only the first
+            # batch_sizes[t] rows, so each sequence starts and stops at its own length
+            input, lengths = pad_packed_sequence(PackedSequence(packed.data, packed.batch_sizes))
+            lengths = lengths.tolist()
+            if hx is not None and packed.sorted_indices is not None:
+                idx = packed.sorted_indices
+                hx = tuple(h.index_select(1, idx) for h in hx) if self.mode == "LSTM" \
+                    else hx.index_select(1, idx)
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
                              "instead")
         unbatched = input.ndim == 2
         if unbatched:
             input = input.unsqueeze(1)
-        elif self.batch_first:
+        elif self.batch_first and packed is None:
             input = input.transpose(0, 1)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
@@ -155,7 +182,10 @@ class RNNBase(Module):
                 steps = range(L - 1, -1, -1) if d == 1 else range(L)
                 seq = [None] * L
                 for t in steps:
-                    h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+                    if lengths is None:
+                        h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+                    else:
+                        h, c = self._packed_step(gi_all[t], h, c, w_hh, b_hh, lengths, t)
                     seq[t] = h
                 outs.append(stack(seq, 0))
                 h_n.append(h)
@@ -166,7 +196,14 @@ class RNNBase(Module):
         output = layer_in
         h_n = stack(h_n, 0)
         c_n = stack(c_n, 0) if is_lstm else None
-        if unbatched:
+        if packed is not None:
+            output = PackedSequence(pack_padded_sequence(output, lengths).data,
+                                    packed.batch_sizes, packed.sorted_indices,
+                                    packed.unsorted_indices)
+            if packed.unsorted_indices is not None:
+                h_n = h_n.index_select(1, packed.unsorted_indices)
+                c_n = c_n.index_select(1, packed.unsorted_indices) if is_lstm else None
+        elif unbatched:
             output = output.squeeze(1)
             h_n = h_n.squeeze(1)
             c_n = c_n.squeeze(1) if is_lstm else None
@@ -225,9 +262,7 @@ class _CellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _reset_uniform(self)
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"

@@ -1,9 +1,157 @@
-"""Packed sequences are not implemented in ndgrad; pad_sequence is."""
+"""Variable-length sequences: padding and PyTorch's PackedSequence.
+
+A PackedSequence stores the valid time steps of a batch of sequences, time-major: for each step t
+the rows of the sequences longer than t, longest first. `batch_sizes[t]` counts them. Packing and
+unpacking are one gather and one scatter (`index_copy`), so both are differentiable.
+"""
+from collections import namedtuple
+
+import numpy as _np
+
+__all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
+           "unpad_sequence", "pack_sequence", "unpack_sequence", "invert_permutation"]
+
+
+def _tensor(array):
+    from ..._creation import as_tensor
+    return as_tensor(_np.asarray(array, dtype=_np.int64))
+
+
+def invert_permutation(permutation):
+    if permutation is None:
+        return None
+    inv = _np.empty(permutation.shape[0], dtype=_np.int64)
+    inv[permutation.numpy()] = _np.arange(permutation.shape[0])
+    return _tensor(inv)
+
+
+class PackedSequence(namedtuple("PackedSequence",
+                                ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
+    """Holds the data and list of `batch_sizes` of a packed sequence (see module docstring)."""
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is None:                       # PackedSequence(data_and_batch_sizes)
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def _apply(self, fn):
+        return type(self)(fn(self.data), self.batch_sizes, self.sorted_indices,
+                          self.unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        data = self.data.to(*args, **kwargs)
+        return self if data is self.data else type(self)(
+            data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    def cpu(self):
+        return self
+
+    def double(self):
+        return self._apply(lambda t: t.double())
+
+    def float(self):
+        return self._apply(lambda t: t.float())
+
+    def half(self):
+        return self._apply(lambda t: t.half())
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_pinned(self):
+        return False
+
+
+def _lengths_array(lengths):
+    from ..._tensor import Tensor
+    if isinstance(lengths, Tensor):
+        return _np.asarray(lengths.numpy(force=True), dtype=_np.int64).reshape(-1)
+    return _np.asarray(lengths, dtype=_np.int64).reshape(-1)
+
+
+def _flat_index(lengths_sorted, batch):
+    """Positions, in a (T*B) time-major flattening, of the packed rows, and batch_sizes."""
+    T = int(lengths_sorted[0]) if len(lengths_sorted) else 0
+    batch_sizes = (lengths_sorted[None, :] > _np.arange(T)[:, None]).sum(1)
+    idx = _np.concatenate([t * batch + _np.arange(bs) for t, bs in enumerate(batch_sizes)]) \
+        if T else _np.zeros(0, dtype=_np.int64)
+    return idx.astype(_np.int64), batch_sizes.astype(_np.int64)
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    """Packs a (T, B, *) (or (B, T, *) with batch_first) tensor of padded sequences."""
+    lengths = _lengths_array(lengths)
+    if enforce_sorted:
+        if _np.any(lengths[:-1] < lengths[1:]):
+            raise RuntimeError(
+                "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+                "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+                "pack_sequence to sidestep this requirement if you do not need ONNX "
+                "exportability.")
+        sorted_indices = None
+    else:
+        order = _np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+        sorted_indices = _tensor(order)
+        input = input.index_select(0 if batch_first else 1, sorted_indices)
+    if batch_first:
+        input = input.transpose(0, 1)
+    T, B = input.shape[0], input.shape[1]
+    if len(lengths) != B:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(lengths)} (batch_size={B})")
+    if len(lengths) and lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if len(lengths) and lengths[0] > T:
+        raise RuntimeError(f"Expected sequence length to be larger than or equal to "
+                           f"{lengths[0]} at index 0, but got {T}")
+    idx, batch_sizes = _flat_index(lengths, B)
+    data = input.reshape((T * B,) + tuple(input.shape[2:]))[_tensor(idx)]
+    return PackedSequence(data, _tensor(batch_sizes), sorted_indices, None)
+
+
+def _sorted_lengths(batch_sizes):
+    bs = _lengths_array(batch_sizes)
+    B = int(bs[0]) if len(bs) else 0
+    return (bs[None, :] > _np.arange(B)[:, None]).sum(1)       # lengths, longest first
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """The inverse of pack_padded_sequence: (padded tensor, lengths)."""
+    from ..._creation import full
+    data, batch_sizes = sequence.data, sequence.batch_sizes
+    lengths = _sorted_lengths(batch_sizes)
+    B = len(lengths)
+    T = int(lengths[0]) if B else 0
+    if total_length is not None:
+        if total_length < T:
+            raise ValueError(
+                f"Expected total_length to be at least the length of the longest sequence in "
+                f"input, but got total_length={total_length} and max sequence length being {T}")
+        T = total_length
+    idx, _ = _flat_index(lengths, B)
+    out = full((T * B,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+    out = out.index_copy(0, _tensor(idx), data).reshape((T, B) + tuple(data.shape[1:]))
+    lengths_t = _tensor(lengths)
+    if sequence.unsorted_indices is not None:
+        out = out.index_select(1, sequence.unsorted_indices)
+        lengths_t = _tensor(lengths[sequence.unsorted_indices.numpy()])
+    if batch_first:
+        out = out.transpose(0, 1)
+    return out, lengths_t
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """Stacks a list of (L_i, *) tensors into (T, B, *) (or (B, T, *)), padding the ends."""
     from ...ops.shape import stack
     from .. import functional as F
+    if padding_side not in ("left", "right"):
+        raise ValueError(f"Expected padding_side to be one of left or right, but got "
+                         f"{padding_side}.")
     max_len = max(s.shape[0] for s in sequences)
     padded = []
     for s in sequences:
@@ -11,3 +159,20 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         pads = [0, 0] * (s.ndim - 1) + ([0, extra] if padding_side == "right" else [extra, 0])
         padded.append(F.pad(s, pads, value=padding_value) if extra else s)
     return stack(padded, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [seq[:int(n)] for seq, n in zip(padded_sequences, _lengths_array(lengths))]
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    """Packs a list of variable-length (L_i, *) tensors."""
+    lengths = [s.shape[0] for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences):
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
