@@ -341,3 +341,16 @@ def test_quantile_errors_match_torch(name):
     with pytest.raises(RuntimeError) as ours:
         QUANTILE_ERRORS[name](ndgrad)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_broadcast_tensors_returns_inputs_that_already_have_the_shape():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ndgrad):
+        a = lib.ones(3, requires_grad=True)
+        b, c = lib.ones(3), lib.ones(2, 1)
+        r = lib.broadcast_tensors(a, b)
+        assert r[0] is a and r[1] is b
+        r = lib.broadcast_tensors(a, c)
+        assert type(r[0].grad_fn).__name__ == "ExpandBackward0" and r[0].shape == (2, 3)
+        n = lib.distributions.Normal(a, lib.ones(3))
+        assert n.mean is a

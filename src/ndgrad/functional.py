@@ -70,7 +70,8 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(expand(t, shape) for t in tensors)
+    # as PyTorch: a tensor that already has the shape is returned itself, not a view of it
+    return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
 
 
 def cartesian_prod(*tensors):
