@@ -142,7 +142,7 @@ def test_create_graph_second_derivative():
 def test_autograd_grad_options():
     x, y = leaf(3), leaf(3, seed=1)
     out = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="One of the differentiated Tensors appears to not have been used in the graph"):
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to not have been used in the graph"):
         ndgrad.autograd.grad(out, [x, y], retain_graph=True)
     gx, gy = ndgrad.autograd.grad(out, [x, y], allow_unused=True, retain_graph=True)
     assert gy is None and gx.tolist() == [2.0] * 3
@@ -404,3 +404,17 @@ def test_comparisons_return_bool_without_grad():
     for r in (x > 1, x < 2, x >= 2, x <= 2, x == 2, x != 2):
         assert r.dtype is ndgrad.bool and not r.requires_grad
     assert (x > 1).tolist() == [False, True, True]
+
+
+def test_root_gradient_shape_is_checked_before_requires_grad_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ndgrad):
+        a = lib.ones(2, requires_grad=True)
+        msg = (r"Mismatch in shape: grad_output\[0\] has a shape of torch.Size\(\[3\]\) and "
+               r"output\[0\] has a shape of torch.Size\(\[2\]\).")
+        with pytest.raises(RuntimeError, match=msg):
+            lib.ones(2).backward(lib.ones(3))
+        with pytest.raises(RuntimeError, match=msg):
+            lib.autograd.grad(lib.ones(2), [a], lib.ones(3))
+        with pytest.raises(RuntimeError, match="The differentiated Tensor at index 2 appears"):
+            lib.autograd.grad((a * 2).sum(), [a, a, lib.ones(1, requires_grad=True)])

@@ -77,10 +77,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _root_grads(tensors, grad_tensors)   # shape errors first, as PyTorch
     for i, t in enumerate(tensors):
         if not t._requires_grad:
             raise RuntimeError(ERR_NO_GRAD_FN.format(i))
-    grads = _root_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_edge(t) for t in tensors]
@@ -121,13 +121,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}")
+    grads = _root_grads(outputs, grad_outputs)   # shape errors first, as PyTorch
     for i, t in enumerate(outputs):
         if not t._requires_grad:
             raise RuntimeError(ERR_NO_GRAD_FN.format(i))
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _root_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_edge(t) for t in outputs]
@@ -148,8 +148,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 g = _make(xp_of(t._data).zeros_like(t._data))
         elif not create_graph:
