@@ -218,3 +218,17 @@ def test_seed_tutorial_reprs_match_torch():
               lambda x: x.double(), lambda x: x.long(), lambda x: x > 0):
         assert repr(f(x_n)) == repr(f(x_t))
     assert repr(ndgrad.tensor(27.0, requires_grad=True).mean()) == repr(torch.tensor(27.0, requires_grad=True).mean())
+
+
+def test_finfo_iinfo_are_python_numbers_with_pytorch_repr():
+    torch = pytest.importorskip("torch")
+    for d in ("float16", "float32", "float64"):
+        f, g = ndgrad.finfo(getattr(ndgrad, d)), torch.finfo(getattr(torch, d))
+        assert repr(f) == repr(g)
+        for k in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+            assert getattr(f, k) == getattr(g, k) and type(getattr(f, k)) is type(getattr(g, k))
+    assert repr(ndgrad.finfo()) == repr(torch.finfo())
+    for d in ("uint8", "int8", "int16", "int32", "int64"):
+        i, j = ndgrad.iinfo(getattr(ndgrad, d)), torch.iinfo(getattr(torch, d))
+        assert repr(i) == repr(j) and (i.bits, i.min, i.max, i.dtype) == (j.bits, j.min, j.max, j.dtype)
+        assert type(i.max) is int

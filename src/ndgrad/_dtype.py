@@ -183,11 +183,34 @@ def result_type(*operands):
     return r
 
 
-def finfo(d=None):
-    """torch.finfo: machine limits of a floating dtype."""
-    return np.finfo(to_dtype(d or _default[0]).np)
+import builtins as _builtins  # noqa: E402
 
 
-def iinfo(d):
-    """torch.iinfo: machine limits of an integer dtype."""
-    return np.iinfo(to_dtype(d).np)
+class finfo:
+    """torch.finfo: machine limits of a floating dtype, as Python floats."""
+
+    def __init__(self, type=None):
+        f = np.finfo(to_dtype(type or _default[0]).np)
+        self.bits = _builtins.int(f.bits)       # (this module's `int`/`float` are dtypes)
+        self.eps, self.max, self.min = _builtins.float(f.eps), _builtins.float(f.max), \
+            _builtins.float(f.min)
+        self.tiny = self.smallest_normal = _builtins.float(f.smallest_normal)
+        self.resolution = 10.0 ** -_builtins.int(f.precision)
+        self.dtype = str(f.dtype)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: machine limits of an integer dtype, as Python ints."""
+
+    def __init__(self, type):
+        i = np.iinfo(to_dtype(type).np)
+        self.bits, self.min, self.max = (_builtins.int(v) for v in (i.bits, i.min, i.max))
+        self.dtype = str(i.dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"   # as PyTorch
