@@ -183,3 +183,24 @@ def test_functional_call_strict_errors_match_torch():
             row.append(str(e.value))
         msgs.append(row)
     assert msgs[0] == msgs[1]
+
+
+def test_forward_mode_jacobians_over_pytrees_and_empty_inputs_match_torch():
+    """jacfwd and autograd.functional.jacobian(strategy="forward-mode") share the one-hot
+    column code: dict arguments, several argnums and a zero-element input."""
+    torch = pytest.importorskip("torch")
+    import torch.func
+    res = []
+    for lib, T in ((ndgrad, F), (torch, torch.func)):
+        x, a = _args(lib, (3,), (1, 2))
+        d = {"a": a, "b": lib.tensor(1.5, dtype=lib.float64)}
+        e = lib.zeros(0, dtype=lib.float64)
+
+        def f(x, e, d):
+            return (x * d["a"].sum() * d["b"]).sin() + e.sum()
+
+        jf = T.jacfwd(f, argnums=(0, 1, 2))(x, e, d)
+        ja = lib.autograd.functional.jacobian(lambda x, e: (x.exp(), x[:2] * 2 + e.sum()),
+                                              (x, e), vectorize=True, strategy="forward-mode")
+        res.append((jf, ja))
+    _cmp(res[0], res[1])

@@ -21,6 +21,8 @@ import functools
 from . import _creation
 from ._tensor import Tensor
 from .autograd import grad_mode, forward_ad as fwAD
+from .autograd.functional import (_basis_duals, _collect_tangents, _jacobians_from_columns,
+                                  _stack)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call"]
@@ -271,11 +273,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 # ---------------------------------------------------------------- Jacobians
 
-def _stack(ts):
-    from .ops import stack
-    return stack(list(ts), 0)
-
-
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """jacrev(f)(*args): the Jacobian of f w.r.t. args[argnums] by reverse mode
     (shape output.shape + input.shape)."""
@@ -341,23 +338,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             diff.append((a, leaves, spec))
         flat_in = [t for _, leaves, _ in diff for t in leaves]
         keep = _keep_graph(flat_in)
-        columns = None
+        columns = []
         o_spec = aux = None
         outs_primal = None
         for j, x in enumerate(flat_in):
             for e in range(x.numel()):
                 with fwAD.dual_level():
-                    new_args = list(args)
-                    idx = 0
+                    duals = _basis_duals(flat_in, j, e)
+                    new_args, start = list(args), 0
                     for a, leaves, spec in diff:
-                        duals = []
-                        for leaf in leaves:
-                            t = _creation.zeros(tuple(leaf.shape), dtype=leaf.dtype)
-                            if idx == j:
-                                t._data.reshape(-1)[e] = 1
-                            duals.append(fwAD.make_dual(leaf, t))
-                            idx += 1
-                        new_args[a] = _unflatten(duals, spec)
+                        new_args[a] = _unflatten(duals[start:start + len(leaves)], spec)
+                        start += len(leaves)
                     out = func(*new_args)
                     if has_aux:
                         out, aux_d = out
@@ -366,32 +357,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                             aux = _unflatten([fwAD.unpack_dual(t).primal
                                               if isinstance(t, Tensor) else t for t in al], asp)
                     o_leaves, o_spec = _flatten(out)
-                    unpacked = [fwAD.unpack_dual(o) for o in o_leaves]
-                    if columns is None:
-                        outs_primal = [u.primal for u in unpacked]
-                        columns = [[] for _ in o_leaves]
-                    for i, u in enumerate(unpacked):
-                        columns[i].append(u.tangent if u.tangent is not None
-                                          else _creation.zeros_like(u.primal))
-        if columns is None:  # no input elements at all
+                    primals = _collect_tangents(o_leaves, columns)
+                if outs_primal is None:
+                    outs_primal = primals
+        if outs_primal is None:  # no input elements at all
             out = func(*args)
             o_leaves, o_spec = _flatten(out[0] if has_aux else out)
             outs_primal = o_leaves
             columns = [[] for _ in o_leaves]
         per_out = []
         for i, o in enumerate(outs_primal):
-            jacs, start = [], 0
-            for x in flat_in:
-                n = x.numel()
-                cols = columns[i][start:start + n]
-                start += n
-                if n == 0:
-                    jacs.append(_creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype))
-                    continue
-                st = _stack(cols)
-                perm = tuple(range(1, st.dim())) + (0,)
-                jacs.append(_release(st.permute(perm).reshape(tuple(o.shape) + tuple(x.shape)),
-                                     keep))
+            jacs = [_release(jac, keep) for jac in _jacobians_from_columns(columns[i], o, flat_in)]
             res, k = [], 0
             for _, leaves, spec in diff:
                 res.append(_unflatten(jacs[k:k + len(leaves)], spec))

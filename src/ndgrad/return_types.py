@@ -1,10 +1,16 @@
-"""torch.return_types: the named tuples returned by max/min/median/sort/topk/... with `dim`.
+"""torch.return_types: the named tuples returned by max/min/median/sort/topk/... with `dim` and
+by the linalg factorisations. The one place they are made: op modules call `make`.
 
     >>> torch.max(x, 1)
     torch.return_types.max(
     values=tensor([3., 3.]),
     indices=tensor([1, 0]))
+
+The repr is PyTorch's; the classes live in this module (`ndgrad.return_types.max`, as other
+ndgrad classes name ndgrad modules), so they pickle by name and `load(weights_only=True)`
+refuses them as PyTorch refuses `torch.return_types.*`.
 """
+from collections import namedtuple
 
 __all__ = ["make"]
 
@@ -17,14 +23,11 @@ def _repr(self):
 
 
 def make(name, fields=("values", "indices")):
-    """The named-tuple class `torch.return_types.<name>` (created once)."""
+    """The named-tuple class `return_types.<name>` (created once, then shared)."""
     cls = _CACHE.get(name)
     if cls is None:
-        from collections import namedtuple
-        cls = namedtuple(name, fields)
-        cls.__module__ = "torch.return_types"
+        cls = namedtuple(name, fields, module=__name__)
         cls.__repr__ = _repr
-        cls.__qualname__ = name
         _CACHE[name] = cls
         globals()[name] = cls
     return cls

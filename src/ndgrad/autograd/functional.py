@@ -143,7 +143,49 @@ def _stack(tensors):
     return stack(list(tensors), 0)
 
 
-def _setup(func, inputs, v, create_graph, fn_name, v_of="inputs"):
+# Forward-mode Jacobians (here and in ndgrad.func.jacfwd) are built one column at a time: one
+# forward pass per input element, with that element's one-hot basis vector as the tangent.
+
+def _basis_duals(inputs, j, e):
+    """`inputs` as dual tensors (in the current dual level) whose tangents are all zero but a 1
+    at flat element `e` of input `j`."""
+    duals = []
+    for k, x in enumerate(inputs):
+        t = _creation.zeros(tuple(x.shape), dtype=x.dtype)
+        if k == j:
+            t._data.reshape(-1)[e] = 1
+        duals.append(fwAD.make_dual(x, t))
+    return duals
+
+
+def _collect_tangents(outs, columns):
+    """Append the tangent of each of `outs` (zeros where it has none) to its list in `columns`
+    (started on the first call); return the primals of `outs`."""
+    unpacked = [fwAD.unpack_dual(o) for o in outs]
+    if not columns:
+        columns.extend([] for _ in outs)
+    for column, u in zip(columns, unpacked):
+        column.append(u.tangent if u.tangent is not None else _creation.zeros_like(u.primal))
+    return [u.primal for u in unpacked]
+
+
+def _jacobians_from_columns(columns, out, inputs):
+    """d out / d inputs[k] for each k, shaped out.shape + inputs[k].shape, from `columns`: the
+    tangents of `out` for the basis vectors of every element of every input, in order."""
+    jacs, start = [], 0
+    for inp in inputs:
+        n = inp.nelement()
+        shape = tuple(out.shape) + tuple(inp.shape)
+        if n == 0:
+            jacs.append(_creation.zeros(shape, dtype=out.dtype))
+            continue
+        st = _stack(columns[start:start + n])  # (n, *out.shape)
+        start += n
+        jacs.append(st.permute(tuple(range(1, st.dim())) + (0,)).reshape(shape))
+    return jacs
+
+
+def _setup(inputs, v, create_graph, fn_name):
     """The shared preamble of jvp / vhp / hvp (under enable_grad)."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
     inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -157,15 +199,36 @@ def _setup(func, inputs, v, create_graph, fn_name, v_of="inputs"):
     return is_inputs_tuple, inputs, v
 
 
+def _call(func, inputs, fn_name, strict):
+    """(is_outputs_tuple, outputs) of func(*inputs), checked for strict mode."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _last_grad(outputs, inputs, v, refs, create_graph, strict, stage):
+    """The final grad call of vjp / jvp / vhp / hvp, with grad mode on only for create_graph;
+    missing gradients become zeros shaped like `refs` (or an error in strict mode)."""
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+
+
+def _results(outputs, is_outputs_tuple, res, is_res_tuple, create_graph):
+    """The (outputs, result) pair, detached unless create_graph, unpacked like the arguments."""
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_res_tuple))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product of `func` at `inputs`."""
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _call(func, inputs, "vjp", strict)
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
             v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
@@ -173,33 +236,20 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    res = _last_grad(outputs, inputs, v, inputs, create_graph, strict, "back")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick."""
     with grad_mode.enable_grad():
-        is_inputs_tuple, inputs, v = _setup(func, inputs, v, create_graph, "jvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs, v = _setup(inputs, v, create_graph, "jvp")
+        is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
         grad_outputs = tuple(_creation.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_outputs_tuple))
+    res = _last_grad(grad_inputs, grad_outputs, v, outputs, create_graph, strict, "back_trick")
+    return _results(outputs, is_outputs_tuple, res, is_outputs_tuple, create_graph)
 
 
 def _jacfwd(func, inputs, strict=False, vectorize=False):
@@ -213,39 +263,17 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
             "only implemented for `vectorize=True`.")
-    columns = None  # columns[i][j]: list over all input elements of d out_i
+    columns = []  # columns[i]: d out_i for the basis vector of each input element, in order
     outputs = is_outputs_tuple = None
     for j, inp in enumerate(inputs):
         for e in range(inp.nelement()):
             with fwAD.dual_level():
-                duals = []
-                for k, x in enumerate(inputs):
-                    t = _creation.zeros(x.shape, dtype=x.dtype)
-                    if k == j:
-                        t._data.reshape(-1)[e] = 1
-                    duals.append(fwAD.make_dual(x, t))
-                is_outputs_tuple, outs = _as_tuple_outputs(func(*duals))
-                unpacked = [fwAD.unpack_dual(o) for o in outs]
-                if columns is None:
-                    outputs = [u.primal for u in unpacked]
-                    columns = [[] for _ in outs]
-                for i, u in enumerate(unpacked):
-                    columns[i].append(u.tangent if u.tangent is not None
-                                      else _creation.zeros_like(u.primal))
-    jac = []
-    for i, out in enumerate(outputs):
-        row, start = [], 0
-        for inp in inputs:
-            n = inp.nelement()
-            cols = columns[i][start:start + n]
-            start += n
-            if n == 0:
-                row.append(_creation.zeros(tuple(out.shape) + tuple(inp.shape), dtype=out.dtype))
-                continue
-            st = _stack(cols)  # (n, *out.shape)
-            perm = tuple(range(1, st.dim())) + (0,)
-            row.append(st.permute(perm).reshape(tuple(out.shape) + tuple(inp.shape)).detach())
-        jac.append(row)
+                is_outputs_tuple, outs = _as_tuple_outputs(func(*_basis_duals(inputs, j, e)))
+                primals = _collect_tangents(outs, columns)
+            if outputs is None:
+                outputs = primals
+    jac = [[j.detach() for j in _jacobians_from_columns(columns[i], out, inputs)]
+           for i, out in enumerate(outputs)]
     # lists, not tuples, exactly as PyTorch's forward-mode jacobian returns them
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
@@ -276,10 +304,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
         if vectorize and strict:
             raise RuntimeError(
                 "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
@@ -351,44 +376,33 @@ def _scalar_output(outputs, is_outputs_tuple, fn_name):
                            "contain a single element")
 
 
+def _scalar_gradient(func, inputs, v, create_graph, strict, fn_name):
+    """The shared start of vhp / hvp (under enable_grad): the scalar output of func and its
+    gradient, kept differentiable."""
+    is_inputs_tuple, inputs, v = _setup(inputs, v, create_graph, fn_name)
+    is_outputs_tuple, outputs = _call(func, inputs, fn_name, strict)
+    _scalar_output(outputs, is_outputs_tuple, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar function."""
     with grad_mode.enable_grad():
-        is_inputs_tuple, inputs, v = _setup(func, inputs, v, create_graph, "vhp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_gradient(
+            func, inputs, v, create_graph, strict, "vhp")
+    res = _last_grad(jac, inputs, v, inputs, create_graph, strict, "double_back")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a scalar function, by the double-backward trick."""
     with grad_mode.enable_grad():
-        is_inputs_tuple, inputs, v = _setup(func, inputs, v, create_graph, "hvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_gradient(
+            func, inputs, v, create_graph, strict, "hvp")
         grad_jac = tuple(_creation.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    res = _last_grad(double_back, grad_jac, v, inputs, create_graph, strict, "double_back_trick")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)

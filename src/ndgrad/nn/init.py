@@ -19,7 +19,7 @@ def _rng(generator):
 def _write(tensor, values):
     with no_grad():
         tensor._data[...] = _np.asarray(values).astype(tensor.dtype.np, copy=False)
-        tensor._vc[0] += 1
+        tensor._bump_version()  # records the user's line that called nn.init (issue 7)
     return tensor
 
 

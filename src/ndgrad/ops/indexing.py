@@ -10,17 +10,12 @@ from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
 from ._inplace import inplace
+from ..return_types import make as _return_type
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
            "index_copy", "index_fill", "masked_fill", "masked_select", "masked_scatter", "take",
            "take_along_dim", "nonzero", "argwhere", "sort", "argsort", "topk", "kthvalue",
            "unique", "searchsorted", "bucketize", "bincount"]
-
-
-def _return_type(name, fields):
-    """The torch.return_types.<name> named tuple (shared with the other op families)."""
-    from .. import return_types
-    return return_types.make(name, fields)
 
 
 sort_type = _return_type("sort", ("values", "indices"))

@@ -1,5 +1,6 @@
 """Adam and AdamW (torch.optim.Adam / AdamW), with amsgrad, weight decay and maximize."""
-from .optimizer import Optimizer, _zeros_like, _step_tensor
+from .optimizer import (Optimizer, _zeros_like, _step_tensor, _closure_loss, _bump_versions,
+                        _grad_array, _advance_step)
 from .._backend import xp_of
 
 __all__ = ["Adam", "AdamW"]
@@ -30,11 +31,7 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            from ..autograd import grad_mode
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
@@ -52,21 +49,14 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = _zeros_like(p)
                 xp = xp_of(p._data)
                 param = p._data
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
-                step_t = state["step"]
-                step_t._data[()] += 1
-                if wd != 0:
-                    if decoupled:
-                        param *= 1 - lr * wd
-                    else:
-                        grad = grad + wd * param
+                grad = _grad_array(p, maximize, 0 if decoupled else wd)
+                step = _advance_step(state)
+                if decoupled and wd != 0:
+                    param *= 1 - lr * wd
                 m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
                 _lerp_(m, grad, 1 - beta1)
                 v *= beta2
                 v += ((1 - beta2) * grad) * grad          # addcmul_: (value * t1) * t2
-                step = float(step_t._data)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
@@ -79,9 +69,7 @@ class Adam(Optimizer):
                     denom = xp.sqrt(v) / bias_correction2_sqrt
                 denom += eps
                 param += (-step_size * m) / denom          # addcdiv_: (value * t1) / t2
-                for t in state.values():
-                    t._vc[0] += 1
-                p._vc[0] += 1
+                _bump_versions(p, state)
         return loss
 
 

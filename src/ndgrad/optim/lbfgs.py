@@ -135,7 +135,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             n = p._data.size
             p._data += step_size * update[offset:offset + n].reshape(p._data.shape)
-            p._vc[0] += 1
+            p._bump_version()
             offset += n
 
     def _clone_param(self):
@@ -144,7 +144,7 @@ class LBFGS(Optimizer):
     def _set_param(self, params_data):
         for p, data in zip(self._params, params_data):
             p._data[...] = data
-            p._vc[0] += 1
+            p._bump_version()
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)

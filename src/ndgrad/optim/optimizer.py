@@ -1,9 +1,9 @@
 """Optimizer: parameter groups, per-parameter state, state_dict, zero_grad (torch.optim.Optimizer).
 
 Updates work on the parameters' arrays in place (`p._data`, through `xp` with `out=`), outside
-autograd, and bump each parameter's version counter once per step, as PyTorch's in-place
-`param.add_` under `no_grad` does. Each algorithm follows PyTorch's single-tensor code path
-operation for operation, so float64 trajectories agree to rounding.
+autograd, and bump each parameter's version counter once per step (`_bump_versions`), as
+PyTorch's in-place `param.add_` under `no_grad` does. Each algorithm follows PyTorch's
+single-tensor code path operation for operation, so float64 trajectories agree to rounding.
 """
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -51,6 +51,47 @@ def _step_tensor(value=0.0):
 def _zeros_like(p, fill=0.0):
     xp = xp_of(p._data)
     return _make(xp.full_like(p._data, fill))
+
+
+def _grad_array(p, maximize, weight_decay):
+    """The gradient array an update uses: p's .grad, negated for `maximize`, plus L2 weight
+    decay (a new array whenever it differs from .grad, which is never written)."""
+    grad = p._grad._data
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * p._data
+    return grad
+
+
+def _advance_step(state):
+    """Increment the 0-d `step` tensor in `state`; return the new step as a float."""
+    step_t = state["step"]
+    step_t._data[()] += 1
+    return float(step_t._data)
+
+
+def _closure_loss(closure):
+    """step()'s optional `closure` (re-evaluates the model, returns the loss), run with grad
+    enabled since step() itself runs under no_grad; None without a closure."""
+    if closure is None:
+        return None
+    with grad_mode.enable_grad():
+        return closure()
+
+
+def _bump_versions(p, state=None):
+    """An update changed `p` (and the tensors in its `state` dict) in place: bump their versions
+    as PyTorch's in-place ops under no_grad do. For the parameter, `Tensor._bump_version` also
+    records where: the user's line that called step() (the first frame outside ndgrad), which a
+    backward() that needed the old values names in its error. The optimizer's own state tensors
+    (private buffers that no graph saves in practice) skip the site's stack walk: it would cost
+    more than the rest of a small parameter's update."""
+    if state:
+        for t in state.values():
+            if isinstance(t, Tensor):
+                t._vc[0] += 1
+    p._bump_version()
 
 
 def _no_grad_step(step):
@@ -203,7 +244,7 @@ class Optimizer:
                         p._grad = g.detach()
                         g = p._grad
                     g._data[...] = 0
-                    g._vc[0] += 1
+                    g._bump_version()
 
     def step(self, closure=None):
         raise NotImplementedError

@@ -1,24 +1,10 @@
 """RMSprop, Adagrad and Adadelta (torch.optim.RMSprop / Adagrad / Adadelta)."""
-from .optimizer import Optimizer, _zeros_like, _step_tensor
+from .optimizer import (Optimizer, _zeros_like, _step_tensor, _closure_loss, _bump_versions,
+                        _grad_array, _advance_step)
 from .adam import _lerp_
 from .._backend import xp_of
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
-
-
-def _closure_loss(closure):
-    if closure is None:
-        return None
-    from ..autograd import grad_mode
-    with grad_mode.enable_grad():
-        return closure()
-
-
-def _bump(p, state):
-    for t in state.values():
-        if hasattr(t, "_vc"):
-            t._vc[0] += 1
-    p._vc[0] += 1
 
 
 class RMSprop(Optimizer):
@@ -61,12 +47,8 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = _zeros_like(p)
                 xp = xp_of(p._data)
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
-                state["step"]._data[()] += 1
-                if wd != 0:
-                    grad = grad + wd * p._data
+                grad = _grad_array(p, maximize, wd)
+                _advance_step(state)
                 sq = state["square_avg"]._data
                 sq *= alpha
                 sq += ((1 - alpha) * grad) * grad      # addcmul_ order
@@ -84,7 +66,7 @@ class RMSprop(Optimizer):
                     p._data -= lr * buf
                 else:
                     p._data += (-lr * grad) / avg     # addcdiv_ order
-                _bump(p, state)
+                _bump_versions(p, state)
         return loss
 
 
@@ -126,21 +108,15 @@ class Adagrad(Optimizer):
                     continue
                 state = self.state[p]
                 xp = xp_of(p._data)
-                step_t = state["step"]
-                step_t._data[()] += 1
-                step = float(step_t._data)
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * p._data
+                step = _advance_step(state)
+                grad = _grad_array(p, maximize, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 s = state["sum"]._data
                 s += grad * grad
                 std = xp.sqrt(s)
                 std += eps
                 p._data += (-clr * grad) / std     # addcdiv_ order
-                _bump(p, state)
+                _bump_versions(p, state)
         return loss
 
 
@@ -176,12 +152,8 @@ class Adadelta(Optimizer):
                     state["square_avg"] = _zeros_like(p)
                     state["acc_delta"] = _zeros_like(p)
                 xp = xp_of(p._data)
-                state["step"]._data[()] += 1
-                grad = p._grad._data
-                if maximize:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * p._data
+                _advance_step(state)
+                grad = _grad_array(p, maximize, wd)
                 sq, acc = state["square_avg"]._data, state["acc_delta"]._data
                 sq *= rho
                 sq += ((1 - rho) * grad) * grad
@@ -192,5 +164,5 @@ class Adadelta(Optimizer):
                 acc *= rho
                 acc += ((1 - rho) * delta) * delta
                 p._data -= lr * delta
-                _bump(p, state)
+                _bump_versions(p, state)
         return loss

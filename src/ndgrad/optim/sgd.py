@@ -1,5 +1,5 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (torch.optim.SGD)."""
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, required, _closure_loss, _grad_array
 from .._tensor import _make
 
 __all__ = ["SGD"]
@@ -32,22 +32,14 @@ class SGD(Optimizer):
 
     def step(self, closure=None):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            from ..autograd import grad_mode
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                d_p = p._grad._data
-                if maximize:
-                    d_p = -d_p
-                if wd != 0:
-                    d_p = d_p + wd * p._data
+                d_p = _grad_array(p, maximize, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -58,8 +50,8 @@ class SGD(Optimizer):
                         b = buf._data
                         b *= momentum
                         b += (1 - dampening) * d_p
-                        buf._vc[0] += 1
+                        buf._vc[0] += 1     # a private buffer: no site (see _bump_versions)
                     d_p = d_p + momentum * buf._data if nesterov else buf._data
                 p._data -= lr * d_p
-                p._vc[0] += 1
+                p._bump_version()
         return loss

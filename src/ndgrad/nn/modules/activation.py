@@ -214,11 +214,16 @@ class GLU(_DimModule):
 class PReLU(Module):
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         from ..parameter import Parameter
-        from ..._creation import full
+        from ..._creation import empty
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(full((num_parameters,), init, dtype=dtype))
+        self.weight = Parameter(empty((num_parameters,), dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        from .. import init
+        init.constant_(self.weight, self.init)
 
     def forward(self, input):
         w = self.weight

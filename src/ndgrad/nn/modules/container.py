@@ -16,6 +16,12 @@ def _index(idx, n):
     return idx % n
 
 
+def _renumber(module):
+    """After a deletion: name the remaining submodules "0", "1", ... again, in order."""
+    module.__dict__["_modules"] = OrderedDict(
+        (str(i), m) for i, m in enumerate(module._modules.values()))
+
+
 class Sequential(Module):
     """Modules called in order; built from modules or an OrderedDict of named modules."""
 
@@ -45,8 +51,7 @@ class Sequential(Module):
                 delattr(self, k)
         else:
             delattr(self, keys[_index(idx, len(keys))])
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self.__dict__["_modules"] = OrderedDict(zip(str_indices, self._modules.values()))
+        _renumber(self)
 
     def __len__(self):
         return len(self._modules)
@@ -118,8 +123,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_index(idx, len(self))))
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self.__dict__["_modules"] = OrderedDict(zip(str_indices, self._modules.values()))
+        _renumber(self)
 
     def __len__(self):
         return len(self._modules)

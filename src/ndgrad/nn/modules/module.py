@@ -61,6 +61,21 @@ def _addindent(s_, num_spaces):
     return first + "\n" + "\n".join(s)
 
 
+def _check_new_name(module, kind, name):
+    """PyTorch's checks on the name of a buffer or parameter being registered."""
+    table = f"_{kind}s"
+    if table not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[table]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
 class Module:
     """Base class for all neural network modules (torch.nn.Module)."""
 
@@ -232,16 +247,7 @@ class Module:
 
     # ---------------------------------------------------------------- registration
     def register_buffer(self, name, tensor, persistent=True):
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -252,16 +258,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "parameter", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
@@ -472,7 +469,7 @@ class Module:
                         g = g.detach()
                         p._grad = g
                     g._data[...] = 0
-                    g._vc[0] += 1
+                    g._bump_version()
 
     def apply(self, fn):
         for m in self.children():
@@ -491,7 +488,7 @@ class Module:
                 if new is not p:
                     p._data = new._data
                     p.dtype = new.dtype
-                    p._vc[0] += 1
+                    p._bump_version()
                 if p._grad is not None:
                     g = fn(p._grad)
                     if g is not p._grad:  # torch sets grad.data: the grad object is kept

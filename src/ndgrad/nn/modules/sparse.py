@@ -38,6 +38,7 @@ class Embedding(Module):
         init.normal_(self.weight)
         if self.padding_idx is not None:
             self.weight._data[self.padding_idx] = 0
+            self.weight._bump_version()  # torch: weight[padding_idx].fill_(0) under no_grad
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,

@@ -48,7 +48,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         with no_grad():
             for g in grads:
                 _np.multiply(g._data, coef, out=g._data, casting="unsafe")
-                g._vc[0] += 1
+                g._bump_version()
     return total
 
 
@@ -65,4 +65,4 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     for p in _grads(parameters):
         g = p.grad
         _np.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._vc[0] += 1
+        g._bump_version()

@@ -21,5 +21,5 @@ def vector_to_parameters(vec, parameters):
         n = param.numel()
         param._data = vec._data[pointer:pointer + n].reshape(param.shape).astype(
             param.dtype.np, copy=True)
-        param._vc[0] += 1
+        param._bump_version()
         pointer += n
