@@ -3,9 +3,10 @@
     python bench/profile_mul.py [--ops 2000] [--top 12]
 
 Prints (1) the time per op, forward and backward, the minimum over many short interleaved
-repetitions (robust to a busy machine), and (2) cProfile's own-time table for each half, as
-microseconds per op. cProfile inflates small functions; use its shares, not its totals. The
-cyclic garbage collector is off while profiling (see bench/NOTES.md for its cost).
+repetitions (robust to a busy machine), (2) how many objects the cyclic garbage collector tracks
+per graph node (what makes deep graphs slow, bench W3), and (3) cProfile's own-time table for each
+half, as microseconds per op. cProfile inflates small functions; use its shares, not its totals.
+The cyclic garbage collector is off while profiling (see bench/NOTES.md for its cost).
 """
 import argparse
 import cProfile
@@ -46,7 +47,17 @@ def main(argv=None):
     print(f"{args.package}: forward {fwd / 100 * 1e6:.2f} us/op, backward {bwd / 100 * 1e6:.2f} "
           f"us/op (min over 200 chains of 100 ops on shape (8,))")
 
-    # (2) profiles (garbage collection off: its pauses land on whatever function runs)
+    # (2) objects tracked by the cyclic collector that each node keeps alive
+    s = None
+    forward(n)
+    gc.collect()
+    before = len(gc.get_objects())
+    s = forward(n)
+    gc.collect()
+    print(f"gc-tracked objects kept alive per node: {(len(gc.get_objects()) - before) / n:.2f}")
+    del s
+
+    # (3) profiles (garbage collection off: its pauses land on whatever function runs)
     gc.collect()
     gc.disable()
     for half in ("forward", "backward"):

@@ -31,7 +31,7 @@ def _walk(root_nodes):
             continue
         visited.add(node)
         stack.append((node, True))
-        for child, _ in node.next_functions:
+        for child, _ in ((node._c0, 0),) + node._crest:  # (graph.py, Note [Edges in slots])
             if child is None:
                 continue
             deps[child] = deps.get(child, 0) + 1
@@ -48,7 +48,8 @@ def _dependencies(root_nodes):
     stack = list(root_nodes)
     pop, push = stack.pop, stack.append
     while stack:
-        for child, _ in pop().next_functions:
+        node = pop()
+        for child, _ in ((node._c0, 0),) + node._crest:  # (graph.py, Note [Edges in slots])
             if child is not None:
                 if child in deps:
                     deps[child] += 1
@@ -63,7 +64,8 @@ def _needed_nodes(order, targets):
     """Nodes on some path to a target: only these run when `inputs` is given."""
     needed = set()
     for node in order:  # children come before their parents in post-order
-        if node in targets or any(c in needed for c, _ in node.next_functions if c is not None):
+        if node in targets or any(c in needed for c, _ in ((node._c0, 0),) + node._crest
+                                  if c is not None):
             needed.add(node)
     return needed
 
@@ -128,10 +130,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                     if node._hooks:
                         outs = _post_hooks(node, outs, grads)
                     if not retain_graph:
-                        node.release_saved()
+                        if node._saved:
+                            node.release_saved()
                         node._freed = freed_at
             meta = node._meta
-            for i, (child, nr) in enumerate(node.next_functions):
+            # the first edge is in slots, the others in _crest (graph.py, Note [Edges in slots])
+            for i, (child, nr) in enumerate(((node._c0, node._n0),) + node._crest):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if outs is not None:
@@ -144,8 +148,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                             g = g.to(dtype)
                         buf = buffers.get(child)
                         if buf is None:
-                            buf = buffers[child] = [None] * child._nout
-                            buf[nr] = g
+                            if child._nout == 1:
+                                buffers[child] = [g]
+                            else:
+                                buf = buffers[child] = [None] * child._nout
+                                buf[nr] = g
                         else:
                             _add_to_buffer(buffers, owned, child, nr, g, create_graph)
                 d = deps[child] - 1

@@ -3,6 +3,15 @@
 A Node's `next_functions` holds one edge `(node, input_nr)` per differentiable input: the input's
 own grad_fn, its AccumulateGrad when it is a leaf that requires grad, or `(None, 0)`.
 
+Note [Edges in slots]
+Nodes live as long as the graph, and CPython's cyclic collector walks every container that does
+(bench/NOTES.md, W3). So a node keeps its edges with as few containers as it can: the first edge
+in two slots (`_c0`, `_n0`), the others as a tuple of pairs in `_crest`, without the trailing
+`(None, 0)` of inputs that need no gradient (`_meta`, one entry per input, gives their number).
+`_crest` is the empty tuple for ops whose only differentiable input is the first (`y.tanh()`,
+`y * 2`): one tracked object per node instead of three. `next_functions` builds PyTorch's tuple
+of pairs when asked; the engine reads the slots.
+
 Note [Saved outputs and cycles]
 A node never holds a strong reference to its own output tensor (output -> grad_fn -> node ->
 output would be a cycle that only the garbage collector could free). It keeps the output's array
@@ -67,14 +76,29 @@ class _Released:
 RELEASED = _Released()
 
 
+def pack_edges(edges):
+    """(c0, n0, crest) for a sequence of (node, nr) pairs (see Note [Edges in slots])."""
+    if not edges:
+        return None, None, ()  # _n0 None: no inputs at all
+    return edges[0][0], edges[0][1], tuple(edges[1:])
+
+
+NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (shared)
+
+
 class Node:
-    """Base class of every grad_fn. Subclasses implement `apply(grads) -> tuple of grads`."""
-    __slots__ = ("next_functions", "_saved", "_meta", "_pre_hooks", "_hooks", "_tensor_hooks",
-                 "_retain", "_metadata", "_site", "_freed", "__weakref__")
+    """Base class of every grad_fn. Subclasses implement `apply(grads) -> tuple of grads`.
+
+    The edges are `_c0`, `_n0`, `_crest` (see Note [Edges in slots]); `next_functions` is built
+    from them. Every slot must be set before use: `ops._registry._record` builds OpNodes without
+    calling `__init__`, so a new slot must be initialised there too."""
+    __slots__ = ("_c0", "_n0", "_crest", "_saved", "_meta", "_pre_hooks", "_hooks",
+                 "_tensor_hooks", "_retain", "_metadata", "_site", "_freed", "__weakref__")
     _nout = 1  # number of outputs (class-level: per node type)
 
     def __init__(self):
-        self.next_functions = ()
+        self._c0 = self._n0 = None
+        self._crest = ()
         self._saved = None
         self._meta = None
         self._pre_hooks = self._hooks = self._tensor_hooks = self._retain = None
@@ -82,6 +106,20 @@ class Node:
         self._site = None
         if _anomaly.enabled:
             _anomaly.record(self)
+
+    @property
+    def next_functions(self):
+        if self._n0 is None:
+            return ()
+        edges = ((self._c0, self._n0),) + self._crest
+        meta = self._meta
+        if meta is not None and len(edges) < len(meta):
+            edges += (NO_EDGE,) * (len(meta) - len(edges))
+        return edges
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._c0, self._n0, self._crest = pack_edges(edges)
 
     def name(self):
         n = type(self).__name__
@@ -241,7 +279,7 @@ class SavedTensor:
         t = self.tensor
         if t is not None:
             return t
-        _make = _tensor_make()
+        _make = _make_fn or _tensor_make()
         hp = self._hooks_packed
         if hp is not None:
             t = hp[1](hp[0])
@@ -263,7 +301,8 @@ class SavedTensor:
         t._vc = self.vc
         if self.requires_grad:
             t.grad_fn = node
-            t._output_nr = self.output_nr
+            if self.output_nr:  # (0 is the class default: no instance __dict__)
+                t._output_nr = self.output_nr
         if self.fw is not None and self.fw.get("_fw_grads"):
             t.__dict__["_fw_grads"] = self.fw["_fw_grads"]
         return t

@@ -42,7 +42,8 @@ from .._tensor import Tensor, _make, _BY_NP
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
                               backward_twice_error, user_site, sites as _sites,
-                              _inside, _getframe)
+                              _inside, _getframe, NO_EDGE as _NO_EDGE)
+from ..autograd.anomaly_mode import _state as _anomaly
 from ..autograd import forward_ad as _forward_ad
 
 __all__ = ["defop", "OpDef", "OpNode"]
@@ -54,6 +55,7 @@ _OPS = {}  # name -> OpDef, every registered op
 _ndarray = _np.ndarray
 _asarray = _np.asarray
 _DEFAULT = D._default
+_new = object.__new__  # (OpNodes are built without __init__: see _record)
 
 
 class OpNode(Node):
@@ -66,26 +68,24 @@ class OpNode(Node):
         saved = self._saved
         if saved is RELEASED:
             raise backward_twice_error(self)
-        if saved:
-            env = {k: (v.unpack(self) if type(v) in _SAVED else v) for k, v in saved.items()}
-        else:
-            env = {}
+        # the formulas' arguments by name (plain loops and map: no comprehension frames)
         if op.nout == 1:
-            env["grad"] = grads[0]
+            env = {"grad": grads[0]}
         else:
-            env["grad"] = tuple(
-                g if g is not None else _zeros_meta(m) for g, m in zip(grads, self._out_meta))
-        nexts = self.next_functions
+            env = {"grad": tuple(
+                g if g is not None else _zeros_meta(m) for g, m in zip(grads, self._out_meta))}
+        if saved:
+            for k, v in saved.items():
+                env[k] = v.unpack(self) if type(v) in _SAVED else v
         if op.joint is not None:
-            return op.joint(*[env[p] for p in op.joint_params])
-        out = []
-        for (fn, _), f, params in zip(nexts, op.formulas, op.formula_params):
-            if fn is None or f is None:
-                out.append(None)
-            else:
-                out.append(f(*[env[p] for p in params]))
+            return op.joint(*map(env.__getitem__, op.joint_params))
+        out = [None] * len(op.formulas)
+        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):  # (graph.py, Note
+            if child is not None:                                         # [Edges in slots])
+                f = op.formulas[i]
+                if f is not None:
+                    out[i] = f(*map(env.__getitem__, op.formula_params[i]))
         return out
-
 
     def release_saved(self):
         # Only saved *tensors* are freed (and make a second backward an error): like PyTorch,
@@ -300,36 +300,49 @@ def _mark_view(result, base, op, args, kwargs):
         result._view_nograd = True
 
 
-_NO_EDGE = (None, 0)
 _META = {}  # interned node._meta tuples: equal ones are shared, not one more GC object per node
 _ARG, _SHAPE, _RESULT, _CONST = range(4)
 
 
 def _record(op, args, kwargs, results):
     """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
-    node = op.node_cls()
-    if node._site is None and _sites.enabled:  # (anomaly mode puts its whole stack there)
+    node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
+    node._saved = node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
+    node._metadata = node._site = None
+    if _anomaly.enabled:
+        _anomaly.record(node)  # (anomaly mode puts its whole stack in _site)
+    elif _sites.enabled:
         # the user's line: usually the frame right above apply and the op's function
         f = _getframe(3)
         if _inside.get(f.f_code.co_filename) is False:
             node._site = (f.f_code, f.f_lasti)
         else:
             node._site = user_site(3)
+    # the edges (graph.py, Note [Edges in slots]): input 0 in _c0/_n0, the others in _crest
     nargs = len(args)
-    edges = []
     meta = []
     mask = 0  # bit j: input j requires grad
+    rest = []
     for j, pos in enumerate(op.input_pos):
         t = args[pos] if -1 < pos < nargs else (kwargs.get(op.inputs[j]) if kwargs else None)
         if isinstance(t, Tensor) and t._requires_grad:
             fn = t.grad_fn
-            edges.append((fn, t._output_nr) if fn is not None else (t._get_accumulator(), 0))
+            if fn is None:
+                fn, nr = t._get_accumulator(), 0
+            else:
+                nr = t._output_nr
             meta.append((t._data.shape, t.dtype))
             mask |= 1 << j
         else:
-            edges.append(_NO_EDGE)
+            fn, nr = None, 0
             meta.append(None)
-    node.next_functions = tuple(edges)
+        if j:
+            rest.append((fn, nr) if fn is not None else _NO_EDGE)
+        else:
+            node._c0, node._n0 = fn, nr
+    while rest and rest[-1] is _NO_EDGE:
+        rest.pop()
+    node._crest = tuple(rest) if rest else ()
     meta = tuple(meta)
     m = _META.get(meta)
     if m is None:
@@ -342,7 +355,8 @@ def _record(op, args, kwargs, results):
             continue
         r._requires_grad = True
         r.grad_fn = node
-        r._output_nr = i
+        if i:  # (0 is the class default: no instance __dict__ for single outputs)
+            r._output_nr = i
     plan = op._saved_cache.get(mask)
     if plan is None:
         plan = _saved_plan(op, mask)
