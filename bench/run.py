@@ -385,26 +385,37 @@ def w6(lib, quick):
     x0, y0, ps0 = _w6_init()
     lr = 0.01
     if lib == "numpy":
+        # Layout CNHW, so that the convolution and its weight gradient are one GEMM each over
+        # the im2col columns (built per step by 9 slice copies, as an engine must).
         ps = [p.copy() for p in ps0]
-        xp = np.pad(x0, ((0, 0), (0, 0), (1, 1), (1, 1)))
-        cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-        cols = np.ascontiguousarray(cols.reshape(32, 28, 28, 9)).reshape(-1, 9)  # (N*28*28, 9)
+        N = x0.shape[0]
+        xpad = np.zeros((N, 30, 30), F32)                  # scratch; the border stays zero
+        cols = np.empty((9, N, 28, 28), F32)
 
         def step():
             wc, bc, wl, bl = ps
-            conv = (cols @ wc.reshape(8, 9).T).reshape(32, 28, 28, 8) + bc  # NHWC
-            h = np.maximum(conv, 0)
-            win = h.reshape(32, 14, 2, 14, 2, 8)
-            pooled = win.max(axis=(2, 4))                                 # (32,14,14,8)
-            flat = pooled.transpose(0, 3, 1, 2).reshape(32, -1)           # NCHW order
+            xpad[:, 1:29, 1:29] = x0[:, 0]
+            for i in range(3):
+                for j in range(3):
+                    cols[3 * i + j] = xpad[:, i:i + 28, j:j + 28]
+            c2 = cols.reshape(9, -1)
+            conv = wc.reshape(8, 9) @ c2                                   # (8, N*28*28)
+            conv += bc[:, None]
+            h = np.maximum(conv, 0, out=conv).reshape(8, N, 28, 28)
+            taps = [h[:, :, i::2, j::2] for i in (0, 1) for j in (0, 1)]
+            pooled = np.maximum(np.maximum(taps[0], taps[1]), np.maximum(taps[2], taps[3]))
+            flat = pooled.transpose(1, 0, 2, 3).reshape(N, -1)             # NCHW order
             logits = flat @ wl.T + bl
             loss, g = _np_softmax_ce(logits, y0)
             gwl, gbl = g.T @ flat, g.sum(0)
-            gp = (g @ wl).reshape(32, 8, 14, 14).transpose(0, 2, 3, 1)
-            mask = win == pooled[:, :, None, :, None, :]
-            gh = (mask * gp[:, :, None, :, None, :]).reshape(32, 28, 28, 8) * (conv > 0)
-            gwc = (gh.reshape(-1, 8).T @ cols).reshape(8, 1, 3, 3)
-            gbc = gh.sum(axis=(0, 1, 2))
+            # the max's gradient (ties are at 0, where the ReLU mask kills it anyway)
+            gp = (g @ wl).reshape(N, 8, 14, 14).transpose(1, 0, 2, 3) * (pooled > 0)
+            gh = np.empty_like(h)
+            for t, (i, j) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+                gh[:, :, i::2, j::2] = np.where(taps[t] == pooled, gp, F32(0))
+            gh = gh.reshape(8, -1)
+            gwc = (gh @ c2.T).reshape(8, 1, 3, 3)
+            gbc = gh.sum(1)
             for p, gp_ in zip(ps, (gwc, gbc, gwl, gbl)):
                 p -= F32(lr) * gp_
             return np.float32(loss)

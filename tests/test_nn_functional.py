@@ -147,6 +147,75 @@ def test_max_pool_indices_match_torch(torch):
     assert io.dtype is ndgrad.int64
 
 
+def test_max_pool_index_rules_match_torch(torch):
+    """PyTorch's choice of index: the first maximum, the last NaN, never the padding."""
+    nan, inf = float("nan"), float("inf")
+    cases = [
+        (np.array([[nan, 1.0, 3.0, 4.0], [nan, 2.0, 5.0, 6.0]]), dict(kernel_size=2)),
+        (np.array([[1.0, nan, 2.0], [nan, 7.0, nan], [0.0, 0.0, 0.0]]),
+         dict(kernel_size=2, stride=1)),
+        (np.array([[2.0, 2.0, 1.0], [2.0, 0.0, 2.0], [1.0, 2.0, 2.0]]),
+         dict(kernel_size=2, stride=1)),                                  # ties: the first
+        (np.full((3, 3), -inf), dict(kernel_size=2, padding=1)),          # all -inf
+        (np.full((1, 3), -inf), dict(kernel_size=3, padding=1, dilation=2, ceil_mode=True)),
+        (np.full((3, 5), -inf), dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True)),
+    ]
+    for a, kw in cases:
+        (o,), (t,) = _both(torch, a[None, None])
+        vo, io = F.max_pool2d(o, return_indices=True, **kw)
+        vt, it = torch.nn.functional.max_pool2d(t, return_indices=True, **kw)
+        np.testing.assert_array_equal(vo.numpy(), vt.numpy())
+        np.testing.assert_array_equal(io.numpy(), it.numpy(), err_msg=str(kw))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32"])
+def test_max_pool_dtypes_match_torch(torch, dtype):
+    a = np.random.default_rng(0).integers(0, 50, (2, 3, 7, 6)).astype(dtype)
+    (o,), (t,) = _both(torch, a)
+    for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)):
+        vo, io = F.max_pool2d(o, return_indices=True, **kw)
+        vt, it = torch.nn.functional.max_pool2d(t, return_indices=True, **kw)
+        assert vo.dtype is getattr(ndgrad, dtype)
+        np.testing.assert_array_equal(vo.numpy(), vt.numpy())
+        np.testing.assert_array_equal(io.numpy(), it.numpy())
+
+
+@pytest.mark.parametrize("kw", [
+    dict(kernel_size=2), dict(kernel_size=3, stride=1), dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1), ceil_mode=True),
+])
+def test_max_pool_grads_float32_match_torch(torch, kw):
+    """Overlapping windows accumulate; float32 stays float32 through the scatter."""
+    a = np.random.default_rng(0).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    o = ndgrad.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    vo, vt = F.max_pool2d(o, **kw), torch.nn.functional.max_pool2d(t, **kw)
+    gy = np.random.default_rng(1).standard_normal(tuple(vt.shape)).astype(np.float32)
+    (vo * ndgrad.tensor(gy)).sum().backward()
+    (vt * torch.tensor(gy)).sum().backward()
+    assert o.grad.dtype is ndgrad.float32
+    np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_conv_float32_cnn_step_matches_torch(torch):
+    """The W6 benchmark's step (conv, relu, pool, linear, cross-entropy) in float32."""
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s).astype(np.float32) / 3
+              for s in ((4, 2, 10, 10), (3, 2, 3, 3), (3,), (5, 75))]
+    y = np.array([0, 4, 2, 1])
+    results = []
+    for lib in (ndgrad, torch):
+        x, w, b, wl = [lib.tensor(a, requires_grad=True) for a in arrays]
+        tf = lib.nn.functional
+        h = tf.max_pool2d(lib.relu(tf.conv2d(x, w, b, padding=1)), 2)
+        loss = tf.cross_entropy(h.reshape(4, -1) @ wl.T, lib.tensor(y))
+        loss.backward()
+        results.append([loss.detach().numpy()] + [p.grad.numpy() for p in (x, w, b, wl)])
+    for ro, rt in zip(*results):
+        assert ro.dtype == np.float32
+        np.testing.assert_allclose(ro, rt, rtol=1e-5, atol=1e-6)
+
+
 def test_misc_values_match_torch(torch):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
@@ -182,6 +251,52 @@ def test_conv_large_batch_is_chunked(monkeypatch):
     monkeypatch.setattr(nn_ops, "_chunks", lambda n, per: calls.append(1) or real(n, per))
     np.testing.assert_allclose(F.conv2d(x, w).numpy(), ref, atol=1e-12)
     assert len(real(7, 3 * 16 * 9)) == 4
+
+
+def test_conv_scratch_is_per_thread():
+    """The kernels' reusable scratch (im2col columns) must not be shared between threads."""
+    import threading
+    cases = [(_t(n, 8, 24 + n, 24, seed=n, grad=False), _t(16, 8, 3, 3, seed=9, grad=False))
+             for n in range(1, 5)]
+    refs = [F.conv2d(x, w, padding=1).numpy() for x, w in cases]
+    bad = []
+
+    def work(k):
+        x, w = cases[k]
+        for _ in range(30):
+            if not np.array_equal(F.conv2d(x, w, padding=1).numpy(), refs[k]):
+                bad.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(cases))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
+def test_conv_chunked_grads_match_unchunked(monkeypatch):
+    """All three kernels of the convolution family give the same result in batch chunks."""
+    from ndgrad.ops import nn_ops
+    x, w = _t(5, 4, 6, 5), _t(6, 2, 3, 2, seed=1)
+
+    def run():
+        for p in (x, w):
+            p.grad = None
+        y = F.conv2d(x, w, None, (2, 1), 1, (1, 2), 2)
+        gx, gw = ndgrad.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        (gx.sum() + (gw * gw).sum()).backward()
+        return [a.detach().numpy() for a in (y, gx, gw, x.grad, w.grad)]
+
+    ref = run()
+    calls = []
+    real = nn_ops._chunks
+    monkeypatch.setattr(nn_ops, "_IM2COL_BUDGET", 2 * 2 * 6 * 5)
+    monkeypatch.setattr(nn_ops, "_chunks", lambda n, per: calls.append(len(real(n, per)))
+                        or real(n, per))
+    for a, b in zip(run(), ref):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    assert max(calls) > 1
 
 
 # ---------------------------------------------------------------- errors
@@ -224,6 +339,34 @@ def test_error_messages_match_torch(torch):
     _err(torch, lambda: F.embedding(ndgrad.tensor([5]), ndgrad.zeros(3, 2)),
          lambda t: tf.embedding(t.tensor([5]), t.zeros(3, 2)))
     _err(torch, lambda: F.pad(ndgrad.zeros(2, 3), (1,)), lambda t: tf.pad(t.zeros(2, 3), (1,)))
+
+
+@pytest.mark.parametrize("name, shape", [
+    ("max_pool2d", (2, 0, 4, 4)), ("max_pool2d", (0, 4, 4)), ("max_pool2d", (2, 3, 0, 4)),
+    ("max_pool2d", (5,)), ("max_pool2d", (2, 3, 4, 5, 6)), ("avg_pool2d", (2, 0, 4, 4)),
+    ("avg_pool2d", (0, 4, 4)), ("max_pool1d", (2, 0, 5)), ("max_pool1d", (0, 5)),
+    ("max_pool1d", (5,)), ("avg_pool1d", (2, 0, 5)), ("avg_pool1d", (5,)),
+])
+def test_pool_empty_or_bad_input_errors_match_torch(torch, name, shape):
+    _err(torch, lambda: getattr(F, name)(ndgrad.zeros(shape), 1),
+         lambda t: getattr(t.nn.functional, name)(t.zeros(shape), 1))
+
+
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"])
+def test_pool_and_conv_empty_batch(torch, name):
+    """Only the batch may be empty; it flows through forward and backward."""
+    shape = (0, 2, 5) if name.endswith("1d") else (0, 2, 4, 5)
+    x = ndgrad.zeros(shape, requires_grad=True)
+    y = getattr(F, name)(x, 2)
+    assert tuple(y.shape) == tuple(getattr(torch.nn.functional, name)(torch.zeros(shape), 2).shape)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == shape
+    w = ndgrad.ones((3, 2) + (3,) * (len(shape) - 2), requires_grad=True)
+    conv = F.conv1d if name.endswith("1d") else F.conv2d
+    c = conv(x, w, padding=1)
+    assert tuple(c.shape) == (0, 3) + shape[2:]
+    c.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros(w.shape))
 
 
 def test_more_error_messages_match_torch(torch):
@@ -322,8 +465,7 @@ def test_pool_random_configs_match_torch(torch, h, w, k, s, p, d, ceil, incl):
     vo, io = F.max_pool2d(o, k, s, p, d, ceil, return_indices=True)
     vt, it = tf.max_pool2d(t, k, s, p, d, ceil, return_indices=True)
     np.testing.assert_array_equal(vo.numpy(), vt.numpy())
-    real = np.isfinite(vt.numpy())  # a window wholly in the padding has no meaningful index
-    np.testing.assert_array_equal(io.numpy()[real], it.numpy()[real])
+    np.testing.assert_array_equal(io.numpy(), it.numpy())  # also a window wholly in padding
     if h + 2 * p >= k and w + 2 * p >= k:
         np.testing.assert_allclose(F.avg_pool2d(o, k, s, p, ceil, incl).numpy(),
                                    tf.avg_pool2d(t, k, s, p, ceil, incl).numpy(), atol=1e-12)

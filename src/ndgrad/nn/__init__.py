@@ -1,5 +1,5 @@
 """ndgrad.nn: modules, layers, losses, functional, init and utils with torch.nn's API."""
-from .parameter import Parameter, Buffer
+from .parameter import Parameter, Buffer, UninitializedParameter
 from .modules import *  # noqa: F401,F403
 from .modules import Module
 from .modules.module import _IncompatibleKeys

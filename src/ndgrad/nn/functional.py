@@ -256,13 +256,23 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation, nd):
 
 
 def _check_pool_input(input, nd, name):
-    if input.ndim not in (nd + 1, nd + 2) or input.numel() == 0:
-        if nd == 2:
-            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-        raise RuntimeError(
-            f"Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
-            f"but got:{list(input.shape)}")
-    return input.ndim == nd + 1
+    """Whether `input` is unbatched; as in PyTorch, only the batch may be empty."""
+    shape = list(input.shape)
+    ok_ndim = input.ndim in (nd + 1, nd + 2)
+    if ok_ndim and 0 not in shape[input.ndim - nd - 1:]:
+        return input.ndim == nd + 1
+    if name == "avg_pool1d":
+        if not ok_ndim:
+            raise RuntimeError(
+                f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for "
+                "argument #1 'self' (while checking arguments for avg_pool1d)")
+        nd, shape = 2, shape[:-1] + [1] + shape[-1:]   # PyTorch's 2-d kernel reports it
+    elif nd == 2 and not ok_ndim:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    prefix = "max_pool1d: " if name == "max_pool1d" else ""
+    raise RuntimeError(
+        f"{prefix}Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
+        f"size for input, but got:{shape}")
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -373,8 +383,9 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh, ow = oh or H, ow or W
-    if H % oh or W % ow:
-        raise NotImplementedError("adaptive_max_pool2d: only output sizes that divide the input")
+    if H % oh or W % ow:  # overlapping or uneven windows
+        out = adaptive_max_pool2d_with_indices(input, output_size)
+        return out if return_indices else out[0]
     return max_pool2d(input, (H // oh, W // ow), return_indices=return_indices)
 
 
@@ -399,7 +410,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             m = momentum
             for buf, stat in ((running_mean, mean._data), (running_var, var._data * n / (n - 1))):
                 buf._data[...] = (1 - m) * buf._data + m * stat
-                buf._vc[0] += 1
+                buf._bump_version()
         return out
     if running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -477,10 +488,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return out
 
 
-def local_response_norm(*args, **kwargs):
-    raise NotImplementedError("local_response_norm is not implemented in ndgrad")
-
-
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     n = input.norm(p, dim, keepdim=True)
     return input / clamp(n, min=eps).expand_as(input)
@@ -551,14 +558,17 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # ---------------------------------------------------------------- sparse
 
-def _embedding_fwd(xp, weight, indices, padding_idx):
+def _embedding_fwd(xp, weight, indices, padding_idx, scale_grad_by_freq):
     return xp.take(weight, indices, axis=0)
 
 
-def _embedding_grad(grad, weight_shape, indices, padding_idx):
+def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
     if padding_idx is not None:
         keep = _make((indices._data != padding_idx).astype(grad.dtype.np))
         grad = grad * keep.unsqueeze(-1)
+    if scale_grad_by_freq:  # each row's gradient over the number of its lookups
+        counts = _np.bincount(indices._data.reshape(-1), minlength=weight_shape[0])
+        grad = grad / _const(grad, counts[indices._data][..., None])
     return K.index_add(grad, indices._data, 0, weight_shape[0])
 
 
@@ -588,7 +598,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             norms = _np.linalg.norm(w, ord=norm_type, axis=1, keepdims=True)
             scale = _np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight._data[rows] = w * scale
-    return _embedding(weight, _make(idx), padding_idx)
+    return _embedding(weight, _make(idx), padding_idx, scale_grad_by_freq)
 
 
 # ---------------------------------------------------------------- padding and resampling
@@ -747,11 +757,9 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    N, C, H, W = input.shape
-    k = _pair(kernel_size)
-    eye = _np.eye(C * k[0] * k[1]).reshape(C * k[0] * k[1], C, *k)
-    out = conv2d(input, _const(input, eye), None, stride, padding, dilation)
-    return out.reshape(N, C * k[0] * k[1], -1)
+    """Sliding local blocks (N, C*kh*kw, L) of (N, C, H, W) (im2col): a gather from the padded
+    planes, the adjoint of fold (see fold below)."""
+    return _unfold(input, kernel_size, dilation, padding, stride)
 
 
 # ---------------------------------------------------------------- losses
@@ -1022,6 +1030,896 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def multi_head_attention_forward(*args, **kwargs):
     raise NotImplementedError("use nn.MultiheadAttention")
+
+
+# ---------------------------------------------------------------- more functional (PyTorch parity)
+# Mostly composed of ndgrad's differentiable ops (gather, index_add, scatter, where, max(dim),
+# logsumexp, ...), so gradients and double backward come from the ops themselves. A few are defop
+# entries where PyTorch has a kernel of that name (prelu, hardshrink, softshrink, rrelu, im2col,
+# col2im, pixel_unshuffle), so grad_fn names match; their formulas are ndgrad ops too.
+
+def relu_(input):
+    return input.relu_()
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def selu_(input):
+    return selu(input, True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+def threshold_(input, threshold, value):
+    from ..ops.activation import threshold as _threshold_op
+    return _threshold_op(input, threshold, value, True)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1) or a single slope."""
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        if n != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {n} and channel size = {channels}.")
+        if input.ndim >= 2:
+            weight = weight.reshape([-1] + [1] * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return _prelu(input, weight)
+
+
+_prelu = defop(
+    "prelu_kernel",
+    lambda xp, self, weight: xp.where(self > 0, self, self * weight).astype(self.dtype,
+                                                                             copy=False),
+    self=lambda grad, self, weight: where(self > 0, grad, grad * weight),
+    weight=lambda grad, self: where(self > 0, 0.0, grad * self))
+
+
+_hardshrink = defop(
+    "hardshrink",
+    lambda xp, self, lambd: xp.where((self > lambd) | (self < -lambd), self, 0).astype(
+        self.dtype, copy=False),
+    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return _hardshrink(input, lambd)
+
+
+_softshrink = defop(
+    "softshrink",
+    lambda xp, self, lambd: xp.where(self > lambd, self - lambd,
+                                     xp.where(self < -lambd, self + lambd, 0)).astype(
+        self.dtype, copy=False),
+    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    if lambd < 0:
+        top = float(_np.finfo(input.dtype.np).max) if input.is_floating_point() else 0.0
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_tname(input.dtype)}, but found {lambd:g}")
+    return _softshrink(input, lambd)
+
+
+_rrelu = defop("rrelu_with_noise",
+               lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
+               self=lambda grad, noise: grad * noise, noise=None)
+_rrelu_result = defop("rrelu_with_noise_",
+                      lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
+                      node_name="RreluWithNoiseBackward1",
+                      self=lambda grad, noise: grad * noise, noise=None)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each element <= 0 gets a slope drawn uniformly from
+    [lower, upper] (default generator); in eval every slope is (lower + upper) / 2."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training:
+        from .._creation import _rng
+        slopes = _rng(None).uniform(lower, upper, input.shape)
+    else:
+        slopes = (lower + upper) / 2
+    noise = _make(_np.where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+    if inplace:
+        from ..ops._inplace import inplace as _inplace_apply
+        return _inplace_apply(input, _rrelu_result, noise)
+    return _rrelu(input, noise)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution; with hard=True a one-hot sample whose
+    gradient is the soft sample's (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.")
+    from .._creation import _rng
+    u = _rng(None).random(logits.shape)
+    gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # -log(Exp(1))
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = logits.new_zeros(logits.shape).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ---- sliding blocks: im2col (unfold) and col2im (fold), each the derivative of the other
+
+def _block_count(size, k, d, p, s):
+    return tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+                 for n, kk, dd, pp, ss in zip(size, k, d, p, s))
+
+
+def _im2col_fwd(xp, self, size, k, d, p, s, blocks):
+    *lead, H, W = self.shape
+    x = xp.pad(self, [(0, 0)] * len(lead) + [(p[0], p[0]), (p[1], p[1])])
+    (bh, bw), (sh, sw) = blocks, s
+    out = xp.empty(tuple(lead) + (k[0], k[1], bh, bw), dtype=self.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r, c = i * d[0], j * d[1]
+            out[..., i, j, :, :] = x[..., r:r + sh * (bh - 1) + 1:sh, c:c + sw * (bw - 1) + 1:sw]
+    return out.reshape(*lead[:-1], lead[-1] * k[0] * k[1], bh * bw)
+
+
+def _col2im_fwd(xp, self, size, k, d, p, s, blocks):
+    *lead, CK, L = self.shape
+    (bh, bw), (sh, sw) = blocks, s
+    C = CK // (k[0] * k[1])
+    cols = self.reshape(*lead, C, k[0], k[1], bh, bw)
+    out = xp.zeros(tuple(lead) + (C, size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=self.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r, c = i * d[0], j * d[1]
+            out[..., r:r + sh * (bh - 1) + 1:sh, c:c + sw * (bw - 1) + 1:sw] += cols[..., i, j, :, :]
+    return out[..., p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+
+
+_im2col = defop("im2col", _im2col_fwd, jvp="linear", node_name="Im2ColBackward0",
+                self=lambda grad, size, k, d, p, s, blocks: _col2im(grad, size, k, d, p, s,
+                                                                    blocks))
+_col2im = defop("col2im", _col2im_fwd, jvp="linear", node_name="Col2ImBackward0",
+                self=lambda grad, size, k, d, p, s, blocks: _im2col(grad, size, k, d, p, s,
+                                                                    blocks))
+
+
+def _unfold(input, kernel_size, dilation, padding, stride):
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    if input.ndim not in (3, 4):
+        if input.ndim < 3:
+            n = max(input.ndim, 1)
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{n}, {n - 1}], "
+                             f"but got {input.ndim})")
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {list(input.shape)}")
+    size = tuple(input.shape[-2:])
+    blocks = _block_count(size, k, d, p, s)
+    if blocks[0] < 1 or blocks[1] < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array "
+            f"of sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
+            "least one.")
+    return _im2col(input, size, k, d, p, s, blocks)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding local blocks (N, C*kh*kw, L) back into an (N, C, H, W) tensor (col2im)."""
+    out_hw, k = _pair(output_size), _pair(kernel_size)
+    d, p, s = _pair(dilation), _pair(padding), _pair(stride)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+            f"(got {input.ndim}D)")
+    CK, L = input.shape[-2:]
+    K = k[0] * k[1]
+    if CK % K:
+        raise RuntimeError(
+            f"Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={CK} and kernel_size=({k[0]}, {k[1]}).")
+    blocks = _block_count(out_hw, k, d, p, s)
+    if blocks[0] * blocks[1] != L:
+        raise RuntimeError(
+            f"Given output_size=({out_hw[0]}, {out_hw[1]}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+            f"expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size(2)={L}.")
+    return _col2im(input, tuple(out_hw), k, d, p, s, blocks)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Inverse of pixel_shuffle: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    r = downscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *b, C, H, W = input.shape
+    if H % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)"
+            f"={H} is not divisible by {r}")
+    if W % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)"
+            f"={W} is not divisible by {r}")
+    return _pixel_unshuffle(input, r)
+
+
+def _pixel_unshuffle_fwd(xp, self, downscale_factor):
+    r = downscale_factor
+    *b, C, H, W = self.shape
+    n = len(b)
+    x = self.reshape(*b, C, H // r, r, W // r, r).transpose(*range(n), n, n + 2, n + 4, n + 1,
+                                                            n + 3)
+    return x.reshape(*b, C * r * r, H // r, W // r)
+
+
+_pixel_unshuffle = defop(
+    "pixel_unshuffle", _pixel_unshuffle_fwd, jvp="linear",
+    self=lambda grad, downscale_factor: pixel_shuffle(grad, downscale_factor))
+
+
+# ---- spatial transformer
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) of the 2-D affine maps theta (N, 2, 3)."""
+    if align_corners is None:
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
+            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
+            "the documentation of grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given, size = size, tuple(size)
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{given}. Got {_size_str(theta.shape)}.")
+        spatial = size[2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{given}. Got {_size_str(theta.shape)}.")
+        spatial = size[2:]
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {given}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+
+    def lin(n):
+        if n <= 1:
+            return _np.zeros(n)
+        v = _np.linspace(-1.0, 1.0, n)
+        return v if align_corners else v * (n - 1) / n
+
+    nd = len(spatial)
+    base = _np.ones(spatial + (nd + 1,))
+    for i, n in enumerate(reversed(spatial)):  # x runs over the last dim, then y, then z
+        shape = [1] * nd
+        shape[nd - 1 - i] = n
+        base[..., i] = lin(n).reshape(shape)
+    points = int(_np.prod(spatial))
+    grid = matmul(_const(theta, base.reshape(1, points, nd + 1)), theta.transpose(1, 2))
+    return grid.reshape(size[0], *spatial, nd)
+
+
+def _size_str(shape):
+    return "torch.Size([" + ", ".join(str(int(n)) for n in shape) + "])"
+
+
+def _grid_unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, twice_low, twice_high):
+    if twice_low == twice_high:
+        return coord * 0
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    coord = _abs(coord - low)
+    flips = (coord / span).floor().detach()
+    extra = coord - flips * span
+    even = (flips.remainder(2) == 0)
+    return where(even, extra + low, span - extra + low)
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    coord = _grid_unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        coord = clamp(coord, 0, size - 1)
+    elif padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0, 2 * (size - 1))
+        else:
+            coord = _reflect(coord, -1, 2 * size - 1)
+        coord = clamp(coord, 0, size - 1)
+    return coord
+
+
+def _cubic_weights(t, A=-0.75):
+    """The four cubic-convolution weights of taps -1, 0, 1, 2 at fraction t (PyTorch's)."""
+    def near(v):  # |v| <= 1
+        return ((A + 2) * v - (A + 3)) * v * v + 1
+
+    def far(v):  # 1 < |v| < 2
+        return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _tap_coord(c, size, padding_mode, align_corners):
+    """Integer tap positions (an array) under the padding mode; zeros: as they are."""
+    if padding_mode == "border":
+        c = _np.clip(c, 0, size - 1)
+    elif padding_mode == "reflection":
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if low == high:
+            c = _np.zeros_like(c)
+        else:
+            span = (high - low) / 2
+            d = _np.abs(c - low / 2)
+            flips = _np.floor(d / span)
+            extra = d - flips * span
+            c = _np.where(flips % 2 == 0, extra + low / 2, span - extra + low / 2)
+        c = _np.clip(c, 0, size - 1)
+    return c.astype(_np.int64)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples input (N, C, H, W) at the normalized grid locations (N, Ho, Wo, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
+            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
+            "the documentation of grid_sample for details.")
+        align_corners = False
+    if input.ndim != 4 or grid.ndim != 4:
+        raise NotImplementedError("grid_sample: only 4-D input (N, C, H, W) in ndgrad")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+            f"sizes {list(grid.shape)}")
+    N, C, H, W = input.shape
+    _, Ho, Wo, _ = grid.shape
+    if mode == "bicubic":  # (padding applies to each tap, not to the sampling point)
+        x = _grid_unnormalize(grid[..., 0], W, align_corners).reshape(N, 1, Ho * Wo)
+        y = _grid_unnormalize(grid[..., 1], H, align_corners).reshape(N, 1, Ho * Wo)
+    else:
+        x = _grid_source(grid[..., 0], W, padding_mode, align_corners).reshape(N, 1, Ho * Wo)
+        y = _grid_source(grid[..., 1], H, padding_mode, align_corners).reshape(N, 1, Ho * Wo)
+    flat = input.reshape(N, C, H * W)
+
+    def tap(ix, iy):  # values at integer positions (arrays), 0 outside the image
+        valid = (ix >= 0) & (ix <= W - 1) & (iy >= 0) & (iy <= H - 1)
+        pos = _np.where(valid, iy * W + ix, 0).astype(_np.int64)
+        vals = flat.gather(2, _make(_np.broadcast_to(pos, (N, C, Ho * Wo)).copy()))
+        return vals * _const(input, valid)
+
+    if mode == "nearest":
+        ix = _np.round(x._data).astype(_np.int64)
+        iy = _np.round(y._data).astype(_np.int64)
+        out = tap(ix, iy)
+    elif mode == "bicubic":
+        x0, y0 = _np.floor(x._data), _np.floor(y._data)
+        wx = _cubic_weights(x - _const(input, x0))
+        wy = _cubic_weights(y - _const(input, y0))
+        out = 0
+        for i in range(4):
+            iy = _tap_coord(y0 + (i - 1), H, padding_mode, align_corners)
+            row = 0
+            for j in range(4):
+                ix = _tap_coord(x0 + (j - 1), W, padding_mode, align_corners)
+                row = row + tap(ix, iy) * wx[j]
+            out = out + row * wy[i]
+    else:
+        x0 = _np.floor(x._data)
+        y0 = _np.floor(y._data)
+        wx1 = x - _const(input, x0)
+        wy1 = y - _const(input, y0)
+        wx0, wy0 = 1 - wx1, 1 - wy1
+        x0, y0 = x0.astype(_np.int64), y0.astype(_np.int64)
+        out = (tap(x0, y0) * (wx0 * wy0) + tap(x0 + 1, y0) * (wx1 * wy0)
+               + tap(x0, y0 + 1) * (wx0 * wy1) + tap(x0 + 1, y0 + 1) * (wx1 * wy1))
+    return out.reshape(N, C, Ho, Wo)
+
+
+# ---- embedding bags
+
+def _type_repr(obj):
+    from .._tensor import Tensor
+    return "<class 'torch.Tensor'>" if isinstance(obj, Tensor) else str(type(obj))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxes the embeddings of each bag (rows of a 2-D input, or the segments of
+    a 1-D input that start at `offsets`); padding_idx entries are left out of their bag."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
+            f"None, then it must have the same shape as the input ({tuple(input.shape)})")
+    if weight.ndim != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{_type_repr(offsets)}")
+        B, Lb = input.shape
+        starts = _np.arange(B, dtype=_np.int64) * Lb
+        ends = starts + Lb
+        flat_in = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        off = offsets._data.astype(_np.int64)
+        if off.size and off[0] != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                f"from position 0. However, got {int(off[0])}\n[ torch.{_tname(offsets.dtype)}"
+                "Tensor{} ]")
+        if off.size and off[-1] > input.shape[0]:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length ({input.shape[0]}), but got "
+                f"offsets[-1] of {int(off[-1])}")
+        if include_last_offset:  # (the last bag runs to the end of input, as on PyTorch's CPU)
+            starts, ends = off[:-1], _np.append(off[1:-1], input.shape[0])[:max(len(off) - 1, 0)]
+        else:
+            starts, ends = off, _np.append(off[1:], input.shape[0])
+        flat_in = input
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq:
+        if mode == "max":
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq is not implemented in ndgrad")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    B = len(starts)
+    lengths = ends - starts
+    width = max(int(lengths.max()) if B else 0, 1)
+    pos = starts[:, None] + _np.arange(width)[None, :]  # (B, width) positions in flat_in
+    valid = pos < ends[:, None]
+    pos = _np.where(valid, pos, 0)
+    ids = flat_in._data
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        if ids.size:
+            valid &= ids[pos] != padding_idx
+    rows = embedding(flat_in, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    D_ = weight.shape[1]
+    if ids.size == 0:
+        return weight.new_zeros((B, D_))
+    dense = rows[_make(pos)]  # (B, width, D)
+    mask = _const(weight, valid[..., None])
+    count = valid.sum(1)
+    if mode == "max":
+        neg = _const(weight, _np.where(valid, 0.0, -_np.inf)[..., None])
+        best = (dense + neg).max(1)[0]
+        return where(_make((count > 0)[:, None]), best, 0.0)
+    if per_sample_weights is not None:
+        dense = dense * per_sample_weights[_make(pos)].unsqueeze(-1)
+    out = (dense * mask).sum(1)
+    if mode == "mean":
+        out = out / _const(weight, _np.maximum(count, 1)[:, None])
+    return out
+
+
+# ---- losses
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over (target j, non-target i) of max(0, 1 - (x[j] - x[i])) / C; a target row lists
+    class indices up to its first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _red_code(reduction)
+    if input.ndim > 2 or tuple(input.shape) != tuple(target.shape):
+        if input.ndim <= 1 and target.ndim <= 1 and input.numel() == target.numel():
+            pass
+        else:
+            raise RuntimeError(
+                f"inconsistent target size: {list(target.shape)} for input of size: "
+                f"{list(input.shape)}")
+    unb = input.ndim < 2
+    x = input.reshape(1, -1) if unb else input
+    t = target._data.reshape(x.shape)
+    N, C = x.shape
+    if C and ((t < -1) | (t >= C)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    listed = _np.cumprod(t >= 0, axis=1).astype(bool)  # the labels before the first -1
+    cnt = _np.zeros((N, C))
+    _np.add.at(cnt, (_np.nonzero(listed)[0], t[listed]), 1)
+    is_t = cnt > 0
+    # pair (j, i): weight cnt[n, j] * (i not a target)
+    pairs = cnt[:, :, None] * (~is_t)[:, None, :]
+    hinge = _relu(1 - x.unsqueeze(2) + x.unsqueeze(1))  # [n, j, i]
+    loss = (hinge * _const(x, pairs)).sum((1, 2)) / C
+    if unb:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _red_code(reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    C = input.shape[class_dim]
+    loss = loss.sum(dim=class_dim) / C
+    return _reduce(loss, reduction)
+
+
+def is_grad_enabled():
+    from ..autograd.grad_mode import is_grad_enabled as enabled
+    return enabled()
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])**p (times weight[y]) / C."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _red_code(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    unb = input.ndim < 2
+    x = input.reshape(1, -1) if unb else input
+    if x.ndim != 2 or input.ndim == 0:
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}")
+    N, C = x.shape
+    t = target._data.reshape(-1).astype(_np.int64)
+    if t.shape[0] != N or target.ndim > 1:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{N}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if ((t < 0) | (t >= C)).any():
+        raise RuntimeError("target out of range")
+    tt = _make(t.reshape(N, 1))
+    xy = x.gather(1, tt)
+    h = _relu(margin - xy + x)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight[tt]
+    off = _np.ones((N, C))
+    off[_np.arange(N), t] = 0
+    loss = (h * _const(x, off)).sum(1) / C
+    if unb:
+        loss = loss.reshape(()) if target.ndim == 0 else loss
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    _red_code(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                         f"got {margin} instead")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim == n_dim):
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            f"inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_swap = dist(positive, negative)
+        from ..ops import minimum
+        d_neg = minimum(d_neg, d_swap)
+    loss = clamp(d_pos - d_neg + margin, min=0.0)
+    return _reduce(loss, reduction)
+
+
+# ---- pooling extras
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _unpool_size(input, kernel_size, stride, padding, output_size, nd):
+    k = _pair(kernel_size, nd)
+    s = _pair(stride, nd) if stride is not None else k
+    p = _pair(padding, nd)
+    default = [(input.shape[-nd + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has "
+            f"a length of '{len(output_size)}'")
+    for i in range(nd):
+        lo, hi = default[i] - s[i], default[i] + s[i]
+        if not lo < output_size[i] < hi:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {i} must be between {lo} and {hi})')
+    for i in range(nd):
+        if output_size[i] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{i}]={output_size[i]}")
+    return tuple(output_size)
+
+
+def _max_unpool(input, indices, size):
+    lead = tuple(input.shape[:-len(size)])
+    plane = int(_np.prod(size))
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({_size_str(input.shape)}) but got indices tensor with shape: "
+            f"{_size_str(indices.shape)}")
+    x = input.reshape(*lead, -1)
+    idx = indices.reshape(*lead, -1)
+    bad = idx._data[(idx._data < 0) | (idx._data >= plane)]
+    if bad.size:
+        raise RuntimeError(
+            f"Found an invalid max index: {int(bad[0])} (output volumes are of size "
+            f"{'x'.join(str(n) for n in size)})")
+    out = input.new_zeros(lead + (plane,)).scatter(x.ndim - 1, idx, x)
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Puts each value back at its max_pool1d index; everything else is zero."""
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 1)
+    return _max_unpool(input, indices, tuple(size))
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Puts each value back at its max_pool2d index (flat in its H*W plane); zero elsewhere."""
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    return _max_unpool(input, indices, tuple(size))
+
+
+def _adaptive_windows(size, out):
+    """(out, width) positions of each adaptive window, padded with its own first position, and
+    the mask of real entries."""
+    starts = (_np.arange(out) * size) // out
+    ends = -(-((_np.arange(out) + 1) * size) // out)
+    width = int((ends - starts).max()) if out else 1
+    pos = starts[:, None] + _np.arange(width)[None, :]
+    valid = pos < ends[:, None]
+    return _np.where(valid, pos, starts[:, None]), valid
+
+
+def _adaptive_max(input, sizes, outs):
+    """Adaptive max over the trailing len(sizes) dims; returns values and flat indices."""
+    nd = len(sizes)
+    lead = tuple(input.shape[:-nd])
+    if nd == 1:
+        pos, _ = _adaptive_windows(sizes[0], outs[0])
+        flatpos = pos  # (o, w)
+    else:
+        ph, _ = _adaptive_windows(sizes[0], outs[0])
+        pw, _ = _adaptive_windows(sizes[1], outs[1])
+        flatpos = (ph[:, None, :, None] * sizes[1] + pw[None, :, None, :]).reshape(
+            outs[0] * outs[1], -1)
+    P, Wd = flatpos.shape
+    x = input.reshape(*lead, -1)
+    gidx = _np.broadcast_to(flatpos.reshape(-1), lead + (P * Wd,)).copy()
+    win = x.gather(x.ndim - 1, _make(gidx)).reshape(*lead, P, Wd)
+    vals, arg = win.max(-1)
+    idx = _np.take_along_axis(_np.broadcast_to(flatpos, lead + (P, Wd)),
+                              arg._data[..., None], -1)[..., 0]
+    return vals.reshape(*lead, *outs), _make(idx.reshape(lead + tuple(outs)).astype(_np.int64))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument "
+            "#1 'self' (while checking arguments for adaptive_max_pool1d)")
+    o = _pair(output_size, 1)[0]
+    return _adaptive_max(input, (input.shape[-1],), (o,))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out = adaptive_max_pool1d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    H, W = input.shape[-2:]
+    oh, ow = _pair(output_size)
+    oh = H if oh is None else oh
+    ow = W if ow is None else ow
+    return _adaptive_max(input, (H, W), (oh, ow))
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x**p) ** (1/p)."""
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    k = _pair(kernel_size, 1)[0]
+    return (out.sign() * relu(out.abs())).mul(k).pow(1.0 / norm_type)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of x**2 over `size` neighbouring channels) ** beta."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality{' ' * 26}input (got {dim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    N, C = input.shape[:2]
+    sq = (input * input).reshape(N, C, -1)
+    front, back = size // 2, (size - 1) // 2
+    parts = [sq.new_zeros((N, front, sq.shape[2]))] if front else []
+    parts.append(sq)
+    if back:
+        parts.append(sq.new_zeros((N, back, sq.shape[2])))
+    from ..ops import cat
+    padded = cat(parts, 1) if len(parts) > 1 else sq
+    div = padded[:, 0:C]
+    for i in range(1, size):
+        div = div + padded[:, i:i + C]
+    div = (div / size).reshape(input.shape)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def _lengths(x):
+    if hasattr(x, "_data"):
+        return [int(v) for v in _np.asarray(x._data).reshape(-1)]
+    return [int(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist Temporal Classification loss: -log of the total probability of all the
+    alignments of each target, by the forward (alpha) recursion in log space, written with
+    ndgrad ops so that autograd gives the gradient (and the gradient's gradient)."""
+    _red_code(reduction)
+    unb = log_probs.ndim == 2
+    lp = log_probs.unsqueeze(1) if unb else log_probs  # (T, N, C)
+    T, N, C = lp.shape
+    in_len, tgt_len = _lengths(input_lengths), _lengths(target_lengths)
+    if len(in_len) != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tgt_len) != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    tg = _np.asarray(targets._data).astype(_np.int64)
+    if tg.ndim == 2:
+        rows = [tg[n, :tgt_len[n]] for n in range(N)]
+    else:
+        tg = tg.reshape(-1)
+        starts = _np.concatenate([[0], _np.cumsum(tgt_len)[:-1]]).astype(_np.int64)
+        rows = [tg[s:s + n] for s, n in zip(starts, tgt_len)]
+    for n in range(N):
+        if in_len[n] > T:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "
+                               f"value {in_len[n]} (while checking arguments for ctc_loss_allocate_outputs)")
+    S = max([len(r) for r in rows] + [0])
+    Lx = 2 * S + 1
+    ext = _np.full((N, Lx), blank, dtype=_np.int64)  # blank, l1, blank, l2, ..., blank
+    skip = _np.zeros((N, Lx), dtype=bool)  # may come from s - 2
+    for n, r in enumerate(rows):
+        ext[n, 1:2 * len(r):2] = r
+        skip[n, 3:2 * len(r):2] = r[1:] != r[:-1]
+    NEG = -1e30  # a finite "log 0", so all-impossible states give no NaN gradients
+    emit = lp.gather(2, _make(_np.broadcast_to(ext, (T, N, Lx)).copy()))  # (T, N, Lx)
+    neg = _const(lp, _np.full((N, 1), NEG))
+    neg2 = _const(lp, _np.full((N, 2), NEG))
+    skip_mask = _const(lp, _np.where(skip, 0.0, NEG))
+    init = _np.full((N, Lx), NEG)
+    init[:, :2] = 0.0
+    alpha = emit[0] + _const(lp, init)
+    alphas = [alpha]
+    from ..ops import cat, stack, logsumexp
+    for t in range(1, T):
+        prev1 = cat([neg, alpha[:, :-1]], 1)
+        prev2 = cat([neg2, alpha[:, :-2]], 1) + skip_mask if Lx > 2 else None
+        terms = [alpha, prev1] + ([prev2] if prev2 is not None else [])
+        alpha = logsumexp(stack(terms, 0), 0) + emit[t]
+        alphas.append(alpha)
+    every = stack(alphas, 0)  # (T, N, Lx)
+    t_idx = _np.maximum(_np.asarray(in_len) - 1, 0)
+    last = _np.array([2 * len(r) for r in rows])
+    end = _np.stack([last, _np.maximum(last - 1, 0)], 1)  # final blank, final label
+    final = every[_make(t_idx[:, None]), _make(_np.arange(N)[:, None]), _make(end)]  # (N, 2)
+    if (last == 0).any():  # an empty target has only the all-blank path
+        final = final + _const(lp, _np.where(last[:, None] == 0, [0.0, NEG], 0.0))
+    loss = -logsumexp(final, 1)
+    impossible = _make(loss._data > 1e29)
+    # PyTorch's CTC gradient w.r.t. log_probs adds exp(log_probs) over each sequence's frames
+    # (it folds in log_softmax's backward: the two agree on the logits' gradient). A term of
+    # value 0 with that gradient makes log_probs.grad identical to PyTorch's.
+    frames = _const(lp, (_np.arange(T)[:, None] < _np.asarray(in_len)[None, :])[..., None])
+    probs = exp(lp)
+    loss = loss + ((probs - probs.detach()) * frames).sum((0, 2))
+    if zero_infinity:
+        loss = where(impossible, 0.0, loss)
+    else:
+        loss = where(impossible, float("inf"), loss)
+    if unb:
+        loss = loss.squeeze(0)
+    if reduction == "mean":
+        return (loss / _const(lp, _np.maximum(_np.asarray(tgt_len), 1).reshape(loss.shape))).mean()
+    return _reduce(loss, reduction)
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (

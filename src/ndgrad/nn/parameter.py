@@ -2,7 +2,7 @@
 from .._tensor import Tensor, _make
 from .._creation import empty
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
 
 
 class Parameter(Tensor):
@@ -40,3 +40,46 @@ class Buffer:
     def __init__(self, data=None, *, persistent=True):
         self.data = data
         self.persistent = persistent
+
+
+_UNINIT_MSG = ("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+               "happens in `load_state_dict` when trying to load an uninitialized parameter into "
+               "an initialized one. Call `forward` to initialize the parameters before accessing "
+               "their attributes.")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (lazy modules); `materialize(shape)` gives it
+    storage and turns it into a plain Parameter."""
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        p = Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
+        p._lazy_dtype = dtype
+        return p
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINIT_MSG)
+
+    def size(self, dim=None):
+        raise RuntimeError(_UNINIT_MSG)
+
+    def materialize(self, shape, device=None, dtype=None):
+        dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
+        self._data = empty(tuple(shape), dtype=dtype)._data
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedParameter(self._requires_grad)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, proto):
+        return (UninitializedParameter, (self._requires_grad,))

@@ -7,41 +7,58 @@ derivative stays in this closed family (Note [Convolution family]):
     x' = conv_transpose(g, w)       dg = conv(gx', w)               dw = conv_weight(gx', g)
     w' = conv_weight(x, g)          dx = conv_transpose(g, gw')     dg = conv(x, gw')
 
-All three run on im2col windows (strided views from `sliding_window_view`) and one BLAS
-matmul per group; the batch is chunked so the im2col buffer stays bounded. Spatial ops are
-2-d; 1-d callers add a unit height. Padding is given as ((top, bottom), (left, right)).
+All three run on im2col columns laid out (C, kh, kw, N, Ho, Wo), built with one slice copy per
+kernel tap (no 6-d transpose, no strided-view argmax), so that one BLAS matmul per group covers
+the whole batch; col2im is the same tap loop adding slices. The batch is chunked so the im2col
+buffer stays bounded. Spatial ops are 2-d; 1-d callers add a unit height. Padding is given as
+((top, bottom), (left, right)).
 
 Also here: linear (one matmul, AddmmBackward0), nll_loss over a constant coefficient array
 (one-hot * class weight / normaliser, built by nn.functional), take/index_add (gather and
 scatter-add along a dim, each the other's derivative; used by embedding, pad and interpolate),
-max pooling with indices, whose backward is a scatter (bincount) whose derivative is the
-matching gather, and training-mode batch norm (one node; its backward recomputes the batch
-statistics with ndgrad ops so that it is itself differentiable).
+max pooling with indices (a running maximum over the kernel taps), whose backward is a
+scatter-add whose derivative is the matching gather, and training-mode batch norm (one node;
+its backward recomputes the batch statistics with ndgrad ops so that it is itself
+differentiable).
 """
+import math
+import threading
+
 from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "max_pool2d",
            "take", "index_add", "batch_norm"]
 
 _IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
+_SCRATCH_MAX = 1 << 24    # bytes of scratch kept between calls, per thread (_scratch)
+_SCRATCH = threading.local()
 
 
 # ---------------------------------------------------------------- convolution family
 
-def _windows(xp, x, kernel, stride, padding, dilation, out_hw=None):
-    """(N, C, Ho, Wo, kh, kw) strided view of the zero-padded input."""
+def _padded(xp, x, padding, value=0):
+    """x inside a border of `value` ((top, bottom), (left, right)); x itself without one."""
     (pt, pb), (pl, pr) = padding
-    if pt or pb or pl or pr:
-        x = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    kh, kw = kernel
-    dh, dw = dilation
-    sh, sw = stride
-    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    win = xp.lib.stride_tricks.sliding_window_view(x, (eh, ew), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw]
-    if out_hw is not None:
-        win = win[:, :, :out_hw[0], :out_hw[1]]
-    return win
+    if not (pt or pb or pl or pr):
+        return x
+    N, C, H, W = x.shape
+    out = xp.full((N, C, H + pt + pb, W + pl + pr), value, dtype=x.dtype)
+    out[:, :, pt:pt + H, pl:pl + W] = x
+    return out
+
+
+def _out_hw(x, kernel, stride, dilation):
+    """The output size of a window op over the (padded) x."""
+    return tuple((n - d * (k - 1) - 1) // s + 1
+                 for n, k, s, d in zip(x.shape[2:], kernel, stride, dilation))
+
+
+def _taps(kernel, stride, dilation, out_hw):
+    """Each kernel tap (i, j) with the row and column slices of the padded input it reads."""
+    (kh, kw), (sh, sw), (dh, dw), (Ho, Wo) = kernel, stride, dilation, out_hw
+    return [(i, j, slice(i * dh, i * dh + (Ho - 1) * sh + 1, sh),
+             slice(j * dw, j * dw + (Wo - 1) * sw + 1, sw))
+            for i in range(kh) for j in range(kw)]
 
 
 def _chunks(n, per_sample):
@@ -49,70 +66,87 @@ def _chunks(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def _im2col(xp, win):
-    """(n, C, Ho, Wo, kh, kw) windows -> contiguous (n*Ho*Wo, C*kh*kw) matrix."""
-    n, C, Ho, Wo, kh, kw = win.shape
-    return xp.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * Ho * Wo, -1)
+def _scratch(xp, shape, dtype):
+    """A reusable (per thread) array for a kernel's temporary (im2col columns, scatter
+    indices): fresh memory costs a page fault per 4 KiB on first touch, often more than the
+    copy that fills it. There is one buffer, so a kernel holds at most one scratch array, never
+    returns it and calls no other kernel meanwhile. Buffers over _SCRATCH_MAX bytes are not
+    kept."""
+    nbytes = math.prod(shape) * xp.dtype(dtype).itemsize
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.nbytes < nbytes or type(buf) is not xp.ndarray:
+        buf = xp.empty(max(nbytes, 1), dtype=xp.uint8)
+        if nbytes <= _SCRATCH_MAX:
+            _SCRATCH.buf = buf
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _im2col(xp, x, kernel, stride, dilation, out_hw):
+    """The windows of the padded x as a contiguous (C, kh, kw, N, Ho, Wo) array: one slice
+    copy per kernel tap. With the batch inside, one matmul per group covers the whole batch."""
+    N, C = x.shape[:2]
+    cols = _scratch(xp, (C,) + tuple(kernel) + (N,) + tuple(out_hw), x.dtype)
+    for i, j, rows, cs in _taps(kernel, stride, dilation, out_hw):
+        cols[:, i, j] = x[:, :, rows, cs].transpose(1, 0, 2, 3)
+    return cols
 
 
 def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw=None):
+    """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to NCHW."""
     O, Cg, kh, kw = weight.shape
-    N = input.shape[0]
-    win = _windows(xp, input, (kh, kw), stride, padding, dilation, out_hw)
-    Ho, Wo = win.shape[2], win.shape[3]
-    dtype = xp.result_type(input, weight)
-    out = xp.empty((N, Ho, Wo, O), dtype=dtype)
-    Og = O // groups
-    for sl in _chunks(N, input.shape[1] * Ho * Wo * kh * kw):
+    x = _padded(xp, input, padding)
+    N = x.shape[0]
+    Ho, Wo = out_hw or _out_hw(x, (kh, kw), stride, dilation)
+    K = Cg * kh * kw
+    wm = weight.reshape(groups, O // groups, K)
+    out = xp.empty((N, O, Ho, Wo), dtype=xp.result_type(input, weight))
+    for sl in _chunks(N, groups * K * Ho * Wo):
         n = sl.stop - sl.start
-        for g in range(groups):
-            cols = _im2col(xp, win[sl, g * Cg:(g + 1) * Cg])
-            wm = weight[g * Og:(g + 1) * Og].reshape(Og, -1)
-            out[sl, :, :, g * Og:(g + 1) * Og] = (cols @ wm.T).reshape(n, Ho, Wo, Og)
+        cols = _im2col(xp, x[sl], (kh, kw), stride, dilation, (Ho, Wo))
+        y = xp.matmul(wm, cols.reshape(groups, K, n * Ho * Wo))       # (G, Og, n*Ho*Wo)
+        out[sl] = y.reshape(O, n, Ho, Wo).transpose(1, 0, 2, 3)
     if bias is not None:
-        out += bias
-    return xp.ascontiguousarray(out.transpose(0, 3, 1, 2))
+        out += bias.reshape(O, 1, 1)
+    return out
 
 
 def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
-    """The adjoint of conv in its input: one matmul, then scatter each kernel tap (col2im)."""
+    """The adjoint of conv in its input: cols[g] = w[g].T @ x[g], then each kernel tap adds
+    its slice of cols into the (padded) output (col2im)."""
     Cin, Cg, kh, kw = weight.shape
     N, _, Hi, Wi = input.shape
-    sh, sw = stride
-    dh, dw = dilation
     (pt, _), (pl, _) = padding
     H, W = out_hw
-    fh = max((Hi - 1) * sh + dh * (kh - 1) + 1, pt + H)
-    fw = max((Wi - 1) * sw + dw * (kw - 1) + 1, pl + W)
-    dtype = xp.result_type(input, weight)
-    full = xp.zeros((N, Cg * groups, fh, fw), dtype=dtype)
-    Ig = Cin // groups
-    rows = xp.ascontiguousarray(input.transpose(0, 2, 3, 1))       # (N, Hi, Wi, Cin)
-    for g in range(groups):
-        gm = rows[..., g * Ig:(g + 1) * Ig].reshape(-1, Ig)
-        cols = (gm @ weight[g * Ig:(g + 1) * Ig].reshape(Ig, -1)).reshape(N, Hi, Wi, Cg, kh, kw)
-        cols = cols.transpose(0, 3, 4, 5, 1, 2)
-        tgt = full[:, g * Cg:(g + 1) * Cg]
-        for i in range(kh):
-            for j in range(kw):
-                tgt[:, :, i * dh:i * dh + (Hi - 1) * sh + 1:sh,
-                    j * dw:j * dw + (Wi - 1) * sw + 1:sw] += cols[:, :, i, j]
+    fh = max((Hi - 1) * stride[0] + dilation[0] * (kh - 1) + 1, pt + H)
+    fw = max((Wi - 1) * stride[1] + dilation[1] * (kw - 1) + 1, pl + W)
+    Ig, K = Cin // groups, Cg * kh * kw
+    wt = weight.reshape(groups, Ig, K).transpose(0, 2, 1)          # (G, K, Ig)
+    full = xp.empty((N, groups * Cg, fh, fw), dtype=xp.result_type(input, weight))
+    full.fill(0)
+    taps = _taps((kh, kw), stride, dilation, (Hi, Wi))
+    for sl in _chunks(N, groups * K * Hi * Wi):
+        n = sl.stop - sl.start
+        rows = input[sl].transpose(1, 0, 2, 3).reshape(groups, Ig, n * Hi * Wi)
+        cols = xp.matmul(wt, rows).reshape(groups * Cg, kh, kw, n, Hi, Wi)
+        tgt = full[sl]
+        for i, j, r, c in taps:
+            tgt[:, :, r, c] += cols[:, i, j].transpose(1, 0, 2, 3)
     return full[:, :, pt:pt + H, pl:pl + W]
 
 
 def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation, groups):
+    """dw[g] = gy[g] @ cols[g].T, contracting batch and positions in one matmul per chunk."""
     O, Cg, kh, kw = weight_shape
-    Ho, Wo = grad_output.shape[2], grad_output.shape[3]
-    win = _windows(xp, input, (kh, kw), stride, padding, dilation, (Ho, Wo))
-    Og = O // groups
-    dtype = xp.result_type(input, grad_output)
-    out = xp.zeros((O, Cg * kh * kw), dtype=dtype)
-    gy = grad_output.transpose(0, 2, 3, 1)                          # (N, Ho, Wo, O)
-    for sl in _chunks(input.shape[0], input.shape[1] * Ho * Wo * kh * kw):
-        for g in range(groups):
-            cols = _im2col(xp, win[sl, g * Cg:(g + 1) * Cg])
-            gm = gy[sl, :, :, g * Og:(g + 1) * Og].reshape(-1, Og)
-            out[g * Og:(g + 1) * Og] += gm.T @ cols
+    x = _padded(xp, input, padding)
+    N, C = x.shape[:2]
+    Ho, Wo = grad_output.shape[2:]
+    K, Og = Cg * kh * kw, O // groups
+    out = xp.zeros((groups, Og, K), dtype=xp.result_type(input, grad_output))
+    for sl in _chunks(N, C * kh * kw * Ho * Wo):
+        n = sl.stop - sl.start
+        cols = _im2col(xp, x[sl], (kh, kw), stride, dilation, (Ho, Wo))
+        g = grad_output[sl].transpose(1, 0, 2, 3).reshape(groups, Og, n * Ho * Wo)
+        out += xp.matmul(g, cols.reshape(groups, K, n * Ho * Wo).transpose(0, 2, 1))
     return out.reshape(weight_shape)
 
 
@@ -213,37 +247,59 @@ index_add = defop("index_add_rows", _index_add_fwd, node_name="IndexAddBackward0
 
 
 def _max_pool_fwd(xp, self, kernel, stride, padding, dilation, out_hw):
-    """Returns (values, flat indices into each input plane)."""
-    N, C, H, W = self.shape
-    neg = xp.asarray(-xp.inf, dtype=self.dtype) if self.dtype.kind == "f" else \
-        xp.iinfo(self.dtype).min
-    (pt, pb), (pl, pr) = padding
-    x = xp.pad(self, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=neg)
-    win = _windows(xp, x, kernel, stride, ((0, 0), (0, 0)), dilation, out_hw)
-    Ho, Wo = win.shape[2], win.shape[3]
-    kh, kw = kernel
-    flat = win.reshape(N, C, Ho, Wo, kh * kw)
-    arg = xp.argmax(flat, axis=-1)
-    vals = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    ki, kj = arg // kw, arg % kw
-    rows = xp.arange(Ho).reshape(-1, 1) * stride[0] + ki * dilation[0] - pt
-    cols = xp.arange(Wo).reshape(1, -1) * stride[1] + kj * dilation[1] - pl
-    return vals, (rows * W + cols).astype(xp.int64)
+    """Returns (values, flat indices into each input plane), PyTorch's choice of index: the
+    first maximum of a window, or its last NaN; the padding is never chosen."""
+    W = self.shape[3]
+    floating = self.dtype.kind == "f"
+    x = _padded(xp, self, padding, -xp.inf if floating else xp.iinfo(self.dtype).min)
+    taps = _taps(kernel, stride, dilation, out_hw)
+    kw, (sh, sw), (dh, dw), (Ho, Wo) = kernel[1], stride, dilation, out_hw
+    (pt, _), (pl, _) = padding
+    top, left = xp.arange(Ho) * sh - pt, xp.arange(Wo) * sw - pl      # window corners
+    # a window starts at its first tap inside the input, which any later maximum replaces
+    first = (-(xp.minimum(top, 0) // dh))[:, None] * kw + (-(xp.minimum(left, 0) // dw))
+    vals, tap = _running_max(xp, x, taps, first, nan=False)
+    if floating and xp.isnan(vals).any():
+        vals, tap = _running_max(xp, x, taps, first, nan=True)
+    index = xp.asarray([i * dh * W + j * dw for i, j, _, _ in taps], dtype=xp.int64)[tap]
+    index += top[:, None] * W + left
+    return vals, index
+
+
+def _running_max(xp, x, taps, first, nan):
+    """The maximum over the taps and the (last) tap that set it; tap numbers only grow, so
+    the tap is a running maximum too. With `nan`, a NaN beats anything."""
+    _, _, rows, cols = taps[0]
+    best = x[:, :, rows, cols].copy()
+    itype = xp.int8 if len(taps) < 128 else xp.int64
+    tap = xp.empty(best.shape, dtype=itype)
+    tap[...] = first
+    for t, (_, _, rows, cols) in enumerate(taps[1:], 1):
+        v = x[:, :, rows, cols]
+        won = v > best
+        if nan:
+            won |= v != v
+        xp.maximum(tap, won * itype(t), out=tap)
+        xp.maximum(best, v, out=best)
+    return best, tap
 
 
 def _pool_scatter_fwd(xp, grad, indices, hw):
     N, C = grad.shape[:2]
     L = hw[0] * hw[1]
-    off = (xp.arange(N * C).reshape(N, C, 1) * L)
-    flat = (indices.reshape(N, C, -1) + off).reshape(-1)
-    out = xp.bincount(flat, weights=grad.reshape(-1), minlength=N * C * L)
-    return out.astype(grad.dtype, copy=False).reshape(N, C, hw[0], hw[1])
+    out = xp.empty((N, C, hw[0], hw[1]), dtype=grad.dtype)
+    out.fill(0)  # (not xp.zeros: calloc hands out fresh pages, see _scratch)
+    flat = _scratch(xp, (N * C, math.prod(indices.shape[2:])), indices.dtype)
+    xp.add(indices.reshape(flat.shape), xp.arange(0, N * C * L, L).reshape(-1, 1), out=flat)
+    xp.add.at(out.reshape(-1), flat.reshape(-1), grad.reshape(-1))   # windows may overlap
+    return out
 
 
 def _pool_gather_fwd(xp, self, indices):
     N, C = self.shape[:2]
-    flat = self.reshape(N, C, -1)
-    return xp.take_along_axis(flat, indices.reshape(N, C, -1), axis=-1).reshape(indices.shape)
+    flat = self.reshape(N, C, math.prod(self.shape[2:]))
+    return xp.take_along_axis(flat, indices.reshape(N, C, math.prod(indices.shape[2:])),
+                              axis=-1).reshape(indices.shape)
 
 
 pool_scatter = defop("max_pool_scatter", _pool_scatter_fwd,

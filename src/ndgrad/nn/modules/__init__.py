@@ -24,3 +24,11 @@ from .padding import (ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d, Reflec
                       CircularPad2d)
 from .upsampling import (Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle,
                          CosineSimilarity, PairwiseDistance, Softmax2d)
+from .activation_more import Hardshrink, Softshrink, RReLU
+from .fold import Fold, Unfold, PixelUnshuffle
+from .pooling_more import (MaxUnpool1d, MaxUnpool2d, AdaptiveMaxPool1d, LPPool1d,
+                           LocalResponseNorm)
+from .embedding_bag import EmbeddingBag
+from .lazy import LazyLinear
+from .loss import (MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   TripletMarginWithDistanceLoss, CTCLoss)
