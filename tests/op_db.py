@@ -6,6 +6,7 @@ domain. tests/test_op_db.py runs, for every sample: forward vs PyTorch, float64 
 gradgradcheck, and gradients vs PyTorch. Tables of other families live in tests/op_db_*.py and
 append to OPS through `register`.
 """
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -34,6 +35,7 @@ class OpCase:
     gradcheck: bool = True                  # with grad=True: False compares gradients with torch only
     check_node_name: bool = False           # compare type(out.grad_fn).__name__ with PyTorch's
     noncontig: bool = True                  # also run on transposed (non-contiguous) inputs
+    table: str = ""                         # module that registered the case (set by register)
 
     def call(self, lib, tensors, kw):
         if self.fn is not None:
@@ -66,5 +68,8 @@ OPS = []
 
 
 def register(*cases):
+    table = sys._getframe(1).f_globals.get("__name__")  # the op_db_*.py module registering
+    for c in cases:
+        c.table = table
     OPS.extend(cases)
     return cases

@@ -221,3 +221,15 @@ def test_einsum_repeated_subscripts_take_diagonals():
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     a = _t(ndgrad, (3, 3))
     assert gradgradcheck(lambda a: ndgrad.einsum("ii,ij->j", a, a), (a,))
+
+
+@pytest.mark.parametrize("a,b", [((2, 3, 4), (5, 4, 2)), ((7, 2, 3, 4), (5, 4, 2)),
+                                 ((2, 3, 4), (2, 5, 4, 2)), ((2, 2, 3), (3, 4, 5)),
+                                 ((2, 3), (4,)), ((3,), (4,)), ((), (3,))])
+def test_matmul_shape_errors_match_torch(a, b):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as ours:
+        ndgrad.matmul(ndgrad.ones(a), ndgrad.ones(b))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.matmul(torch.ones(a), torch.ones(b))
+    assert str(ours.value) == str(theirs.value)

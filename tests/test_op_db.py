@@ -40,7 +40,7 @@ TORCH_SAMPLES = [p for p in SAMPLES if not p.values[0].skip_torch]
 
 def _noncontig_ok(case, arrays):
     return case.noncontig and any(
-        a.ndim >= 2 and a.shape[-1] > 1 and a.shape[-2] > 1
+        a.ndim >= 2 and a.shape[-1] > 1 and a.shape[-2] > 1 and a.size  # empty: contiguous
         for i, a in enumerate(arrays) if i not in case.int_inputs)
 
 

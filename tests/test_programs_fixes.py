@@ -354,3 +354,18 @@ def test_broadcast_tensors_returns_inputs_that_already_have_the_shape():
         assert type(r[0].grad_fn).__name__ == "ExpandBackward0" and r[0].shape == (2, 3)
         n = lib.distributions.Normal(a, lib.ones(3))
         assert n.mean is a
+
+
+def test_one_piece_split_chunk_unbind_match_pytorch():
+    # a split into one piece used to return a stacked tensor and recurse in backward
+    torch = pytest.importorskip("torch")
+    res = []
+    for lib in (torch, ndgrad):
+        x = lib.tensor(np.arange(8.).reshape(2, 4), requires_grad=True)
+        pieces = [x.chunk(1), x.chunk(1, 1), lib.split(x, 5), lib.split(x, [2]), x.unbind(0),
+                  x[:1].unbind(0), x.split(4, 1), x.tensor_split(1)]
+        tot = sum((p * (i + 1)).sum() for i, ps in enumerate(pieces) for p in ps)
+        tot.backward()
+        res.append(([tuple(p.shape) for ps in pieces for p in ps],
+                    [type(p.grad_fn).__name__ for ps in pieces for p in ps], x.grad.tolist()))
+    assert res[0] == res[1]

@@ -95,7 +95,7 @@ def numel(input):
 
 
 def is_nonzero(input):
-    return bool(input)
+    return Tensor.__bool__(input)
 
 
 def can_cast(from_, to):
@@ -202,6 +202,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
 # has none of them (and `torch.shape` does not exist), so they are not part of ndgrad's either.
 for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "activation",
               "defop", "getitem", "indexing", "inplace", "install", "make_inplace", "pointwise",
-              "reduction", "shape", "sum_to", "to_dtype", "with_grad_off"):
+              "reduction", "sampling", "shape", "sum_to", "to_dtype", "with_grad_off"):
     globals().pop(_name, None)
 del _name

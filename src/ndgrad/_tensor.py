@@ -260,7 +260,8 @@ class Tensor:
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous")
+                f"Boolean value of Tensor with "
+                f"{'no values' if self._data.size == 0 else 'more than one value'} is ambiguous")
         return bool(self._data.reshape(-1)[0])
 
     def __float__(self):

@@ -32,3 +32,14 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
 
 
 __all__ += ["vector_norm", "norm"]
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+from .ops.linalg import (matrix_power, matrix_exp, pinv, lstsq, matrix_rank, cond,  # noqa: E402
+                         multi_dot, solve_triangular)
+from .ops.linalg import linalg_vander as vander  # noqa: E402
+
+__all__ += ["matrix_power", "matrix_exp", "pinv", "lstsq", "matrix_rank", "cond", "multi_dot",
+            "solve_triangular", "vander"]
+from .ops.linalg import lu, lu_factor, lu_solve  # noqa: E402
+
+__all__ += ["lu", "lu_factor", "lu_solve"]

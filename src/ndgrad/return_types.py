@@ -36,3 +36,10 @@ def make(name, fields=("values", "indices")):
 for _n in ("max", "min", "median", "nanmedian", "mode", "kthvalue", "sort", "topk", "cummax",
            "cummin", "aminmax"):
     make(_n, ("min", "max") if _n == "aminmax" else ("values", "indices"))
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+for _n, _f in (("frexp", ("mantissa", "exponent")), ("histogram", ("hist", "bin_edges")),
+               ("triangular_solve", ("solution", "cloned_coefficient")),
+               ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+               ("linalg_lu", ("P", "L", "U")), ("linalg_lu_factor", ("LU", "pivots"))):
+    make(_n, _f)

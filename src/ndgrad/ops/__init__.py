@@ -112,7 +112,7 @@ def _reshaping_inplace(fn):
         if r.grad_fn is not None:
             self.grad_fn = r.grad_fn
             self._output_nr = r._output_nr
-        self._vc[0] += 1
+        self._bump_version()
         return self
     f.__name__ = fn.__name__ + "_"
     return f
@@ -236,11 +236,28 @@ def _invert(self):
 
 def _size_property_T(self):
     nd = self._data.ndim
-    return permute(self, tuple(reversed(range(nd)))) if nd > 1 else self
+    return permute(self, tuple(reversed(range(nd))))  # a view for every nd, as PyTorch
 
 
-def _mT(self):
-    return transpose(self, -2, -1)
+def _matrix_property(name):
+    """Tensor.mT / mH / H (real tensors: the last two dims swapped), with PyTorch's checks; a
+    0-d tensor is returned as it is, as PyTorch does."""
+    def prop(self):
+        nd = self._data.ndim
+        if nd == 0:
+            return self
+        if name == "H" and nd != 2:
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor."
+                + (" For batches of matrices, consider using tensor.mH" if nd > 2 else ""))
+        if nd < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                               f"matrices. Got {nd}-D tensor.")
+        return transpose(self, -2, -1)
+    return prop
+
+
+_mT = _matrix_property("mT")
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
@@ -368,7 +385,8 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "t
               "multiply", "divide"):
     METHODS[_name + "_"] = make_inplace(METHODS[_name])
 
-PROPERTIES = {"T": _size_property_T, "mT": _mT, "H": _size_property_T, "mH": _mT}
+PROPERTIES = {"T": _size_property_T, "mT": _mT, "H": _matrix_property("H"),
+              "mH": _matrix_property("mH")}
 
 
 def install(methods=None, properties=None):
@@ -440,3 +458,12 @@ for _n in ("tril", "triu", "addmm", "addmv", "addbmm", "baddbmm"):
     LINALG_METHODS[_n + "_"] = make_inplace(LINALG_METHODS[_n])
 METHODS.update(LINALG_METHODS)
 install(LINALG_METHODS)
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+# Each family module ends with a section that lists its new torch functions (MORE_FUNCTIONS) and
+# Tensor methods (MORE_METHODS); sampling.py has the random in-place initialisers.
+from . import sampling  # noqa: E402
+for _family in (pointwise, reduction, shape, _linalg_ops, indexing, sampling):
+    globals().update(getattr(_family, "MORE_FUNCTIONS", {}))
+    METHODS.update(getattr(_family, "MORE_METHODS", {}))
+    install(getattr(_family, "MORE_METHODS", {}))

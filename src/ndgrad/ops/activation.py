@@ -24,9 +24,11 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _maybe_inplace(input, inplace, fn, *args):
+def _maybe_inplace(input, inplace, fn, *args, inplace_fn=None):
+    """fn(input, *args), or in place; `inplace_fn`: the in-place overload (its formula reads the
+    result, as PyTorch's ...Backward1 nodes do) when it differs from fn."""
     if inplace:
-        return _inplace_apply(input, fn, *args)
+        return _inplace_apply(input, inplace_fn or fn, *args)
     return fn(input, *args)
 
 
@@ -49,12 +51,37 @@ def _log_softmax_fwd(xp, self, dim):
         return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
 
 
+# PyTorch's _softmax_backward_data and _log_softmax_backward_data: the backward of softmax and
+# log_softmax in one op instead of four (cross_entropy, bench W2), with PyTorch's formulas for
+# the double backward.
+def _softmax_backward_fwd(xp, grad_output, output, dim):
+    gy = grad_output * output
+    return gy - output * xp.sum(gy, axis=dim, keepdims=True)
+
+
+def _log_softmax_backward_fwd(xp, grad_output, output, dim):
+    return grad_output - xp.exp(output) * xp.sum(grad_output, axis=dim, keepdims=True)
+
+
+softmax_backward = defop(
+    "softmax_backward", _softmax_backward_fwd, promote="binary",
+    node_name="SoftmaxBackwardDataBackward0",
+    grad_output=lambda grad, output, dim: softmax_backward(grad, output, dim),
+    output=lambda grad, grad_output, output, dim: (
+        grad_output * (grad - _sum(grad * output, dim, keepdim=True))
+        - grad * _sum(grad_output * output, dim, keepdim=True)))
 _softmax = defop("softmax", _softmax_fwd, node_name="SoftmaxBackward0",
-                 self=lambda grad, result, dim: result * (
-                     grad - _sum(grad * result, dim, keepdim=True)))
+                 self=lambda grad, result, dim: softmax_backward(grad, result, dim))
+
+
+log_softmax_backward = defop(
+    "log_softmax_backward", _log_softmax_backward_fwd, promote="binary",
+    node_name="LogSoftmaxBackwardDataBackward0",
+    grad_output=lambda grad, output, dim: grad - _sum(grad * exp(output), dim, keepdim=True),
+    output=lambda grad, grad_output, output, dim: -_sum(grad_output, dim, keepdim=True) * exp(
+        output) * grad)
 _log_softmax = defop("log_softmax", _log_softmax_fwd, node_name="LogSoftmaxBackward0",
-                     self=lambda grad, result, dim: grad - exp(result) * _sum(
-                         grad, dim, keepdim=True))
+                     self=lambda grad, result, dim: log_softmax_backward(grad, result, dim))
 
 
 def _implicit_dim(ndim):
@@ -205,24 +232,33 @@ def _elu_grad(grad, self, alpha, scale, input_scale):
 
 
 _elu = defop("elu", _elu_fwd, promote="float", self=_elu_grad)
-_celu = defop("celu", _elu_fwd, promote="float", self=_elu_grad)
+
+
+def _celu_scale(alpha):
+    return 1.0 / float(_np.float32(alpha))  # PyTorch's formula: 1.0 / alpha.toFloat()
+
+
+_celu = defop("celu", _elu_fwd, promote="float",
+              self=lambda grad, self, alpha: _elu_grad(grad, self, alpha, 1.0, _celu_scale(alpha)))
 
 
 def elu(input, alpha=1.0, inplace=False):
     """elu(input, alpha=1.0, inplace=False)."""
-    return _maybe_inplace(input, inplace, _elu, alpha, 1.0, 1.0)
+    return _maybe_inplace(input, inplace, _elu, alpha, 1.0, 1.0, inplace_fn=_elu_result)
 
 
 def selu(input, inplace=False):
     """selu(input, inplace=False) = scale * elu(x, alpha) with the self-normalising constants."""
-    return _maybe_inplace(input, inplace, _elu, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return _maybe_inplace(input, inplace, _elu, _SELU_ALPHA, _SELU_SCALE, 1.0,
+                          inplace_fn=_elu_result)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """celu(input, alpha=1.0, inplace=False) = max(0, x) + min(0, alpha * (exp(x/alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _maybe_inplace(input, inplace, _celu, alpha, 1.0, 1.0 / alpha)
+    return _maybe_inplace(input, inplace, _celu, alpha, 1.0, 1.0 / alpha,
+                          inplace_fn=_celu_result)
 
 
 # ---------------------------------------------------------------- piecewise-linear
@@ -236,7 +272,8 @@ _leaky_relu = defop(
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """leaky_relu(input, negative_slope=0.01, inplace=False)."""
-    return _maybe_inplace(input, inplace, _leaky_relu, negative_slope)
+    return _maybe_inplace(input, inplace, _leaky_relu, negative_slope,
+                          inplace_fn=_leaky_relu_result)
 
 
 _hardtanh = defop(
@@ -294,7 +331,49 @@ _threshold = defop(
 
 def threshold(input, threshold, value, inplace=False):
     """threshold(input, threshold, value, inplace=False): x if x > threshold else value."""
-    return _maybe_inplace(input, inplace, _threshold, threshold, value)
+    return _maybe_inplace(input, inplace, _threshold, threshold, value,
+                          inplace_fn=_threshold_result)
+
+
+# In-place overloads, named like PyTorch's: EluBackward1, CeluBackward1 and LeakyReluBackward1
+# read the output (which overwrote the input); ThresholdBackward1 reads the input.
+
+def _elu_result_grad(grad, result, alpha, scale, input_scale):
+    if alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead.")
+    return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+
+
+def _leaky_relu_result_grad(grad, result, negative_slope):
+    if negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope")
+    return where(result > 0, grad, grad * negative_slope)
+
+
+_elu_result = defop("elu_", _elu_fwd, promote="float", node_name="EluBackward1",
+                    self=_elu_result_grad)
+_celu_result = defop(
+    "celu_", _elu_fwd, promote="float", node_name="CeluBackward1",
+    self=lambda grad, result, alpha: _elu_result_grad(grad, result, alpha, 1.0, _celu_scale(alpha)))
+_leaky_relu_result = defop(
+    "leaky_relu_",
+    lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope).astype(
+        self.dtype, copy=False),
+    node_name="LeakyReluBackward1", self=_leaky_relu_result_grad)
+_threshold_result = defop(
+    "threshold_",
+    lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
+        self.dtype, copy=False),
+    node_name="ThresholdBackward1",  # (PyTorch's saves the input, not the result)
+    self=lambda grad, self, threshold: where(self > threshold, grad, 0.0))
 
 
 def softsign(input):

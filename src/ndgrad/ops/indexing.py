@@ -45,7 +45,8 @@ def _along(xp, ndim, dim, index):
 
 def _index_select_fwd(xp, self, dim, index):
     if self.ndim == 0:
-        return self.reshape(1)[index.reshape(-1)].reshape(index.shape if index.ndim else ())
+        # PyTorch: one index into a scalar gives a scalar (more only arise internally)
+        return self.reshape(1)[index.reshape(-1)].reshape(() if index.size == 1 else index.shape)
     return xp.take(self, index.reshape(-1), axis=dim)
 
 
@@ -71,6 +72,9 @@ def index_select(input, dim, index):
     if index._data.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     n = input._data.shape[dim] if nd else 1
+    if nd == 0 and index._data.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index._data.size} value(s)")
     if _bounds(index, n) is not None:
         raise IndexError("index out of range in self")
     return _index_select(input, dim, index)
@@ -118,6 +122,9 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 def _index_copy_fwd(xp, self, dim, index, source):
     out = self.copy()
+    if out.ndim == 0:
+        out[...] = source
+        return out
     out[(slice(None),) * dim + (index.reshape(-1),)] = source
     return out
 
@@ -300,8 +307,8 @@ def _scatter_reduce_fwd(xp, self, dim, index, src, reduce, include_self):
         if ident is None:
             first = xp.zeros(out.shape, dtype=bool)
             first[where] = True
-            fill = src.max() if reduce == "amin" else src.min()
-            out = xp.where(first, fill if src.size else 0, out).astype(self.dtype)
+            fill = (src.max() if reduce == "amin" else src.min()) if src.size else 0
+            out = xp.where(first, fill, out).astype(self.dtype)
         else:
             out[where] = ident
     ufunc.at(out, where, src)

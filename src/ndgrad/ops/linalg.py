@@ -4,7 +4,7 @@ import builtins
 
 from .._tensor import Tensor, _wrap_dim
 from ._registry import defop
-from .shape import (unsqueeze, squeeze, transpose, reshape, permute, expand, _diagonal,
+from .shape import (unsqueeze, squeeze, transpose, t, reshape, permute, expand, _diagonal,
                     _diagonal_backward, diag_embed)
 from .indexing import _return_type
 
@@ -15,7 +15,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", 
 
 
 def _mT(x):
-    return transpose(x, -1, -2)
+    return t(x) if x.ndim == 2 else transpose(x, -1, -2)
 
 
 def _prod(shape):
@@ -39,6 +39,9 @@ def _matmul_check(a, b):
         return
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if a.shape[-1] == k_b:
+        if a.ndim > 2 or b.ndim > 2:  # batch dims that do not broadcast
+            from .shape import broadcast_shapes
+            broadcast_shapes(a.shape[:-2], b.shape[:-2])
         return
     if b.ndim == 1:
         rows = _prod(a.shape[:-1])
@@ -56,14 +59,23 @@ def _matmul_check(a, b):
 
 
 def _matmul_fwd(xp, self, other):
-    _matmul_check(self, other)
-    return xp.matmul(self, other)
+    try:
+        return xp.matmul(self, other)
+    except ValueError:  # NumPy refuses every shape that PyTorch refuses: reword its error
+        _matmul_check(self, other)
+        raise
 
 
 def _matmul_grads(grad, self, other):
+    # Only the gradients of inputs that require grad are computed. dot and mv (the 1-d cases of
+    # double backward, bench W8) use PyTorch's direct formulas, one or two ops each, not an
+    # unsqueeze/mm/squeeze chain.
     a1, b1 = self.ndim == 1, other.ndim == 1
-    if a1 and b1:
-        return grad * other, grad * self
+    need_a, need_b = self.requires_grad, other.requires_grad
+    if a1 and b1:  # DotBackward0
+        return grad * other if need_a else None, grad * self if need_b else None
+    if b1 and self.ndim == 2:  # MvBackward0
+        return outer(grad, other) if need_a else None, _mv_t(self, grad) if need_b else None
     g = grad
     if a1:
         g = unsqueeze(g, -2)
@@ -71,8 +83,8 @@ def _matmul_grads(grad, self, other):
         g = unsqueeze(g, -1)
     a = unsqueeze(self, 0) if a1 else self
     b = unsqueeze(other, -1) if b1 else other
-    ga = g @ _mT(b) if self.requires_grad else None
-    gb = _mT(a) @ g if other.requires_grad else None
+    ga = g @ _mT(b) if need_a else None
+    gb = _mT(a) @ g if need_b else None
     if a1 and ga is not None:
         ga = squeeze(ga, -2)
     if b1 and gb is not None:
@@ -91,6 +103,18 @@ _dot = _matmul_op("dot", "DotBackward0")
 _bmm = _matmul_op("bmm", "BmmBackward0")
 _vm = _matmul_op("vm", "SqueezeBackward4")
 _matmul = _matmul_op("matmul", "UnsafeViewBackward0")
+
+
+def _mv_t(self, vec):
+    """self.t().mv(vec), PyTorch's formula for mv's vector gradient. When `self` needs no grad
+    the transposed view is left out of the graph: one op instead of two (bench W8)."""
+    return _mv(t(self), vec) if self.requires_grad else _mv_tn(self, vec)
+
+
+# (`self` needs no grad here, but forward-over-reverse AD can give it a tangent: hence its formula)
+_mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="binary",
+               node_name="MvBackward0", self=lambda grad, vec: outer(vec, grad),
+               vec=lambda grad, self: _mv(self, grad))
 
 
 def matmul(input, other):
@@ -128,6 +152,8 @@ def bmm(input, mat2):
 
 
 def mv(input, vec):
+    if input._data.ndim == 0:  # PyTorch sizes its output from input.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec._data.ndim}, "
                            f"{input._data.ndim}, {vec._data.ndim}")
@@ -448,8 +474,13 @@ def tensordot(a, b, dims=2, out=None):
     k = 1
     for d in da:
         k *= a._data.shape[d]
-    ma = reshape(permute(a, fa + da), (-1, k))
-    mb = reshape(permute(b, db + fb), (k, -1))
+    m = n = 1  # explicit sizes, not -1: reshape cannot infer a dim of an empty tensor
+    for d in sa:
+        m *= d
+    for d in sb:
+        n *= d
+    ma = reshape(permute(a, fa + da), (m, k))
+    mb = reshape(permute(b, db + fb), (k, n))
     return reshape(ma @ mb, tuple(sa + sb))
 
 
@@ -634,6 +665,7 @@ def slogdet(A, *, out=None):
 
 def logdet(input):
     """torch.logdet: log(det(A)); nan for a negative determinant."""
+    _check_square(input, "logdet")
     s_, l_ = slogdet(input)
     if (s_._data < 0).any():
         from .pointwise import where
@@ -887,7 +919,7 @@ _eigvalsh = defop("linalg_eigvalsh", lambda xp, self, UPLO: xp.linalg.eigvalsh(s
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    _check_square(A, "linalg.eigvalsh")
+    _check_square(A, "linalg.eigh")  # PyTorch's wording
     return _eigvalsh(A, UPLO)
 
 
@@ -931,6 +963,8 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(
             f"linalg.cross: inputs must have the same number of dimensions.")
     nd = input._data.ndim
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
     if input._data.shape[d] != 3 or other._data.shape[d] != 3:
         raise RuntimeError(
@@ -949,5 +983,771 @@ def cross(input, other, dim=None):
             "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
             "change to agree with that of linalg.cross in a future release.", UserWarning,
             stacklevel=2)
-        dim = next((i for i, s_ in enumerate(input._data.shape) if s_ == 3), -1)
+        dim = next((i for i, s_ in enumerate(input._data.shape) if s_ == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
+
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+# Registered by ops/__init__.py from MORE_FUNCTIONS (torch.<name>) and MORE_METHODS (Tensor);
+# the torch.linalg spellings are exported by ndgrad/linalg.py.
+
+def inner(input, other, *, out=None):
+    """torch.inner(input, other): the sum of products over the last dims (a product when one
+    of them is 0-d)."""
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return input * other
+    if input._data.shape[-1] != other._data.shape[-1]:
+        raise RuntimeError(
+            "inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input._data.shape)} and {list(other._data.shape)}")
+    return tensordot(input, other, ([input._data.ndim - 1], [other._data.ndim - 1]))
+
+
+def _addr_fwd(xp, self, vec1, vec2, beta=1, alpha=1):
+    prod = xp.multiply.outer(vec1, vec2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return xp.broadcast_to(prod, xp.broadcast_shapes(self.shape, prod.shape)).astype(
+            prod.dtype, copy=True)
+    return prod + (self if beta == 1 else self * beta)
+
+
+addr_ = defop("addr", _addr_fwd, promote="binary",
+              self=lambda grad, beta: None if beta == 0 else (grad if beta == 1 else grad * beta),
+              vec1=lambda grad, vec2, alpha: mv(grad, vec2) * alpha,
+              vec2=lambda grad, vec1, alpha: mv(_mT(grad), vec1) * alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """torch.addr(input, vec1, vec2, *, beta=1, alpha=1): beta input + alpha outer(vec1, vec2)."""
+    for v, n in ((vec1, "vec1"), (vec2, "vec2")):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {v._data.ndim}-D")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        for v, n in ((beta, "beta"), (alpha, "alpha")):
+            if isinstance(v, float):
+                raise RuntimeError(f"For integral input tensors, argument {n} must not be a "
+                                   "floating point number.")
+    return addr_(input, vec1, vec2, beta, alpha)
+
+
+def matrix_power(A, n, *, out=None):
+    """torch.linalg.matrix_power(A, n): A multiplied by itself n times (n < 0: of inv(A));
+    repeated squaring, so the gradient flows through matmul."""
+    from .._creation import eye
+    nd = A._data.ndim
+    if nd < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    if n == 0:
+        e = eye(A._data.shape[-1], dtype=A.dtype)
+        return expand(e, A._data.shape).clone()
+    if n == 1:
+        return A.clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            return result
+        base = matmul(base, base)
+
+
+def _expm_np(xp, a):
+    """exp(a) of (batched) square matrices: scaling and squaring around a Taylor series."""
+    a = xp.asarray(a)
+    if a.size == 0:
+        return a.copy()
+    norm = float(xp.abs(a).sum(axis=-2).max())
+    s = max(0, int(xp.ceil(xp.log2(norm / 0.5))) if norm > 0.5 else 0)
+    x = a / (2.0 ** s)
+    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    result, term = eye.copy(), eye.copy()
+    for k in range(1, 30):
+        term = xp.matmul(term, x) / k
+        result = result + term
+        if float(xp.abs(term).max()) <= 1e-17 * float(xp.abs(result).max()):
+            break
+    for _ in range(s):
+        result = xp.matmul(result, result)
+    return result.astype(a.dtype, copy=False)
+
+
+def _matrix_exp_grad(grad, self):
+    # d exp(A)^T-applied to G: the top-right block of exp([[A^T, G], [0, A^T]])
+    from .shape import cat
+    from .._creation import zeros_like
+    n = self._data.shape[-1]
+    ah = _mT(self)
+    grad = grad + zeros_like(ah)  # to A's batch shape
+    top = cat([ah, grad], -1)
+    bottom = cat([zeros_like(ah), ah], -1)
+    big = matrix_exp(cat([top, bottom], -2))
+    return big[..., :n, n:]
+
+
+_matrix_exp = defop("linalg_matrix_exp", lambda xp, self: _expm_np(xp, self),
+                    node_name="LinalgMatrixExpBackward0", self=_matrix_exp_grad)
+
+
+def matrix_exp(A):
+    """torch.linalg.matrix_exp(A): the matrix exponential (batched)."""
+    _check_square(A, "linalg.matrix_exp")
+    return _matrix_exp(A)
+
+
+def _pinv_fwd(xp, self, atol, rtol, hermitian):
+    m, n = self.shape[-2:]
+    u, s, vh = xp.linalg.svd(self, full_matrices=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else max(m, n) * xp.finfo(self.dtype).eps
+    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+    keep = s > tol
+    sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(self.dtype)
+    return xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+
+
+def _pinv_grad(grad, self, result):
+    m, n = self._data.shape[-2:]
+    pinv_a, a = result, self
+    pinv_ah, gradh = _mT(pinv_a), _mT(grad)
+    if m <= n:
+        k = matmul(gradh, pinv_a)
+        k_pinv_ah = matmul(k, pinv_ah)
+        return (-_mT(matmul(pinv_a, k)) + k_pinv_ah - matmul(matmul(a, pinv_a), k_pinv_ah)
+                + matmul(matmul(pinv_ah, pinv_a), gradh - matmul(k, a)))
+    k = matmul(pinv_a, gradh)
+    pinv_ah_k = matmul(pinv_ah, k)
+    return (-_mT(matmul(k, pinv_a)) + matmul(matmul(gradh - matmul(a, k), pinv_a), pinv_ah)
+            + pinv_ah_k - matmul(matmul(pinv_ah_k, pinv_a), a))
+
+
+_pinv = defop("linalg_pinv", _pinv_fwd, node_name="LinalgPinvBackward0", self=_pinv_grad)
+
+
+def _float_input(A, fname):
+    if not A.dtype.is_floating_point and not A.dtype.is_complex:
+        from ._inplace import _type_name
+        raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(A.dtype)}")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """torch.linalg.pinv(A, *, atol=None, rtol=None, hermitian=False): the pseudo-inverse,
+    singular values below max(atol, rtol * largest) dropped."""
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.pinv(" + _type_name_of(A) + "{" + ", ".join(
+            str(s) for s in A._data.shape) + "}): expected a tensor with 2 or more dimensions "
+            "of float, double, cfloat or cdouble types")
+    _float_input(A, "linalg.pinv")
+    return _pinv(A, None if atol is None else float(atol), None if rtol is None else float(rtol),
+                 hermitian)
+
+
+def _type_name_of(A):
+    from ._inplace import _type_name
+    return _type_name(A.dtype) + "Type"
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse(input, rcond=1e-15): linalg.pinv with rtol=rcond."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """torch.linalg.matrix_rank: the number of singular values above max(atol, rtol * largest)."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    _float_input(A, "linalg.matrix_rank")
+    a = A._data
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else max(a.shape[-2:]) * np.finfo(a.dtype).eps
+    tol = np.maximum(0.0 if atol is None else atol, rtol * smax)
+    return tensor((s > tol).sum(axis=-1).astype("int64"))
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """torch.linalg.lstsq(A, B, rcond=None, *, driver=None) -> (solution, residuals, rank,
+    singular_values). The solution is pinv(A) @ B, differentiable; residuals and
+    singular_values are filled for the drivers that compute them, as on PyTorch's CPU."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    rtype = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+                           "gelsd, gelss)")
+    vector = B._data.ndim == A._data.ndim - 1
+    b = unsqueeze(B, -1) if vector else B
+    m, n = A._data.shape[-2:]
+    rtol = rcond if rcond is not None and rcond > 0 else None
+    solution = matmul(pinv(A, rtol=rtol), b)
+    empty = tensor(np.zeros((0,), dtype=A._data.dtype))
+    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else tensor(np.zeros((0,), "int64"))
+    residuals = sv = empty
+    if driver in ("gelsd", "gelss"):
+        sv = svdvals(A.detach())
+    if driver in ("gelsd", "gelss", "gels") and m > n and bool((rank._data == n).all()):
+        r = matmul(A, solution) - b
+        residuals = (r * r).sum(-2)
+    if vector:
+        solution = squeeze(solution, -1)
+    return rtype(solution, residuals, rank, sv)
+
+
+def cond(A, p=None, *, out=None):
+    """torch.linalg.cond(A, p=None): the condition number; p None/2/-2 from the singular values,
+    otherwise norm(A, p) * norm(inv(A), p)."""
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        if p == -2:
+            return s[..., -1] / s[..., 0]
+        return s[..., 0] / s[..., -1]
+    _check_square(A, "linalg.cond")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def multi_dot(tensors, *, out=None):
+    """torch.linalg.multi_dot(tensors): the chained matmul (first/last may be 1-d)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    if first:
+        tensors[0] = unsqueeze(tensors[0], 0)
+    if last:
+        tensors[-1] = unsqueeze(tensors[-1], -1)
+    for i, x in enumerate(tensors):
+        if x._data.ndim != 2:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D but got {x._data.ndim}D"
+                if 0 < i < len(tensors) - 1 else
+                f"multi_dot(): the {'first' if i == 0 else 'last'} tensor must be 1D or 2D but "
+                f"got {x._data.ndim}D")
+    out = tensors[0]
+    for x in tensors[1:]:
+        out = mm(out, x)
+    if first:
+        out = squeeze(out, 0)
+    if last:
+        out = squeeze(out, -1)
+    return out
+
+
+def _tri_mask(xp, n, upper, unitriangular, dtype):
+    m = xp.triu(xp.ones((n, n), dtype=dtype)) if upper else xp.tril(xp.ones((n, n), dtype=dtype))
+    if unitriangular:
+        m = m - xp.diag(xp.diag(m))
+    return m
+
+
+def _solve_tri_fwd(xp, self, B, upper, left, unitriangular):
+    n = self.shape[-1]
+    a = self * _tri_mask(xp, n, upper, False, self.dtype)
+    if unitriangular:
+        a = a - a * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+    if left:
+        return xp.linalg.solve(a, B)
+    return xp.swapaxes(xp.linalg.solve(xp.swapaxes(a, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)
+
+
+def _solve_tri_grad(grad, self, result, upper, left, unitriangular):
+    at = _mT(self)
+    gb = solve_triangular(at, grad, upper=not upper, left=left, unitriangular=unitriangular)
+    ga = -matmul(gb, _mT(result)) if left else -matmul(_mT(result), gb)
+    ga = triu(ga, 1 if unitriangular else 0) if upper else tril(ga, -1 if unitriangular else 0)
+    return ga, gb
+
+
+_solve_triangular = defop("linalg_solve_triangular", _solve_tri_fwd, promote="binary",
+                          node_name="LinalgSolveTriangularBackward0",
+                          backward=_solve_tri_grad, inputs=("self", "B"))
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """torch.linalg.solve_triangular(A, B, *, upper, left=True, unitriangular=False): X with
+    A X = B (left) or X A = B, reading only A's upper or lower triangle."""
+    _check_square(A, "linalg.solve_triangular")
+    return _solve_triangular(A, B, upper, left, unitriangular)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve(b, A, upper=True, transpose=False, unitriangular=False) ->
+    (solution, cloned_coefficient): deprecated spelling of linalg.solve_triangular."""
+    import warnings
+    warnings.warn(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will "
+        "be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+        "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+        "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
+        UserWarning, stacklevel=2)
+    rtype = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
+    a = _mT(A) if transpose else A
+    x = solve_triangular(a, input, upper=upper != transpose, unitriangular=unitriangular)
+    return rtype(x, A.clone())
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """torch.cholesky_solve(B, L, upper=False): X with (L L^T) X = B (or U^T U X = B)."""
+    lower = _mT(input2) if upper else input2
+    y = solve_triangular(lower, input, upper=False)
+    return solve_triangular(_mT(lower), y, upper=True)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """torch.cholesky_inverse(L, upper=False): inv(L L^T) (or inv(U^T U))."""
+    from .._creation import eye
+    n = input._data.shape[-1]
+    e = expand(eye(n, dtype=input.dtype), input._data.shape)
+    return cholesky_solve(e, input, upper)
+
+
+def _cholesky_deprecated(input, upper=False, *, out=None):
+    """torch.cholesky(input, upper=False): deprecated spelling of linalg.cholesky."""
+    import warnings
+    warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+        "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+        "replaced with\nU = torch.linalg.cholesky(A).mH", UserWarning, stacklevel=2)
+    return cholesky(input, upper=upper)
+
+
+def _trapz_dx(y, dx, dim, cumulative):
+    from .reduction import sum as _sum, cumsum
+    d = _wrap_dim(dim, y._data.ndim)
+    n = y._data.shape[d]
+    if n == 0:
+        return _sum(y, d) if not cumulative else y
+    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))
+    if cumulative:
+        return cumsum(mid, d) * (dx / 2)
+    return _sum(mid, d) * (dx / 2)
+
+
+def _trapz_x(y, x, dim, cumulative):
+    from .reduction import sum as _sum, cumsum
+    d = _wrap_dim(dim, y._data.ndim)
+    n = y._data.shape[d]
+    if x._data.ndim == 1:
+        dx = x[1:] - x[:-1]
+        shape = [1] * y._data.ndim
+        shape[d] = n - 1 if n else 0
+        dx = reshape(dx, tuple(shape))
+    else:
+        xn = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+        dx = x.narrow(dim, 1, xn - 1) - x.narrow(dim, 0, xn - 1)
+    if n == 0:
+        return _sum(y, d) if not cumulative else y
+    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * dx / 2
+    return cumsum(mid, d) if cumulative else _sum(mid, d)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch.trapezoid(y, x=None, *, dx=None, dim=-1): the trapezoidal rule along dim."""
+    _trapz_args("trapezoid", y, x, dx)
+    if x is not None:
+        return _trapz_x(y, x, dim, False)
+    return _trapz_dx(y, 1 if dx is None else dx, dim, False)
+
+
+def _trapz_args(name, y, x, dx):
+    if (x is not None and (dx is not None or not isinstance(x, Tensor))):
+        got = ", ".join(["Tensor", type(x).__name__ if not isinstance(x, Tensor) else "Tensor"]
+                        + (["dx=" + type(dx).__name__] if dx is not None else []))
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, "
+            "int dim = -1)\n")
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """torch.trapz: trapezoid's older spelling."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch.cumulative_trapezoid(y, x=None, *, dx=None, dim=-1)."""
+    _trapz_args("cumulative_trapezoid", y, x, dx)
+    if x is not None:
+        return _trapz_x(y, x, dim, True)
+    return _trapz_dx(y, 1 if dx is None else dx, dim, True)
+
+
+def _vander_increasing(x, n):
+    """The columns 1, x, x^2, ... x^(n-1) (repeated products, so every order of derivative
+    exists, at zeros too)."""
+    from .._creation import ones_like
+    from .shape import stack
+    if n == 0:
+        return unsqueeze(x, -1)[..., :0]
+    cols = [ones_like(x)]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)
+    return stack(cols, -1)
+
+
+def vander(x, N=None, increasing=False):
+    """torch.vander(x, N=None, increasing=False): the Vandermonde matrix of the 1-d x."""
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype.name == "bool" or x.dtype.name in ("uint8", "int8", "int16", "int32"):
+        from .. import _dtype as D
+        x = x.to(D.int64)
+    v = _vander_increasing(x, n)
+    return v if increasing else v.flip(-1)
+
+
+def linalg_vander(x, *, N=None):
+    """torch.linalg.vander(x, *, N=None): increasing powers, batched over x's leading dims."""
+    if x._data.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x._data.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return _vander_increasing(x, n)
+
+
+def _indices(fn, row, col, offset, dtype):
+    from .._creation import tensor
+    from .._backend import numpy as np
+    from .. import _dtype as D
+    r, c = fn(row, offset, col)
+    return tensor(np.stack([r, c]).astype(D.to_dtype(dtype or D.int64).np).reshape(2, -1))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """torch.tril_indices(row, col, offset=0): the 2 x N coordinates of the lower triangle."""
+    from .._backend import numpy as np
+    return _indices(np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """torch.triu_indices(row, col, offset=0): the 2 x N coordinates of the upper triangle."""
+    from .._backend import numpy as np
+    return _indices(np.triu_indices, row, col, offset, dtype)
+
+
+def _hist_check(input, name="histogram_cpu"):
+    if not input.dtype.is_floating_point:
+        from ._inplace import _type_name
+        raise NotImplementedError(f'"{name}" not implemented for \'{_type_name(input.dtype)}\'')
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """torch.histc(input, bins=100, min=0, max=0): counts in `bins` equal bins over [min, max]
+    (the data's range when min == max); elements outside are ignored."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    _hist_check(input)
+    a = input._data.reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    counts, _ = np.histogram(a, bins=bins, range=(lo, hi))
+    return tensor(counts.astype(a.dtype))
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """torch.histogram(input, bins, *, range=None, weight=None, density=False) ->
+    (hist, bin_edges)."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    rtype = _return_type("histogram", ("hist", "bin_edges"))
+    _hist_check(input, "histogram_cpu")
+    a = input._data.reshape(-1)
+    b = bins._data if isinstance(bins, Tensor) else bins
+    w = None if weight is None else weight._data.reshape(-1)
+    rng = None if range is None else (float(range[0]), float(range[1]))
+    if rng is None and not isinstance(bins, Tensor) and a.size and a.min() == a.max():
+        rng = (float(a.min()) - 0.5, float(a.max()) + 0.5)
+    hist, edges = np.histogram(a, bins=b, range=rng, weights=w, density=density)
+    return rtype(tensor(hist.astype(a.dtype)), tensor(edges.astype(a.dtype)))
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch.cov(input, *, correction=1, fweights=None, aweights=None): the covariance of the
+    rows (variables) of a 2-d input over its columns (observations); differentiable."""
+    from .reduction import sum as _sum
+    if input._data.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input._data.ndim} dimensions")
+    x = input if input._data.ndim == 2 else reshape(input, (1, -1))
+    if not x.dtype.is_floating_point:
+        from .. import _dtype as D
+        x = x.to(D._default[0])
+    n = x._data.shape[1]
+    for wt, name in ((fweights, "fweights"), (aweights, "aweights")):
+        if wt is None:
+            continue
+        if name == "fweights" and (wt.dtype.is_floating_point or wt.dtype.is_complex):
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {_type_name_of(wt)[:-4]} dtype")
+        if name == "aweights" and not wt.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {_type_name_of(wt)[:-4]} dtype")
+        if wt._data.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {wt._data.ndim} dimensions")
+        if wt._data.size != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {wt._data.size} != {n}")
+        if (wt._data < 0).any():
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = _sum(x, 1, keepdim=True) / n  # (no NumPy "mean of empty slice" warning)
+        norm = n - correction
+        wsum = None
+    else:
+        w = w.to(x.dtype)
+        wsum = _sum(w)
+        avg = _sum(x * w, 1, keepdim=True) / wsum
+        if aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * _sum(w * aweights) / wsum
+    if (norm._data.item() if isinstance(norm, Tensor) else norm) <= 0:
+        import warnings
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+    xm = x - avg
+    xw = xm if w is None else xm * w
+    c = matmul(xw, _mT(xm))
+    if isinstance(norm, Tensor):
+        from .pointwise import clamp_min
+        c = c / clamp_min(norm, 0)
+    else:
+        c = c / builtins.max(norm, 0)
+    return squeeze(c) if input._data.ndim < 2 or input._data.shape[0] == 1 else c
+
+
+def corrcoef(input):
+    """torch.corrcoef(input): the Pearson correlation coefficients of the rows."""
+    from .pointwise import sqrt, clamp
+    from .shape import diagonal
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    d = sqrt(diagonal(c))
+    c = c / unsqueeze(d, 1) / unsqueeze(d, 0)
+    return clamp(c, -1, 1)
+
+
+MORE_FUNCTIONS = {f.__name__: f for f in (
+    inner, addr, matrix_power, matrix_exp, pinverse, cholesky_solve, cholesky_inverse,
+    triangular_solve, trapezoid, trapz, cumulative_trapezoid, vander, tril_indices, triu_indices,
+    histc, histogram, cov, corrcoef)}
+MORE_FUNCTIONS["cholesky"] = _cholesky_deprecated
+MORE_METHODS = {n: MORE_FUNCTIONS[n] for n in (
+    "inner", "addr", "matrix_power", "matrix_exp", "pinverse", "cholesky_solve",
+    "cholesky_inverse", "triangular_solve", "cholesky", "histc", "histogram", "cov", "corrcoef")}
+
+
+def _addr_inplace():
+    from ._inplace import make_inplace
+    return make_inplace(addr)
+
+
+MORE_METHODS["addr_"] = _addr_inplace()
+
+
+# LU with partial pivoting (LAPACK's getrf, one column at a time, batched): A = P L U.
+
+def _lu_np(xp, a):
+    """(perm, pivots, L, U): A[..., perm, :] = L U; pivots are LAPACK's 1-based row swaps."""
+    m, n = a.shape[-2:]
+    k = builtins.min(m, n)
+    batch = a.shape[:-2]
+    if a.size == 0:
+        return (xp.zeros(batch + (m,), "int64"), xp.zeros(batch + (k,), "int32"), a.copy(),
+                xp.zeros(batch + (m, k), a.dtype), xp.zeros(batch + (k, n), a.dtype))
+    lu = a.reshape((-1, m, n)).astype(a.dtype, copy=True)
+    b = lu.shape[0]
+    rows = xp.arange(b)
+    perm = xp.tile(xp.arange(m), (b, 1))
+    piv = xp.zeros((b, k), dtype="int32")
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        piv[:, j] = p + 1
+        rj, rp = lu[rows, j].copy(), lu[rows, p].copy()
+        lu[rows, j], lu[rows, p] = rp, rj
+        pj, pp = perm[rows, j].copy(), perm[rows, p].copy()
+        perm[rows, j], perm[rows, p] = pp, pj
+        d = lu[:, j, j]
+        safe = xp.where(d == 0, 1, d)
+        lu[:, j + 1:, j] = xp.where((d == 0)[:, None], lu[:, j + 1:, j],
+                                     lu[:, j + 1:, j] / safe[:, None])
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
+    eye = xp.eye(m, k, dtype=a.dtype)
+    L = xp.tril(lu[:, :, :k], -1) + eye
+    U = xp.triu(lu[:, :k, :])
+    return (perm.reshape(batch + (m,)), piv.reshape(batch + (k,)), lu.reshape(a.shape),
+            L.reshape(batch + (m, k)), U.reshape(batch + (k, n)))
+
+
+def _lu_fwd(xp, self):
+    perm, _, _, L, U = _lu_np(xp, self)
+    m = self.shape[-1 - 1]
+    P = xp.zeros(self.shape[:-2] + (m, m), dtype=self.dtype)
+    xp.put_along_axis(P, perm[..., None, :], 1, axis=-2)   # P[perm[i], i] = 1
+    return P, L, U
+
+
+def _lu_grad(grad, result, self):
+    """PyTorch's linalg_lu_backward: with A = P L U (L unit lower, U upper),
+    gA = P L^-H [(L^H gL).tril(-1) + (gU U^H).triu()] U^-H for square A; a wide A adds its
+    trailing columns U2 = L^-1 P^T A2, a tall one its trailing rows L2 = P2^T A U^-1."""
+    from .._creation import zeros_like
+    from .shape import cat
+    _, gL, gU = grad
+    P, L, U = result
+    m, n = self._data.shape[-2:]
+    gL = gL if gL is not None else zeros_like(L)
+    gU = gU if gU is not None else zeros_like(U)
+    if m == n:
+        phi = tril(matmul(_mT(L), gL), -1) + triu(matmul(gU, _mT(U)))
+        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
+        return matmul(P, solve_triangular(_mT(U), x, upper=False, left=False))
+    if m < n:
+        U1, U2, gU1, gU2 = U[..., :m], U[..., m:], gU[..., :m], gU[..., m:]
+        phi = (tril(matmul(_mT(L), gL) - matmul(gU2, _mT(U2)), -1)
+               + triu(matmul(gU1, _mT(U1))))
+        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
+        g1 = solve_triangular(_mT(U1), x, upper=False, left=False)
+        g2 = solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)
+        return matmul(P, cat([g1, g2], -1))
+    L1, L2, gL1, gL2 = L[..., :n, :], L[..., n:, :], gL[..., :n, :], gL[..., n:, :]
+    phi = (tril(matmul(_mT(L1), gL1), -1)
+           + triu(matmul(gU, _mT(U)) - matmul(_mT(L2), gL2)))
+    x = solve_triangular(_mT(L1), phi, upper=True, unitriangular=True)
+    g1 = solve_triangular(_mT(U), x, upper=False, left=False)
+    g2 = solve_triangular(_mT(U), gL2, upper=False, left=False)
+    return matmul(P, cat([g1, g2], -2))
+
+
+_lu = defop("linalg_lu", _lu_fwd, outputs=3, nondiff_outputs=(0,), node_name="LinalgLuBackward0",
+            self=_lu_grad)
+
+
+def _lu_check(A, fname, kernel="lu_cpu"):
+    if A._data.ndim < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A._data.shape)} instead" if fname == "lu_factor" else
+                           f"linalg.{fname}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A._data.shape)} instead")
+    if not A.dtype.is_floating_point:
+        from ._inplace import _type_name
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(A.dtype)}\'')
+
+
+def lu(A, *, pivot=True, out=None):
+    """torch.linalg.lu(A, *, pivot=True) -> (P, L, U) with A = P L U (partial pivoting)."""
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _lu_check(A, "lu")
+    return _return_type("linalg_lu", ("P", "L", "U"))(*_lu(A))
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """torch.linalg.lu_factor(A, *, pivot=True) -> (LU, pivots): L and U packed in one matrix,
+    LAPACK's 1-based int32 pivots; differentiable through linalg.lu."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _lu_check(A, "lu_factor")
+    _, piv, packed, _, U = _lu_np(np, A._data)
+    diag = np.diagonal(U, axis1=-2, axis2=-1)
+    if diag.size and (diag == 0).any():
+        flat = (diag == 0).reshape(-1, diag.shape[-1])
+        b = int(np.argmax(flat.any(axis=1)))
+        i = int(np.argmax(flat[b])) + 1
+        prefix = f"(Batch element {b}): " if A._data.ndim > 2 else ""
+        raise RuntimeError(
+            f"torch.linalg.lu_factor: {prefix}U[{i},{i}] is zero and using it on lu_solve would "
+            "result in a division by zero. If you still want to perform the factorization, "
+            "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    rtype = _return_type("linalg_lu_factor", ("LU", "pivots"))
+    _, L, U = lu(A)  # (the packed matrix again, from L and U: so that gradients flow)
+    k = builtins.min(A._data.shape[-2:])
+    m, n = A._data.shape[-2:]
+    eye = expand(_eye_like(L, m, k), L._data.shape)
+    lower = L - eye
+    if m >= n:
+        packed_t = lower + _cat_pad(U, m - k, -2)
+    else:
+        packed_t = _cat_pad(lower, n - k, -1) + U
+    return rtype(packed_t, tensor(piv))
+
+
+def _eye_like(t, m, k):
+    from .._creation import eye
+    return eye(m, k, dtype=t.dtype)
+
+
+def _cat_pad(t, extra, dim):
+    """t with `extra` zero rows (dim=-2) or columns (dim=-1) appended."""
+    from .._creation import zeros
+    from .shape import cat
+    if extra == 0:
+        return t
+    shape = list(t._data.shape)
+    shape[dim] = extra
+    return cat([t, zeros(tuple(shape), dtype=t.dtype)], dim)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """torch.linalg.lu_solve(LU, pivots, B, *, left=True, adjoint=False): X with A X = B
+    (X A = B when not left; A^H in place of A when adjoint) from lu_factor's output."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    n = LU._data.shape[-1]
+    piv = pivots._data.astype("int64") - 1
+    perm = np.tile(np.arange(n), piv.shape[:-1] + (1,))
+    for j in range(piv.shape[-1]):
+        pj = piv[..., j]
+        a = perm[..., j].copy()
+        b = np.take_along_axis(perm, pj[..., None], -1)[..., 0].copy()
+        perm[..., j] = b
+        np.put_along_axis(perm, pj[..., None], a[..., None], -1)
+    P = np.zeros(perm.shape + (n,), dtype=LU._data.dtype)
+    np.put_along_axis(P, perm[..., None, :], 1, axis=-2)
+    P = tensor(P)
+    L, U = LU, LU
+    # A = P L U; solves with the triangles of LU (unit lower, upper)
+    if left and not adjoint:     # X = U^-1 L^-1 P^T B
+        y = solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    if left:                     # A^H X = B: X = P L^-H U^-H B
+        y = solve_triangular(_mT(U), B, upper=False)
+        return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+    if not adjoint:              # X A = B: X = B U^-1 L^-1 P^T
+        y = solve_triangular(U, B, upper=True, left=False)
+        return matmul(solve_triangular(L, y, upper=False, left=False, unitriangular=True),
+                      _mT(P))
+    # X A^H = B: X = B P L^-H U^-H
+    y = solve_triangular(_mT(L), matmul(B, P), upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mT(U), y, upper=False, left=False)

@@ -12,6 +12,7 @@ import math
 
 from .. import _dtype as D
 from .._backend import numpy as _np, to_numpy
+from .._creation import zeros_like as _zeros_like
 from .._tensor import Tensor
 from ._registry import defop
 
@@ -330,17 +331,36 @@ atan = _unary("atan", lambda xp, self: xp.arctan(self),
               lambda grad, self: grad / (1 + self * self))
 sinh = _unary("sinh", lambda xp, self: xp.sinh(self), lambda grad, self: grad * cosh(self))
 cosh = _unary("cosh", lambda xp, self: xp.cosh(self), lambda grad, self: grad * sinh(self))
+# self * (alpha * other * other2) in one op instead of three, for double-backward formulas (bench
+# W8). Each derivative is the same product with `grad` in the place of its input. PyTorch records
+# a mul there, hence the node's name.
+_mul3 = defop(
+    "mul3", lambda xp, self, other, other2, alpha: self * (alpha * other * other2),
+    promote="binary", node_name="MulBackward0",
+    self=lambda grad, other, other2, alpha: _mul3(grad, other, other2, alpha),
+    other=lambda grad, self, other2, alpha: _mul3(self, grad, other2, alpha),
+    other2=lambda grad, self, other, alpha: _mul3(self, other, grad, alpha))
+
+
+def _tanh_backward_fwd(xp, grad_output, output):
+    d = xp.multiply(output, output, out=xp.empty_like(output))  # 1 - output**2, in one buffer
+    xp.subtract(1, d, out=d)
+    if d.shape != grad_output.shape:
+        return grad_output * d
+    return xp.multiply(grad_output, d, out=d)
+
+
 # Fused backward ops, as PyTorch's tanh_backward/sigmoid_backward: one op instead of three in
 # the backward of tanh and sigmoid (bench W1); their own formulas give the double backward.
 tanh_backward = defop(
-    "tanh_backward", lambda xp, grad_output, output: grad_output * (1 - output * output),
+    "tanh_backward", _tanh_backward_fwd,
     promote="binary", node_name="TanhBackwardBackward0",
-    grad_output=lambda grad, output: grad * (1 - output * output),
-    output=lambda grad, grad_output, output: grad * (-2 * grad_output * output))
+    grad_output=lambda grad, output: tanh_backward(grad, output),
+    output=lambda grad, grad_output, output: _mul3(grad, grad_output, output, -2))
 sigmoid_backward = defop(
     "sigmoid_backward", lambda xp, grad_output, output: grad_output * (output * (1 - output)),
     promote="binary", node_name="SigmoidBackwardBackward0",
-    grad_output=lambda grad, output: grad * (output * (1 - output)),
+    grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (grad_output * (1 - 2 * output)))
 tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
               lambda grad, result: tanh_backward(grad, result))
@@ -355,9 +375,19 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
 def _sigmoid_fwd(xp, self):
-    # stable for large |x|: exp of a non-positive number only
-    e = xp.exp(-xp.abs(self))
-    return xp.where(self >= 0, 1 / (1 + e), e / (1 + e)).astype(self.dtype, copy=False)
+    # exp(min(x, 0)) / (1 + exp(-|x|)): stable for large |x| (exp of non-positive numbers only)
+    # and branch-free (a where() over random signs costs more than both exps). Two buffers, each
+    # reused in place: at 10^6 elements a fresh array's page faults cost more than a pass (W4).
+    if self.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-self))
+    e = xp.abs(self, out=xp.empty_like(self))
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    e += 1
+    r = xp.minimum(self, 0, out=xp.empty_like(self))
+    xp.exp(r, out=r)
+    r /= e
+    return r
 
 
 sigmoid = _unary("sigmoid", _sigmoid_fwd,
@@ -389,7 +419,16 @@ def _relu_fwd(xp, self):
     return xp.maximum(self, 0).astype(self.dtype, copy=False)
 
 
-relu = defop("relu", _relu_fwd, self=lambda grad, result: grad * (result > 0))
+# PyTorch's threshold_backward: grad_output where self > threshold, else 0, in one op (relu's
+# backward, bench W2). Its gradient in `self` is zero, but (as in PyTorch) the result still
+# depends on `self`, so a double backward through relu records ThresholdBackwardBackward0.
+threshold_backward = defop(
+    "threshold_backward",
+    lambda xp, grad_output, self, threshold: grad_output * (self > threshold),
+    promote="binary", node_name="ThresholdBackwardBackward0",
+    grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+    self=lambda grad: _zeros_like(grad))
+relu = defop("relu", _relu_fwd, self=lambda grad, result: threshold_backward(grad, result, 0))
 
 
 def _abs_fwd(xp, self):
@@ -984,3 +1023,178 @@ def _build_methods():
 METHODS = _build_methods()
 for _n in _INPLACE:
     globals()[_n + "_"] = METHODS[_n + "_"]
+
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+# Registered by ops/__init__.py from MORE_FUNCTIONS (torch.<name>) and MORE_METHODS (Tensor).
+
+def _safe_nonzero(x):
+    """x with its zeros replaced by ones: a denominator whose masked-out entries stay finite
+    (so the gradients of the `where` around it stay finite too)."""
+    return where(x == 0, 1.0, x)
+
+
+def _sinc_grad(grad, self, result):
+    pix = self * math.pi
+    return grad * where(self == 0, 0.0, (cos(pix) - result) / _safe_nonzero(self))
+
+
+sinc = _unary("sinc", lambda xp, self: xp.sinc(self), _sinc_grad)
+deg2rad = _unary("deg2rad", lambda xp, self: xp.deg2rad(self),
+                 lambda grad: grad * (math.pi / 180), node_name="Deg2RadBackward0")
+rad2deg = _unary("rad2deg", lambda xp, self: xp.rad2deg(self),
+                 lambda grad: grad * (180 / math.pi), node_name="Rad2DegBackward0")
+
+
+def _check_kinds(name, arrays, kinds):
+    """PyTorch's NotImplementedError for a kernel without this dtype."""
+    for a in arrays:
+        if a.dtype.kind not in kinds:
+            raise _not_implemented(name + "_cpu", D.from_numpy_dtype(a.dtype))
+
+
+def _float_only(name, xp, *arrays):
+    _check_kinds(name, arrays, "fc")
+
+
+def _logaddexp_fwd(xp, self, other):
+    _float_only("logaddexp", xp, self, other)
+    return xp.logaddexp(self, other)
+
+
+def _logaddexp2_fwd(xp, self, other):
+    _float_only("logaddexp2", xp, self, other)
+    return xp.logaddexp2(self, other)
+
+
+_logaddexp = defop("logaddexp", _logaddexp_fwd, promote="binary",
+                   self=lambda grad, self, result: grad * exp(self - result),
+                   other=lambda grad, other, result: grad * exp(other - result))
+_logaddexp2 = defop("logaddexp2", _logaddexp2_fwd, promote="binary",
+                    self=lambda grad, self, result: grad * exp2(self - result),
+                    other=lambda grad, other, result: grad * exp2(other - result))
+
+
+def _tensor_other(name, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def logaddexp(input, other):
+    """torch.logaddexp(input, other): log(exp(input) + exp(other)), computed stably."""
+    _tensor_other("logaddexp", other)
+    return _logaddexp(input, other)
+
+
+def logaddexp2(input, other):
+    """torch.logaddexp2(input, other): log2(2**input + 2**other), computed stably."""
+    _tensor_other("logaddexp2", other)
+    return _logaddexp2(input, other)
+
+
+signbit = defop("signbit", lambda xp, self: xp.signbit(self), differentiable=False)
+
+
+def _heaviside_fwd(xp, self, values):
+    if self.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return xp.heaviside(self, values).astype(self.dtype, copy=False)
+
+
+heaviside = defop("heaviside", _heaviside_fwd, differentiable=False)
+
+
+def _int_only(name, fn):
+    def fwd(xp, self, other):
+        _check_kinds(name, (self, other), "iu")
+        return getattr(xp, fn)(self, other)
+    return fwd
+
+
+gcd = defop("gcd", _int_only("gcd", "gcd"), promote="binary", differentiable=False)
+lcm = defop("lcm", _int_only("lcm", "lcm"), promote="binary", differentiable=False)
+
+ldexp = defop("ldexp", lambda xp, self, other: self * xp.exp2(other).astype(self.dtype),
+              promote="binary_float",
+              self=lambda grad, other: grad * exp2(other),
+              other=lambda grad, result: grad * result * _LN2)
+
+
+def _frexp_fwd(xp, self):
+    if self.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = xp.frexp(self)
+    return m, e.astype("int32")
+
+
+_frexp = defop("frexp", _frexp_fwd, outputs=2, nondiff_outputs=(1,),
+               self=lambda grad, result: grad[0] / exp2(result[1]))
+
+
+def frexp(input, *, out=None):
+    """torch.frexp(input) -> (mantissa, exponent): input == mantissa * 2 ** exponent."""
+    from ..return_types import make
+    return make("frexp", ("mantissa", "exponent"))(*_frexp(input))
+
+
+def _nextafter_fwd(xp, self, other):
+    _float_only("nextafter", xp, self, other)
+    return xp.nextafter(self, other)
+
+
+nextafter = defop("nextafter", _nextafter_fwd, promote="binary", differentiable=False)
+
+
+def _bessel_i1_np(xp, x):
+    """The modified Bessel function I1 (power series; all terms share a sign, so it is accurate
+    for every |x| where I1 is finite)."""
+    x = xp.asarray(x, dtype="float64")
+    half = x / 2
+    term = half.copy()
+    total = term.copy()
+    q = half * half
+    k = 0
+    while True:
+        k += 1
+        term = term * q / (k * (k + 1))
+        total = total + term
+        if not (xp.abs(term) > 1e-17 * xp.abs(total)).any() or k > 500:
+            return total
+
+
+_i1 = defop("special_i1", lambda xp, self: _bessel_i1_np(xp, self).astype(self.dtype),
+            promote="float", node_name="SpecialI1Backward0",
+            self=lambda grad, self, result: grad * where(
+                self == 0, 0.5, i0(self) - result / _safe_nonzero(self)))
+i0 = _unary("i0", lambda xp, self: xp.i0(self).astype(self.dtype),
+            lambda grad, self: grad * _i1(self), node_name="I0Backward0")
+
+
+def mvlgamma(input, p):
+    """torch.mvlgamma(input, p): the log of the multivariate gamma function of dimension p,
+    sum_i lgamma(input - i / 2) + p (p - 1) / 4 log(pi)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not input.dtype.is_floating_point:
+        input = input.to(D._default[0])
+    out = lgamma(input)
+    for i in range(1, p):
+        out = out + lgamma(input - i / 2)
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _more_inplace():
+    from ._inplace import make_inplace
+    return {n + "_": make_inplace(f) for n, f in (
+        ("sinc", sinc), ("deg2rad", deg2rad), ("rad2deg", rad2deg), ("heaviside", heaviside),
+        ("gcd", gcd), ("lcm", lcm), ("ldexp", ldexp), ("nextafter", nextafter), ("i0", i0),
+        ("mvlgamma", mvlgamma))}
+
+
+MORE_FUNCTIONS = {f.__name__: f for f in (
+    sinc, deg2rad, rad2deg, logaddexp, logaddexp2, signbit, heaviside, gcd, lcm, ldexp, frexp,
+    nextafter, i0, mvlgamma)}
+MORE_METHODS = dict(MORE_FUNCTIONS, **_more_inplace())
+MORE_FUNCTIONS.update({n: MORE_METHODS[n] for n in (
+    "sinc_", "deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "i0_")})

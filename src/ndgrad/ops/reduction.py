@@ -105,8 +105,10 @@ def _nansum_fwd(xp, self, dim, keepdim, dtype=None):
 
 
 def _nansum_grad(grad, self, self_shape, dim, keepdim):
-    from .pointwise import where, isnan
-    return where(isnan(self), 0.0, _unreduce(grad, self_shape, dim, keepdim))
+    # a product, as PyTorch's nansum_backward: an inf/nan grad gives nan at NaN inputs
+    # (nanmean of an all-NaN slice), which where(...) would hide
+    from .pointwise import isnan, logical_not
+    return _unreduce(grad, self_shape, dim, keepdim) * logical_not(isnan(self))
 
 
 _nansum = defop("nansum", _nansum_fwd, self=_nansum_grad)
@@ -750,3 +752,252 @@ def _cumprod_(self, dim, *, dtype=None):
 METHODS = {n: globals()[n] for n in __all__
            if n not in ("vector_norm", "var_mean", "std_mean")}  # torch has no such methods
 METHODS.update(cumsum_=_cumsum_, cumprod_=_cumprod_)
+
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+# Registered by ops/__init__.py from MORE_FUNCTIONS (torch.<name>) and MORE_METHODS (Tensor).
+
+def _logcumsumexp_fwd(xp, self, dim):
+    if self.dtype.kind not in "fc":
+        raise NotImplementedError(
+            "\"logcumsumexp_out_cpu\" not implemented for "
+            f"'{_type_name(D.from_numpy_dtype(self.dtype))}'")
+    if self.ndim == 0 or self.size == 0:
+        return self.copy()
+    return xp.logaddexp.accumulate(self, axis=dim)
+
+
+def _logcumsumexp_grad(grad, self, result, dim):
+    from .pointwise import exp
+    if self._data.ndim == 0:
+        return grad
+    # d out_j / d x_i = exp(x_i - out_j) for i <= j; shifted by a constant c (which cancels) so
+    # that neither factor overflows for inputs of moderate range
+    c = float(_np.nan_to_num(self._data.max(), posinf=0.0, neginf=0.0)) if self._data.size else 0.0
+    return exp(self - c) * _revcumsum(grad * exp(c - result), dim)
+
+
+_logcumsumexp = defop("logcumsumexp", _logcumsumexp_fwd, self=_logcumsumexp_grad)
+
+
+def logcumsumexp(input, dim):
+    """torch.logcumsumexp(input, dim): log(cumsum(exp(input), dim)), computed stably."""
+    return _logcumsumexp(input, _wrap_dim(dim, input._data.ndim))
+
+
+def _cum_extreme_fwd(take_max):
+    def fwd(xp, self, dim):
+        if self.ndim == 0:
+            return self.copy(), xp.zeros((), dtype="int64")
+        x = xp.moveaxis(self, dim, 0)
+        values = xp.empty_like(x)
+        indices = xp.zeros(x.shape, dtype="int64")
+        if x.shape[0]:
+            cur, idx = x[0].copy(), xp.zeros(x.shape[1:], dtype="int64")
+            values[0], indices[0] = cur, idx
+            nan = xp.isnan if x.dtype.kind in "fc" else (lambda a: xp.zeros(a.shape, bool))
+            for k in range(1, x.shape[0]):
+                v = x[k]
+                take = ((v >= cur) if take_max else (v <= cur)) | nan(v)
+                cur = xp.where(take, v, cur)
+                idx = xp.where(take, k, idx)
+                values[k], indices[k] = cur, idx
+        return xp.moveaxis(values, 0, dim), xp.moveaxis(indices, 0, dim)
+    return fwd
+
+
+def _cum_extreme_grad(grad, result, self, dim):
+    from .._creation import zeros_like
+    if self._data.ndim == 0:
+        return grad[0]
+    return zeros_like(self).scatter_add(dim, result[1], grad[0])
+
+
+_cummax = defop("cummax", _cum_extreme_fwd(True), outputs=2, nondiff_outputs=(1,),
+                self=_cum_extreme_grad)
+_cummin = defop("cummin", _cum_extreme_fwd(False), outputs=2, nondiff_outputs=(1,),
+                self=_cum_extreme_grad)
+
+
+def cummax(input, dim):
+    """torch.cummax(input, dim) -> (values, indices): the running maximum along dim (NaN
+    propagates; ties take the later index)."""
+    return _return_type("cummax")(*_cummax(input, _wrap_dim(dim, input._data.ndim)))
+
+
+def cummin(input, dim):
+    """torch.cummin(input, dim) -> (values, indices): the running minimum along dim."""
+    return _return_type("cummin")(*_cummin(input, _wrap_dim(dim, input._data.ndim)))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """torch.aminmax(input, *, dim=None, keepdim=False) -> (min, max)."""
+    shape = input._data.shape
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        dims = None
+    else:
+        dims = _dims(dim, input._data.ndim)
+        if dims and shape[dims[0]] == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+    rtype = _return_type("aminmax", ("min", "max"))
+    if dim is None and keepdim:
+        return rtype(_amin(input, None, False).reshape((1,) * len(shape)),
+                     _amax(input, None, False).reshape((1,) * len(shape)))
+    return rtype(_amin(input, dims, keepdim), _amax(input, dims, keepdim))
+
+
+def _nanmedian_all_fwd(xp, self):
+    flat = self.reshape(-1)
+    flat = flat[~xp.isnan(flat)] if flat.dtype.kind in "fc" else flat
+    if flat.size == 0:
+        return xp.asarray(xp.nan, dtype=self.dtype)
+    return xp.sort(flat)[(flat.size - 1) // 2]
+
+
+_nanmedian_all = defop("nanmedian", _nanmedian_all_fwd, node_name="NanmedianBackward0",
+                       self=_evenly)
+
+
+def _nanmedian_dim_fwd(xp, self, dim, keepdim):
+    if self.ndim == 0:
+        return self.copy(), xp.zeros((), dtype="int64")
+    order = xp.argsort(self, axis=dim, kind="stable")  # NaNs sort last
+    count = (~xp.isnan(self)).sum(axis=dim, keepdims=True) if self.dtype.kind in "fc" else \
+        xp.full(_keep_shape(self.shape, (dim,)), self.shape[dim])
+    pos = xp.maximum(count - 1, 0) // 2
+    idx = xp.take_along_axis(order, pos, axis=dim).astype("int64")
+    values = xp.take_along_axis(self, idx, axis=dim)
+    if keepdim:
+        return values, idx
+    return xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+
+
+_nanmedian_dim = defop("nanmedian_dim", _nanmedian_dim_fwd, outputs=2, nondiff_outputs=(1,),
+                       node_name="NanmedianBackward1",
+                       self=lambda grad, result, self_shape, dim, keepdim: _scatter(
+                           grad[0], result[1], dim, keepdim, self_shape))
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """torch.nanmedian(input) / nanmedian(input, dim, keepdim=False) -> (values, indices): the
+    lower median of the non-NaN elements (NaN when there are none)."""
+    if dim is None:
+        return _nanmedian_all(input)
+    nd = input._data.ndim
+    d = _wrap_dim(dim, nd)
+    if nd and input._data.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    return _return_type("nanmedian")(*_nanmedian_dim(input, d, keepdim))
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """torch.nanquantile: quantile() of the non-NaN elements of each slice (NaN when there are
+    none). Differentiable through sort and gather."""
+    from .. import functional as F
+    from .._creation import tensor as _tensor
+    from .pointwise import where
+    from .shape import stack
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        qs, vector = [float(v) for v in q.reshape(-1).tolist()], q.ndim == 1
+    else:
+        qs, vector = [float(q)], False
+    for v in qs:
+        if not 0 <= v <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if interpolation not in F._QUANTILE_MODES:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    shape = tuple(input.shape)
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = _wrap_dim(dim, input.ndim)
+        x = input if input.ndim else input.reshape(1)
+    srt = x.sort(d).values                       # NaNs last
+    count = (~x.isnan())._data.sum(axis=d, keepdims=True)
+    empty = _tensor(count == 0)
+    last = _np.maximum(count - 1, 0).astype("float64")
+    outs = []
+    for v in qs:
+        pos = v * last
+        lo = _np.floor(pos)
+        if interpolation == "nearest":
+            lo = hi = _np.round(pos)
+        elif interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi = _np.ceil(pos)
+        else:
+            hi = _np.minimum(lo + 1, last)
+        frac = pos - lo
+        if interpolation == "midpoint":
+            frac = _np.where(frac > 0, 0.5, 0.0)
+        a = srt.gather(d, _tensor(lo.astype("int64")))
+        b = srt.gather(d, _tensor(hi.astype("int64")))
+        r = a + (b - a) * _tensor(frac.astype(srt._data.dtype))
+        r = where(empty, float("nan"), r)
+        if dim is None:
+            r = r.reshape((1,) * len(shape) if keepdim else ())
+        elif not keepdim or input.ndim == 0:
+            r = r.squeeze(d) if input.ndim else r.reshape(())
+        outs.append(r)
+    return stack(outs) if vector else outs[0]
+
+
+def _mode_fwd(xp, self, dim, keepdim):
+    if self.ndim == 0:
+        return self.copy(), xp.zeros((), dtype="int64")
+    x = xp.moveaxis(self, dim, -1)
+    n = x.shape[-1]
+    flat = x.reshape(-1, n)
+    values = xp.empty(flat.shape[0], dtype=self.dtype)
+    indices = xp.empty(flat.shape[0], dtype="int64")
+    for r, row in enumerate(flat):
+        uniq, counts = xp.unique(row, return_counts=True)   # sorted: ties take the smallest
+        v = uniq[xp.argmax(counts)]
+        values[r] = v
+        indices[r] = n - 1 - xp.argmax((row == v)[::-1])     # its last occurrence
+    values = values.reshape(x.shape[:-1])
+    indices = indices.reshape(x.shape[:-1])
+    if keepdim:
+        return xp.expand_dims(values, dim), xp.expand_dims(indices, dim)
+    return values, indices
+
+
+_mode = defop("mode", _mode_fwd, outputs=2, nondiff_outputs=(1,),
+              self=lambda grad, result, self_shape, dim, keepdim: _scatter(
+                  grad[0], result[1], dim, keepdim, self_shape))
+
+
+def mode(input, dim=-1, keepdim=False):
+    """torch.mode(input, dim=-1, keepdim=False) -> (values, indices): the most frequent value
+    of each slice (the smallest among ties) and the index of its last occurrence."""
+    nd = input._data.ndim
+    d = _wrap_dim(dim, nd)
+    if nd and input._data.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    return _return_type("mode")(*_mode(input, d, keepdim))
+
+
+def msort(input):
+    """torch.msort(input): input sorted along its first dim."""
+    return input.sort(0).values
+
+
+MORE_FUNCTIONS = {f.__name__: f for f in (
+    logcumsumexp, cummax, cummin, aminmax, nanmedian, nanquantile, mode, msort)}
+MORE_METHODS = dict(MORE_FUNCTIONS)

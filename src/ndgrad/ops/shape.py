@@ -197,7 +197,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
-_transpose = defop("transpose", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1),
+_transpose = defop("transpose", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1)
+                   if self.ndim else self.view(),  # 0-d: dims 0/-1 are no axes for xp
                    view=True, self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 
 
@@ -498,10 +499,13 @@ def _wrap_dims(dims, nd):
 
 def unflatten(input, dim, sizes):
     shape = input._data.shape
-    dim = _wrap_dim(dim, len(shape))
+    given, dim = dim, _wrap_dim(dim, len(shape))
     sizes = tuple(int(x) for x in sizes)
     if len(sizes) == 0:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    if not shape:  # PyTorch's wording: its dim check fails inside unflatten
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {given} "
+                           f"but tensor has no dimensions")
     n = shape[dim]
     if -1 not in sizes:
         p = 1
@@ -527,6 +531,8 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    if nd == 0:
+        return _permute(input, ())
     order = [None] * nd
     for s_, d_ in zip(src, dst):
         order[d_] = s_
@@ -789,7 +795,7 @@ def flip(input, *dims, **kwargs):
     dims = _wrap_dims(dims, nd)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    return _flip(input, dims)
+    return _flip(input, dims if nd else ())  # a 0-d tensor's dim 0 is no axis for xp
 
 
 def fliplr(input):
@@ -828,6 +834,9 @@ def roll(input, shifts, dims=None):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return _roll(input, shifts[0] if isinstance(shifts, tuple) else shifts, None)
     nd = input._data.ndim
+    if nd == 0:  # PyTorch's roll does not take dims of a 0-d tensor
+        d0 = dims[0] if isinstance(dims, (list, tuple)) else dims
+        raise IndexError(f"Dimension specified as {d0} but tensor has no dimensions")
     dims = _wrap_dims(dims, nd) if isinstance(dims, (list, tuple)) else (_wrap_dim(dims, nd),)
     shifts = shifts if isinstance(shifts, tuple) else (shifts,)
     if len(shifts) != len(dims):
@@ -916,6 +925,7 @@ def cat(tensors, dim=0, *, out=None):
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped
     full = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    skip = bool(full) and len(full) != len(tensors)  # all legacy-empty: nothing to skip
     if not full:
         full = tensors[:1]
     ref = full[0]
@@ -924,7 +934,7 @@ def cat(tensors, dim=0, *, out=None):
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = _wrap_dim(dim, nd)
     for i, t_ in enumerate(tensors):
-        if t_._data.ndim == 1 and t_._data.shape[0] == 0 and len(full) != len(tensors):
+        if t_._data.ndim == 1 and t_._data.shape[0] == 0 and skip:
             continue
         if t_._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -937,7 +947,6 @@ def cat(tensors, dim=0, *, out=None):
                     f"Sizes of tensors must match except in dimension {dim}. Expected size "
                     f"{ref._data.shape[d]} but got size {t_._data.shape[d]} for tensor number "
                     f"{i} in the list.")
-    skip = len(full) != len(tensors)
     sizes = tuple(None if skip and t_._data.ndim == 1 and t_._data.shape[0] == 0 else
                   t_._data.shape[dim] for t_ in tensors)
     return _variadic(len(tensors), "cat", _cat_fwd, _cat_formula, _CAT_OPS)(*tensors, dim, sizes)
@@ -1030,16 +1039,17 @@ def _split_op(n, name, kind):
                 for s_ in sizes:
                     out.append(self[(slice(None),) * dim + (slice(start, start + s_),)])
                     start += s_
-                return tuple(out)
+                return tuple(out) if n > 1 else out[0]   # (one output: the array itself)
 
-            def bwd(grad, dim, sizes):
-                return (cat(list(grad), dim),)
+            def bwd(grad, dim, sizes):      # one output: `grad` is that output's gradient
+                return (cat(list(grad) if n > 1 else [grad], dim),)
         else:
             def fwd(xp, self, dim, sizes):
-                return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.shape[dim]))
+                out = tuple(self[(slice(None),) * dim + (i,)] for i in range(self.shape[dim]))
+                return out if n > 1 else out[0]
 
             def bwd(grad, dim, sizes):
-                return (stack(list(grad), dim),)
+                return (stack(list(grad) if n > 1 else [grad], dim),)
         op = _SPLIT_OPS[key] = defop(name, fwd, view=True, outputs=n, node_name=name + "Backward0",
                                      backward=bwd, inputs=("self",))
     return op
@@ -1056,6 +1066,8 @@ def _mark_multi(results, self, name, steps):
 
 def _split_sizes(self, dim, sizes, name):
     res = _split_op(len(sizes), name, "split")(self, dim, sizes)
+    if not isinstance(res, tuple):      # a one-piece split: the op returned a single tensor
+        res = (res,)
     steps, start = [], 0
     for s_ in sizes:
         steps.append((narrow, (dim, start, s_), {}))
@@ -1066,6 +1078,8 @@ def _split_sizes(self, dim, sizes, name):
 def split(tensor, split_size_or_sections, dim=0):
     """torch.split: chunks of split_size, or of the given sizes (views of the input)."""
     shape = tensor._data.shape
+    if not shape:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, len(shape))
     n = shape[dim] if shape else 0
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -1088,6 +1102,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: %d" % chunks)
     shape = input._data.shape
@@ -1103,6 +1119,9 @@ def chunk(input, chunks, dim=0):
 def tensor_split(input, indices_or_sections, dim=0):
     """torch.tensor_split: separate slices (each a SliceBackward0 view)."""
     shape = input._data.shape
+    if not shape:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     dim = _wrap_dim(dim, len(shape))
     n = shape[dim]
     ios = indices_or_sections
@@ -1128,8 +1147,12 @@ def tensor_split(input, indices_or_sections, dim=0):
 def unbind(input, dim=0):
     shape = input._data.shape
     dim = _wrap_dim(dim, len(shape))
+    if not shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = shape[dim]
     res = _split_op(n, "Unbind", "unbind")(input, dim, ())
+    if not isinstance(res, tuple):      # one piece: the op returned a single tensor
+        res = (res,)
     return _mark_multi(res, input, "Unbind", [(select, (dim, i), {}) for i in range(n)])
 
 
@@ -1169,3 +1192,125 @@ def index_put_method(self, indices, values, accumulate=False):
     key = tuple(_normalize_key(tuple(indices)))
     _check_index_put_dtype(self, key, values)
     return index_put(self, key, values, accumulate)
+
+
+# ---------------------------------------------------------------- more ops (PyTorch parity)
+# Registered by ops/__init__.py from MORE_FUNCTIONS (torch.<name>) and MORE_METHODS (Tensor).
+
+def ravel(input):
+    """torch.ravel(input): the flattened input (a view when possible)."""
+    return reshape(input, (-1,))
+
+
+def _split_dir(name, input, indices_or_sections, dim, min_dim):
+    nd = input._data.ndim
+    if nd < min_dim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
+                           f"but got a tensor with {nd} dimensions!")
+    if isinstance(indices_or_sections, int):
+        size = input._data.shape[dim]
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """torch.hsplit: tensor_split along dim 1 (dim 0 of a 1-d input); an int must divide it."""
+    return _split_dir("hsplit", input, indices_or_sections,
+                      0 if input._data.ndim == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """torch.vsplit: tensor_split along dim 0 of an at least 2-d input."""
+    return _split_dir("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """torch.dsplit: tensor_split along dim 2 of an at least 3-d input."""
+    return _split_dir("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """torch.split_with_sizes(input, split_sizes, dim=0)."""
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split = split
+unsafe_chunk = chunk
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def diagflat(input, offset=0):
+    """torch.diagflat(input, offset=0): a 2-d matrix with the flattened input on a diagonal."""
+    from .linalg import diag
+    return diag(reshape(input, (-1,)), offset)
+
+
+def narrow_copy(input, dim, start, length):
+    """torch.narrow_copy: narrow(), copied into fresh memory."""
+    return clone(narrow(input, dim, start, length))
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique_consecutive: drops each run of equal consecutive elements (or slices along
+    dim) down to one; optionally the index of each input element's run and the run lengths."""
+    from .._backend import numpy as np
+    a = input._data
+    if dim is None:
+        flat = a.reshape(-1)
+        n = flat.shape[0]
+        starts = np.ones(n, dtype=bool)
+        if n:
+            starts[1:] = flat[1:] != flat[:-1]
+        values = flat[starts]
+        inverse_shape = a.shape
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        moved = np.moveaxis(a, d, 0)
+        n = moved.shape[0]
+        starts = np.ones(n, dtype=bool)
+        if n:
+            rows = moved.reshape(n, -1)
+            starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        values = np.moveaxis(moved[starts], 0, d)
+        inverse_shape = (n,)
+    out = [_make(np.ascontiguousarray(values))]
+    if return_inverse:
+        out.append(_make((np.cumsum(starts) - 1).astype("int64").reshape(inverse_shape)))
+    if return_counts:
+        first = np.flatnonzero(starts)
+        out.append(_make(np.diff(np.append(first, n)).astype("int64")))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def is_same_size(input, other):
+    """torch.is_same_size(input, other): whether the shapes are equal."""
+    return input._data.shape == other._data.shape
+
+
+def is_signed(input):
+    """torch.is_signed(input): whether the dtype is signed (not bool or uint8)."""
+    return input.dtype.name not in ("bool", "uint8", "uint16", "uint32", "uint64")
+
+
+def _diff_method(self, n=1, dim=-1, prepend=None, append=None):
+    from ..functional import diff
+    return diff(self, n, dim, prepend, append)
+
+
+def _is_nonzero(self):
+    from .._tensor import Tensor as _T
+    return _T.__bool__(self)
+
+
+MORE_FUNCTIONS = {f.__name__: f for f in (
+    ravel, hsplit, vsplit, dsplit, split_with_sizes, diagflat, narrow_copy, unique_consecutive,
+    is_same_size, is_signed)}
+MORE_FUNCTIONS.update(unsafe_split=unsafe_split, unsafe_chunk=unsafe_chunk,
+                      unsafe_split_with_sizes=unsafe_split_with_sizes)
+MORE_METHODS = dict(MORE_FUNCTIONS, diff=_diff_method, is_nonzero=_is_nonzero)
