@@ -260,9 +260,6 @@ def _step_program(lib):
     y.backward()
 
 
-@pytest.mark.xfail(strict=True, reason="autograd/graph.py ERR_VERSION writes '[3]], is at' for a "
-                   "saved leaf; PyTorch writes '[3]] is at' (the comma belongs to the 'which is "
-                   "output N of ...,' part)")
 def test_optimizer_step_error_first_line_is_pytorchs():
     pytest.importorskip("torch")
     expected = _torch_message(_step_program, None)

@@ -32,7 +32,7 @@ ERR_BACKWARD_TWICE = (
     "graph a second time or if you need to access saved tensors after calling backward.")
 ERR_VERSION = (
     "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation: [{type} {shape}]{which}, is at version {now}; expected version {saved} instead. "
+    "operation: [{type} {shape}]{which} is at version {now}; expected version {saved} instead. "
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
@@ -312,10 +312,10 @@ class SavedTensor:
         if self.tensor is not None:
             t = self.tensor
             src = t.grad_fn
-            which = "" if src is None else f", which is output {t._output_nr} of {_op_name(src)}"
+            which = "" if src is None else f", which is output {t._output_nr} of {_op_name(src)},"
         else:
             t = _make(self.data)
-            which = f", which is output {self.output_nr} of {_op_name(node)}"
+            which = f", which is output {self.output_nr} of {_op_name(node)},"
         shape = "[" + ", ".join(str(s) for s in self.data.shape if True) + "]" if self.data is not None \
             else "[" + ", ".join(str(s) for s in t.shape) + "]"
         msg = ERR_VERSION.format(type=_type_string(t), shape=shape, which=which,
