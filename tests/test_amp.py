@@ -133,6 +133,8 @@ def test_ndgrad_op_warnings_are_silent_but_user_numpy_warnings_are_not():
             "assert ndgrad.log(ndgrad.zeros(1)).item() == float('-inf')\n"
             "x = ndgrad.zeros(2, requires_grad=True)\n"
             "(x.sqrt() * 0).sum().backward()\n"
+            "w = ndgrad.ones(2, 2, requires_grad=True)\n"
+            "((ndgrad.ones(2, 2) @ w) * float('inf')).sum().backward()\n"
             "np.log(np.zeros(1))\n")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

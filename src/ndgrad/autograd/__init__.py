@@ -3,7 +3,17 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
                         is_inference_mode_enabled)
 from .graph import Node, AccumulateGrad
 from . import graph
-from .engine import run_backward
+import numpy as _np
+
+from .engine import run_backward as _run_backward
+
+
+def run_backward(*args):
+    """The engine, with NumPy's floating-point warnings off: PyTorch computes inf and nan in a
+    backward pass silently (0 * inf in a masked gradient, a reduction over nan, ...)."""
+    with _np.errstate(all="ignore"):
+        return _run_backward(*args)
+
 
 __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "Variable", "once_differentiable"]
