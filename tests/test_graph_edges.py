@@ -130,3 +130,14 @@ def test_a_chain_keeps_one_tracked_object_per_node():
     assert _tracked_per_node(lambda y: y * 1.0) < 1.1
     assert _tracked_per_node(lambda y: y + 1.0) < 1.1
     assert _tracked_per_node(lambda y: y.neg()) < 1.1
+
+
+def test_reflected_operators_record_edges_in_pytorchs_order():
+    torch = pytest.importorskip("torch")
+
+    def names(lib):
+        x = lib.ones(2, requires_grad=True)
+        outs = [2 * x, 2 + x, 2 - x, 2 / x, 2 ** x, x * 2, x + 2]
+        return [[None if n is None else type(n).__name__ for n, _ in o.grad_fn.next_functions]
+                for o in outs]
+    assert names(ndgrad) == names(torch)

@@ -364,8 +364,8 @@ METHODS = {
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(0), "new_full": _new_full,
     # operators
-    "__add__": add, "__radd__": _item_dunder(add, True), "__sub__": sub,
-    "__rsub__": rsub, "__mul__": mul, "__rmul__": _item_dunder(mul, True),
+    "__add__": add, "__radd__": add, "__sub__": sub,
+    "__rsub__": rsub, "__mul__": mul, "__rmul__": mul,
     "__truediv__": div, "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
