@@ -232,3 +232,10 @@ def test_finfo_iinfo_are_python_numbers_with_pytorch_repr():
         i, j = ndgrad.iinfo(getattr(ndgrad, d)), torch.iinfo(getattr(torch, d))
         assert repr(i) == repr(j) and (i.bits, i.min, i.max, i.dtype) == (j.bits, j.min, j.max, j.dtype)
         assert type(i.max) is int
+
+
+def test_math_constants_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for name in ("inf", "pi", "e", "newaxis"):
+        assert getattr(ndgrad, name) == getattr(torch, name)
+    assert ndgrad.nan != ndgrad.nan and type(ndgrad.pi) is float

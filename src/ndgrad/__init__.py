@@ -24,6 +24,9 @@ from .ops import (cat, concat, concatenate, stack, split, chunk, unbind, einsum,
                   tensordot, det, diag, inverse, cross)
 import importlib as _importlib  # noqa: E402
 import warnings as _warnings  # noqa: E402
+import math as _math  # noqa: E402
+
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None   # torch's constants
 
 # PyTorch computes log(0) = -inf, 0/0 = nan and the like silently; NumPy's ufuncs warn. Silence
 # those floating-point RuntimeWarnings where ndgrad's own op code raised them (the user's own
