@@ -5,6 +5,8 @@ torch.dropout(input, p, train), torch.embedding(weight, indices),
 torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
 cudnn_enabled). Everything is composed of ndgrad ops, so it is differentiable.
 """
+import numpy as np
+
 from .nn import functional as F
 from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                             avg_pool1d, adaptive_avg_pool1d, bilinear, cosine_similarity,
@@ -198,3 +200,152 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
 
 
 install({"quantile": quantile})
+
+
+# ---------------------------------------------------------------- torch.* utilities and
+# deprecated aliases that PyTorch programs still use
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of `elements` is in `test_elements` (bool tensor, no gradient)."""
+    from ._backend import xp_of
+    from ._tensor import _make
+    from ._creation import as_tensor
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - at least one of "
+                        "'elements' and 'test_elements' must be a Tensor")
+    e = elements if isinstance(elements, Tensor) else as_tensor(elements)
+    t = test_elements if isinstance(test_elements, Tensor) else as_tensor(test_elements)
+    xp = xp_of(e._data)
+    return _make(xp.asarray(xp.isin(e._data, t._data, assume_unique=assume_unique,
+                                    invert=invert)))
+
+
+def unravel_index(indices, shape):
+    """The coordinates (a tuple of int64 tensors) of flat `indices` in an array of `shape`."""
+    from ._tensor import _make
+    from ._creation import as_tensor
+    if not isinstance(indices, Tensor):
+        indices = as_tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or str(indices.dtype) == \
+            "torch.bool":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    flat = indices._data.astype("int64")
+    coords = []
+    for size in reversed(shape):
+        coords.append(flat % size if size else flat * 0)
+        flat = flat // size if size else flat
+    return tuple(_make(np.asarray(c, dtype=np.int64)) for c in reversed(coords))
+
+
+def combinations(input, r=2, with_replacement=False):
+    """All length-r combinations of the elements of a 1-d tensor (rows), as itertools does."""
+    import itertools
+    from ._creation import tensor, empty
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return empty(0, dtype=input.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = list(pick(range(input.shape[0]), r))
+    if not idx:
+        return empty(0, r, dtype=input.dtype)
+    return input[tensor(idx)]
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  requires_grad=False):
+    from ._creation import tensor
+    from . import _dtype
+    return tensor(float(s) if dtype is None else s, dtype=dtype or _dtype.get_default_dtype(),
+                  requires_grad=requires_grad)
+
+
+def get_default_device():
+    from ._backend import device
+    return device("cpu")
+
+
+def set_default_device(device):
+    """Only the CPU is a default device here (CuPy arrays are created explicitly)."""
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"ndgrad: set_default_device supports only 'cpu', got {device!r}")
+
+
+_warned = set()
+
+
+def _warn_once(key, msg):
+    if key not in _warned:
+        import warnings
+        _warned.add(key)
+        warnings.warn(msg, stacklevel=3)
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """Deprecated torch.svd: (U, S, V) with V = Vh^H (linalg.svd returns Vh)."""
+    from . import linalg
+    from .return_types import make
+    from ._creation import zeros as _zeros
+    svd_type = make("svd", ("U", "S", "V"))
+    if not compute_uv:
+        S = linalg.svdvals(input)
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        return svd_type(_zeros(batch + (m, m), dtype=S.dtype), S,
+                        _zeros(batch + (n, n), dtype=S.dtype))
+    U, S, Vh = linalg.svd(input, full_matrices=False)
+    V = Vh.mT
+    if not some:
+        # as PyTorch: the extra columns of the complete bases carry no gradient
+        from .autograd.grad_mode import no_grad
+        k = S.shape[-1]
+        with no_grad():
+            Uf, _, Vhf = linalg.svd(input.detach(), full_matrices=True)
+        U = cat([U, Uf[..., k:]], -1)
+        V = cat([V, Vhf.mT[..., k:]], -1)
+    return svd_type(U, S, V)
+
+
+def qr(input, some=True, *, out=None):
+    """Deprecated torch.qr(A, some): linalg.qr(A, 'reduced' if some else 'complete')."""
+    from . import linalg
+    from .return_types import make
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+                     "a future PyTorch release.\nThe boolean parameter 'some' has been replaced "
+                     "with a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be "
+                     "replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else "
+                     "'complete')")
+    Q, R = linalg.qr(input, "reduced" if some else "complete")
+    return make("qr", ("Q", "R"))(Q, R)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated torch.chain_matmul: the product of the matrices, left to right."""
+    _warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future "
+                               "PyTorch release. Use torch.linalg.multi_dot instead, which "
+                               "accepts a list of two or more tensors rather than multiple "
+                               "parameters.")
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out.mm(m)
+    return out
+
+
+def _vmap(*args, **kwargs):
+    from .func import vmap
+    return vmap(*args, **kwargs)
+
+
+vmap = _vmap
+vmap.__name__ = "vmap"
+__all__ += ["isin", "unravel_index", "combinations", "scalar_tensor", "get_default_device",
+            "set_default_device", "svd", "qr", "chain_matmul", "vmap"]
+install({"svd": svd, "qr": qr})
