@@ -53,9 +53,9 @@ def test_the_engine_steals_an_unreferenced_fresh_gradient():
     calls = []
     orig = x._accumulate_grad
 
-    def spy(g, create_graph, owned=False):
+    def spy(g, create_graph, owned=False, *rest):
         calls.append(owned)
-        return orig(g, create_graph, owned)
+        return orig(g, create_graph, owned, *rest)
 
     x._accumulate_grad = spy
     (x * 3).sum().backward()

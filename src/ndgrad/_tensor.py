@@ -459,22 +459,27 @@ class Tensor:
             self._accumulator = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, g, create_graph, owned=False):
+    def _accumulate_grad(self, g, create_graph, owned=False, fresh=False):
         """Add g into .grad: in place when safe, out of place (recording) under create_graph.
 
         owned: g is the engine's own fresh tensor, referenced by nothing else (AccumulateGrad
-        proves it by reference counts), so it becomes .grad as it is, without a copy."""
+        proves it by reference counts), so it becomes .grad as it is, without a copy.
+        fresh: only the engine holds the tensor g (its array may be shared). Versions follow
+        PyTorch: a fresh gradient in the right layout is taken as it is (its version carries
+        over), any other is copied into a new tensor (copy_: version 1); each later in-place
+        accumulation is one more in-place change."""
         old = self._grad
         if old is None:
             if create_graph or owned:
                 self._grad = g
             else:
-                self._grad = _make(g._data.copy())
+                self._grad = t = _make(g._data.copy())
+                t._vc[0] = g._vc[0] if fresh and g._data.flags.c_contiguous else 1
         elif create_graph or old._requires_grad:
             self._grad = old + g
         else:
             old._data += g._data
-            old._vc[0] += 1
+            bump_version(old._vc)
 
     def _check_inplace(self):
         """PyTorch's checks before an in-place op changes this tensor."""

@@ -192,10 +192,13 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
     elif not create_graph and (node, nr) in owned and prev.dtype is g.dtype and \
             prev._data.shape == g._data.shape and not _fw_state.levels:  # (tangents: add out of place)
         prev._data += g._data
+        prev._vc[0] += 1  # (an engine-made sum: versions as PyTorch's, no site to remember)
     else:
-        buf[nr] = prev + g
+        buf[nr] = s = prev + g
         if not create_graph:
             owned.add((node, nr))
+            if prev is not g:  # PyTorch adds in place into one of two distinct fresh gradients
+                s._vc[0] = 1
 
 
 def _pre_hooks(node, grads):
@@ -208,8 +211,9 @@ def _pre_hooks(node, grads):
     if node._retain:
         for nr, ref in node._retain.items():
             t = ref()
-            if t is not None and grads[nr] is not None:
-                t._accumulate_grad(grads[nr], grad_mode._state.enabled)
+            if t is not None and grads[nr] is not None:  # PyTorch's retain_grad hook:
+                g = grads[nr]                               # a clone, then out-of-place sums
+                t._grad = g.clone() if t._grad is None else t._grad + g
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))

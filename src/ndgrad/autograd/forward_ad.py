@@ -288,6 +288,8 @@ def _env(op, args, kwargs, results):
         v = env[n]
         env[n + "_shape"] = v._data.shape if hasattr(v, "_data") else ()
     env["result"] = results[0] if op.nout == 1 else tuple(results)
+    if op.nout > 1:  # result1, ...: one output alone (_registry.py)
+        env.update(("result%d" % i, r) for i, r in enumerate(results))
     return env
 
 

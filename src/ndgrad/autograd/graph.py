@@ -212,9 +212,9 @@ class AccumulateGrad(Node):
             # A fresh gradient that only the engine holds (references: grads[0] if it is still
             # that one, `g`, getrefcount's argument; its array: g's and the argument) becomes
             # .grad without a copy: no user tensor and no other leaf can alias it.
-            owned = (not create_graph and _getrefcount(g) == (3 if g is grads[0] else 2)
-                     and _getrefcount(g._data) == 2 and g._data.base is None)
-            var._accumulate_grad(g, create_graph, owned)
+            fresh = not create_graph and _getrefcount(g) == (3 if g is grads[0] else 2)
+            owned = fresh and _getrefcount(g._data) == 2 and g._data.base is None
+            var._accumulate_grad(g, create_graph, owned, fresh)
             var._reached_by = last_backward[0]
         if var._post_acc_hooks:
             for fn in list(var._post_acc_hooks.values()):

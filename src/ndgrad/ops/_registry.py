@@ -12,8 +12,9 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   tensor argument. It returns an array (or a tuple of arrays with `outputs=N`).
 - Each keyword named after a forward parameter is that input's derivative formula. A formula's
   parameters are looked up by name: `grad` (the output's gradient; a tuple with `outputs=N`),
-  `result` (the output; a tuple with `outputs=N`), or any forward parameter (Tensors arrive as
-  Tensors). Formulas are written with ndgrad's own differentiable ops, so with
+  `result` (the output; a tuple with `outputs=N`), `result1` (output 1 alone: the others may
+  then be modified in place, as PyTorch allows when it saves only e.g. the indices), or any
+  forward parameter (Tensors arrive as Tensors). Formulas are written with ndgrad's own differentiable ops, so with
   `create_graph=True` they record their own graph and every op gets higher-order gradients.
   `None` means "the gradient is zero". Only the names that a formula needs are saved, and only
   for the inputs that require grad.
@@ -71,9 +72,10 @@ class OpNode(Node):
         # the formulas' arguments by name (plain loops and map: no comprehension frames)
         if op.nout == 1:
             env = {"grad": grads[0]}
-        else:
+        else:  # (zeros for the differentiable outputs that got no gradient; None for the others)
             env = {"grad": tuple(
-                g if g is not None else _zeros_meta(m) for g, m in zip(grads, self._out_meta))}
+                g if g is not None or m is None else _zeros_meta(m)
+                for g, m in zip(grads, self._out_meta))}
         if saved:
             for k, v in saved.items():
                 env[k] = v.unpack(self) if type(v) in _SAVED else v
@@ -85,7 +87,15 @@ class OpNode(Node):
                 f = op.formulas[i]
                 if f is not None:
                     out[i] = f(*map(env.__getitem__, op.formula_params[i]))
+                else:  # a None formula: the input keeps its edge and gets zeros, as in PyTorch
+                    out[i] = self._zeros_for(i, grads)
         return out
+
+    def _zeros_for(self, i, grads):
+        """Input i's zero gradient: an array of its shape and dtype (never requires grad)."""
+        shape, dtype = self._meta[i]
+        g = next((g for g in grads if g is not None), None)
+        return _make((_np if g is None else xp_of(g._data)).zeros(shape, dtype=dtype.np))
 
     def release_saved(self):
         # Only saved *tensors* are freed (and make a second backward an error): like PyTorch,
@@ -367,7 +377,9 @@ def _record(op, args, kwargs, results):
                 v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
                 saved[n] = SavedTensor(v) if isinstance(v, Tensor) else v
             elif kind == _RESULT:
-                if op.nout == 1:
+                if extra is not None:  # resultK: output K alone
+                    saved[n] = SavedTensor(results[extra], True, extra)
+                elif op.nout == 1:
                     saved[n] = SavedTensor(results[0], True)
                 else:
                     saved[n] = _SavedTuple(SavedTensor(r, True, i) for i, r in enumerate(results))
@@ -381,7 +393,9 @@ def _record(op, args, kwargs, results):
                 saved[n] = extra
         node._saved = saved
     if op.nout > 1:
-        node._out_meta = tuple((r._data.shape, r.dtype, xp_of(r._data)) for r in results)
+        node._out_meta = tuple(
+            None if i in op.nondiff_outputs or r.dtype._category < 2
+            else (r._data.shape, r.dtype, xp_of(r._data)) for i, r in enumerate(results))
 
 
 def _saved_plan(op, mask):
@@ -400,6 +414,8 @@ def _saved_plan(op, mask):
         for n in sorted(names):
             if n == "result":
                 plan.append((n, _RESULT, 0, None))
+            elif n[:6] == "result" and n[6:].isdigit():
+                plan.append((n, _RESULT, 0, int(n[6:])))
             elif n in fwd:
                 plan.append((n, _ARG, op.params.index(n) if n in op.params else far,
                              op.defaults.get(n)))

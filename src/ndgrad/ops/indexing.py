@@ -570,9 +570,9 @@ def _sort_fwd(xp, self, dim, descending):
     return xp.take_along_axis(self, idx, axis=dim), idx.astype("int64")
 
 
-def _gather_grad_from_indices(grad, self_shape, dim, result):
+def _gather_grad_from_indices(grad, self_shape, dim, result1):
     g = grad[0]
-    idx = result[1]
+    idx = result1
     if len(self_shape) == 0:
         return g
     return _scatter_add(_zeros(g, self_shape), dim, idx, g)
@@ -628,8 +628,8 @@ def _kth_fwd(xp, self, k, dim, keepdim):
     return v, idx.astype("int64")
 
 
-def _kth_grad(grad, self_shape, dim, keepdim, result):
-    g, idx = grad[0], result[1]
+def _kth_grad(grad, self_shape, dim, keepdim, result1):
+    g, idx = grad[0], result1
     if len(self_shape) == 0:
         return g
     if not keepdim:

@@ -310,8 +310,9 @@ pool_gather = defop("max_pool_gather", _pool_gather_fwd, node_name="GatherBackwa
                         grad, indices, tuple(self_shape[2:])))
 
 
-def _max_pool_grad(grad, result, self_shape):
-    return pool_scatter(grad[0], result[1], tuple(self_shape[2:]))
+def _max_pool_grad(grad, result1, self_shape):
+    # only the indices are saved, so the pooled values may be modified in place (ReLU(inplace))
+    return pool_scatter(grad[0], result1, tuple(self_shape[2:]))
 
 
 max_pool2d = defop("max_pool2d_with_indices", _max_pool_fwd, outputs=2, nondiff_outputs=(1,),

@@ -1129,7 +1129,7 @@ def _frexp_fwd(xp, self):
 
 
 _frexp = defop("frexp", _frexp_fwd, outputs=2, nondiff_outputs=(1,),
-               self=lambda grad, result: grad[0] / exp2(result[1]))
+               self=lambda grad, result1: grad[0] / exp2(result1))
 
 
 def frexp(input, *, out=None):

@@ -276,8 +276,8 @@ def _arg_kernel(xp, self, dim, kernel):
 def _select_op(name, node_name, kernel):
     return defop(name, _selected(name, kernel), outputs=2, nondiff_outputs=(1,),
                  node_name=node_name,
-                 self=lambda grad, result, self_shape, dim, keepdim: _scatter(
-                     grad[0], result[1], dim, keepdim, self_shape))
+                 self=lambda grad, result1, self_shape, dim, keepdim: _scatter(
+                     grad[0], result1, dim, keepdim, self_shape))
 
 
 _max_dim = _select_op("max_dim", "MaxBackward0", "max")
@@ -806,11 +806,11 @@ def _cum_extreme_fwd(take_max):
     return fwd
 
 
-def _cum_extreme_grad(grad, result, self, dim):
+def _cum_extreme_grad(grad, result1, self, dim):
     from .._creation import zeros_like
     if self._data.ndim == 0:
         return grad[0]
-    return zeros_like(self).scatter_add(dim, result[1], grad[0])
+    return zeros_like(self).scatter_add(dim, result1, grad[0])
 
 
 _cummax = defop("cummax", _cum_extreme_fwd(True), outputs=2, nondiff_outputs=(1,),
@@ -880,8 +880,8 @@ def _nanmedian_dim_fwd(xp, self, dim, keepdim):
 
 _nanmedian_dim = defop("nanmedian_dim", _nanmedian_dim_fwd, outputs=2, nondiff_outputs=(1,),
                        node_name="NanmedianBackward1",
-                       self=lambda grad, result, self_shape, dim, keepdim: _scatter(
-                           grad[0], result[1], dim, keepdim, self_shape))
+                       self=lambda grad, result1, self_shape, dim, keepdim: _scatter(
+                           grad[0], result1, dim, keepdim, self_shape))
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -979,8 +979,8 @@ def _mode_fwd(xp, self, dim, keepdim):
 
 
 _mode = defop("mode", _mode_fwd, outputs=2, nondiff_outputs=(1,),
-              self=lambda grad, result, self_shape, dim, keepdim: _scatter(
-                  grad[0], result[1], dim, keepdim, self_shape))
+              self=lambda grad, result1, self_shape, dim, keepdim: _scatter(
+                  grad[0], result1, dim, keepdim, self_shape))
 
 
 def mode(input, dim=-1, keepdim=False):
