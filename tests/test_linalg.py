@@ -233,3 +233,109 @@ def test_matmul_shape_errors_match_torch(a, b):
     with pytest.raises(RuntimeError) as theirs:
         torch.matmul(torch.ones(a), torch.ones(b))
     assert str(ours.value) == str(theirs.value)
+
+
+# PyTorch refuses mixed dtypes in the matmul family (each kernel with its own message); only a
+# product without a contraction (outer, an einsum without summed letters) promotes.
+_DT_PAIRS = [("float32", "float64"), ("float64", "float32"), ("int64", "float32"),
+             ("float32", "int64"), ("float16", "float32"), ("int32", "int64"),
+             ("uint8", "int8"), ("bool", "float32"), ("float32", "bool"),
+             ("complex64", "float32"), ("float32", "complex128"), ("int16", "float64")]
+
+
+def _o(L, shape, dt):
+    return L.ones(shape, dtype=getattr(L, dt))
+
+
+def _nc3(L, dt):  # a non-contiguous 3-d tensor: matmul and linear do not fold it into rows
+    return _o(L, (3, 2, 5), dt).transpose(0, 2)
+
+
+_MIXED_DTYPE_OPS = {
+    "matmul_2d": lambda L, a, b: L.matmul(_o(L, (2, 3), a), _o(L, (3, 4), b)),
+    "matmul_op_2d": lambda L, a, b: _o(L, (2, 3), a) @ _o(L, (3, 4), b),
+    "mm": lambda L, a, b: L.mm(_o(L, (2, 3), a), _o(L, (3, 4), b)),
+    "Tensor.mm": lambda L, a, b: _o(L, (2, 3), a).mm(_o(L, (3, 4), b)),
+    "matmul_1d": lambda L, a, b: _o(L, (3,), a) @ _o(L, (3,), b),
+    "dot": lambda L, a, b: L.dot(_o(L, (3,), a), _o(L, (3,), b)),
+    "vdot": lambda L, a, b: L.vdot(_o(L, (3,), a), _o(L, (3,), b)),
+    "mv": lambda L, a, b: L.mv(_o(L, (2, 3), a), _o(L, (3,), b)),
+    "matmul_2d_1d": lambda L, a, b: _o(L, (2, 3), a) @ _o(L, (3,), b),
+    "matmul_1d_2d": lambda L, a, b: _o(L, (3,), a) @ _o(L, (3, 4), b),
+    "matmul_3d_2d": lambda L, a, b: _o(L, (2, 2, 3), a) @ _o(L, (3, 4), b),
+    "matmul_3d_1d": lambda L, a, b: _o(L, (2, 2, 3), a) @ _o(L, (3,), b),
+    "matmul_nc3d_2d": lambda L, a, b: _nc3(L, a) @ _o(L, (3, 4), b),
+    "matmul_2d_3d": lambda L, a, b: _o(L, (2, 3), a) @ _o(L, (2, 3, 4), b),
+    "matmul_3d_3d": lambda L, a, b: _o(L, (2, 2, 3), a) @ _o(L, (2, 3, 4), b),
+    "bmm": lambda L, a, b: L.bmm(_o(L, (2, 2, 3), a), _o(L, (2, 3, 4), b)),
+    "baddbmm_input": lambda L, a, b: L.baddbmm(_o(L, (2, 2, 4), a), _o(L, (2, 2, 3), b),
+                                               _o(L, (2, 3, 4), b)),
+    "baddbmm_batch": lambda L, a, b: L.baddbmm(_o(L, (2, 2, 4), a), _o(L, (2, 2, 3), a),
+                                               _o(L, (2, 3, 4), b)),
+    "addbmm": lambda L, a, b: L.addbmm(_o(L, (2, 4), a), _o(L, (2, 2, 3), b),
+                                       _o(L, (2, 3, 4), a)),
+    "addmm_self": lambda L, a, b: L.addmm(_o(L, (2, 4), a), _o(L, (2, 3), b), _o(L, (3, 4), b)),
+    "addmm_mat1": lambda L, a, b: L.addmm(_o(L, (2, 4), a), _o(L, (2, 3), b), _o(L, (3, 4), a)),
+    "addmv": lambda L, a, b: L.addmv(_o(L, (2,), a), _o(L, (2, 3), a), _o(L, (3,), b)),
+    "einsum": lambda L, a, b: L.einsum("ij,jk->ik", _o(L, (2, 3), a), _o(L, (3, 4), b)),
+    "einsum_3": lambda L, a, b: L.einsum("ij,jk,kl->il", _o(L, (2, 3), a), _o(L, (3, 4), a),
+                                         _o(L, (4, 2), b)),
+    "einsum_mul": lambda L, a, b: L.einsum("ij,ij->ij", _o(L, (2, 3), a), _o(L, (2, 3), b)),
+    "tensordot": lambda L, a, b: L.tensordot(_o(L, (2, 3), a), _o(L, (3, 4), b), dims=1),
+    "outer": lambda L, a, b: L.outer(_o(L, (3,), a), _o(L, (2,), b)),
+    "linear": lambda L, a, b: L.nn.functional.linear(_o(L, (2, 3), a), _o(L, (4, 3), b)),
+    "linear_3d": lambda L, a, b: L.nn.functional.linear(_o(L, (5, 2, 3), a), _o(L, (4, 3), b)),
+    "linear_bias": lambda L, a, b: L.nn.functional.linear(_o(L, (2, 3), a), _o(L, (4, 3), a),
+                                                          _o(L, (4,), b)),
+    "linear_bias_w": lambda L, a, b: L.nn.functional.linear(_o(L, (2, 3), a), _o(L, (4, 3), b),
+                                                            _o(L, (4,), b)),
+    "linear_nc3d_bias": lambda L, a, b: L.nn.functional.linear(_nc3(L, a), _o(L, (4, 3), b),
+                                                               _o(L, (4,), b)),
+    "conv1d": lambda L, a, b: L.nn.functional.conv1d(_o(L, (1, 2, 5), a), _o(L, (3, 2, 2), b)),
+    "conv2d": lambda L, a, b: L.nn.functional.conv2d(_o(L, (1, 2, 5, 5), a),
+                                                     _o(L, (3, 2, 2, 2), b)),
+    "conv2d_bias": lambda L, a, b: L.nn.functional.conv2d(
+        _o(L, (1, 2, 5, 5), a), _o(L, (3, 2, 2, 2), a), _o(L, (3,), b)),
+    "conv_transpose2d": lambda L, a, b: L.nn.functional.conv_transpose2d(
+        _o(L, (1, 2, 5, 5), a), _o(L, (2, 3, 2, 2), b)),
+    # the shape errors come first, except for dot, addmm and a bias
+    "mm_shape": lambda L, a, b: L.mm(_o(L, (2, 3), a), _o(L, (4, 4), b)),
+    "mv_shape": lambda L, a, b: L.mv(_o(L, (2, 3), a), _o(L, (4,), b)),
+    "dot_shape": lambda L, a, b: L.dot(_o(L, (3,), a), _o(L, (4,), b)),
+    "addmm_shape": lambda L, a, b: L.addmm(_o(L, (2, 4), a), _o(L, (2, 3), b), _o(L, (4, 4), b)),
+    "linear_shape": lambda L, a, b: L.nn.functional.linear(_o(L, (2, 3), a), _o(L, (4, 4), b)),
+    "linear_bias_shape": lambda L, a, b: L.nn.functional.linear(
+        _o(L, (2, 3), a), _o(L, (4, 4), a), _o(L, (4,), b)),
+}
+
+
+def _outcome(fn, L, a, b):
+    try:
+        return "ok", str(fn(L, a, b).dtype).split(".")[-1]
+    except Exception as e:  # noqa: BLE001 - the exception is the result compared
+        return type(e).__name__, str(e).split("\n")[0]
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values")  # torch's baddbmm, one pair
+@pytest.mark.parametrize("name", list(_MIXED_DTYPE_OPS))
+def test_mixed_dtype_errors_match_torch(name):
+    torch = pytest.importorskip("torch")
+    fn = _MIXED_DTYPE_OPS[name]
+    for a, b in _DT_PAIRS:
+        assert _outcome(fn, ndgrad, a, b) == _outcome(fn, torch, a, b), (name, a, b)
+
+
+def test_mixed_dtype_inplace_refused_before_writing():
+    torch = pytest.importorskip("torch")
+    calls = [lambda L, x: x.addmm_(_o(L, (2, 3), "float64"), _o(L, (3, 4), "float64")),
+             lambda L, x: x.addmm_(_o(L, (2, 3), "float32"), _o(L, (3, 4), "float64"))]
+    for call in calls:
+        res = []
+        for L in (ndgrad, torch):
+            x = L.full((2, 4), 7.0)
+            v = x._version
+            with pytest.raises(RuntimeError) as e:
+                call(L, x)
+            assert x._version == v and bool((x == 7).all())
+            res.append(str(e.value).split("\n")[0])
+        assert res[0] == res[1]

@@ -12,15 +12,18 @@ einsum_trace, ...), and ALIASES maps names that are the same ndgrad function to 
 A sample counts as 0-d (empty) when one of its input arrays, index inputs included, is 0-d (has
 no elements).
 
-Scope: the tables in TABLES. tests/op_db_more.py was being written while this guard was; add it
-to TABLES (with EXEMPT entries where PyTorch rejects 0-d/empty inputs) once its ops have such
-samples.
+Where PyTorch accepts the input but its value is NaN whatever the input (corrcoef of a 0-d
+tensor), no gradcheck can pass: the op is in NAN_SAMPLE, naming the case that compares it with
+PyTorch instead.
+
+Scope: the tables in TABLES (all op tables).
 """
 import collections
 import glob
 import importlib
 import os
 import sys
+import warnings
 
 import pytest
 
@@ -35,7 +38,8 @@ import op_db  # noqa: E402
 for _path in sorted(glob.glob(os.path.join(HERE, "op_db_*.py"))):
     importlib.import_module(os.path.basename(_path)[:-3])
 
-TABLES = ("op_db", "op_db_pointwise", "op_db_shape", "op_db_indexing", "op_db_linalg")
+TABLES = ("op_db", "op_db_pointwise", "op_db_shape", "op_db_indexing", "op_db_linalg",
+          "op_db_more")
 
 OWN_OPS = {"log_softmax", "take_along_dim", "repeat_interleave", "scatter_add", "scatter_reduce",
            "diag_embed", "var_mean", "std_mean"}
@@ -46,6 +50,19 @@ ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "moveaxis": "movedi
 
 def _z(L):
     return L.ones((), dtype=L.float64)
+
+
+def _m(L):
+    return L.eye(2, dtype=L.float64)
+
+
+def _quiet(fn):
+    """fn with the deprecation warnings of PyTorch's older spellings silenced."""
+    def call(L):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return fn(L)
+    return call
 
 
 # op -> {kind: (reason, call that PyTorch rejects)}
@@ -93,6 +110,41 @@ EXEMPT = {
     "linalg_eigh": {"0-d": (_NEEDS_2D, lambda L: L.linalg.eigh(_z(L)))},
     "linalg_eigvalsh": {"0-d": (_NEEDS_2D, lambda L: L.linalg.eigvalsh(_z(L)))},
     "linalg_matrix_norm": {"0-d": (_NEEDS_2D, lambda L: L.linalg.matrix_norm(_z(L)))},
+    # op_db_more
+    "nanquantile": {"empty": ("needs a non-empty input",
+                              lambda L: L.nanquantile(L.ones(0, 3, dtype=L.float64), 0.5, dim=1))},
+    "hsplit": {"0-d": (_NEEDS_1D, lambda L: L.hsplit(_z(L), 1))},
+    "vsplit": {"0-d": (_NEEDS_2D, lambda L: L.vsplit(_z(L), 1))},
+    "dsplit": {"0-d": ("needs >= 3-d input", lambda L: L.dsplit(_z(L), [1]))},
+    "unsafe_split": {"0-d": (_NEEDS_1D, lambda L: L.unsafe_split(_z(L), 1))},
+    "unsafe_chunk": {"0-d": (_NEEDS_1D, lambda L: _z(L).unsafe_chunk(1))},
+    "diff_method": {"0-d": (_NEEDS_1D, lambda L: _z(L).diff())},
+    "vander": {"0-d": ("needs 1-d input", lambda L: L.vander(_z(L)))},
+    "trapezoid": {"0-d": (_NEEDS_1D, lambda L: L.trapezoid(_z(L)))},
+    "trapz": {"0-d": (_NEEDS_1D, lambda L: L.trapz(_z(L), _z(L)))},
+    "cumulative_trapezoid": {"0-d": (_NEEDS_1D, lambda L: L.cumulative_trapezoid(_z(L)))},
+    "matrix_power": {"0-d": (_NEEDS_2D, lambda L: L.matrix_power(_z(L), 2))},
+    "linalg_matrix_power": {"0-d": (_NEEDS_2D, lambda L: L.linalg.matrix_power(_z(L), 2))},
+    "matrix_exp": {"0-d": (_NEEDS_2D, lambda L: L.matrix_exp(_z(L)))},
+    "linalg_matrix_exp": {"0-d": (_NEEDS_2D, lambda L: L.linalg.matrix_exp(_z(L)))},
+    "linalg_pinv": {"0-d": (_NEEDS_2D, lambda L: L.linalg.pinv(_z(L)))},
+    "pinverse": {"0-d": (_NEEDS_2D, lambda L: _z(L).pinverse())},
+    "linalg_lstsq": {"0-d": (_NEEDS_2D, lambda L: L.linalg.lstsq(_z(L), _z(L)))},
+    "linalg_cond": {"0-d": (_NEEDS_2D, lambda L: L.linalg.cond(_z(L)))},
+    "linalg_multi_dot": {"0-d": ("needs 1-d or 2-d inputs",
+                                 lambda L: L.linalg.multi_dot([_z(L), _z(L)]))},
+    "linalg_lu": {"0-d": (_NEEDS_2D, lambda L: L.linalg.lu(_z(L)))},
+    "triangular_solve": {"0-d": (_NEEDS_2D, _quiet(lambda L: L.triangular_solve(_z(L), _m(L))))},
+    "cholesky_solve": {"0-d": (_NEEDS_2D, lambda L: L.cholesky_solve(_z(L), _m(L)))},
+    "cholesky_inverse": {"0-d": (_NEEDS_2D, lambda L: L.cholesky_inverse(_z(L)))},
+    "cholesky_deprecated": {"0-d": (_NEEDS_2D, _quiet(lambda L: L.cholesky(_z(L))))},
+}
+
+# ops whose 0-d / empty sample exists but cannot be gradchecked (it is compared with PyTorch in
+# the named case): op -> {kind: (reason, case, call whose value PyTorch makes NaN)}
+NAN_SAMPLE = {
+    "corrcoef": {"0-d": ("cov of one observation has no degree of freedom: the value is NaN",
+                         "corrcoef_0d", lambda L: L.corrcoef(_z(L)))},
 }
 
 
@@ -134,7 +186,8 @@ def test_every_differentiable_op_has_0d_and_empty_samples():
     # (only cases that run gradcheck count: one that compares gradients with PyTorch alone, at
     # NaN inputs say, does not meet the standard)
     missing = [f"{op}: no {kind} sample" for op, cov in sorted(COVERAGE.items())
-               for kind in ("0-d", "empty") if not cov[kind] and kind not in EXEMPT.get(op, {})]
+               for kind in ("0-d", "empty") if not cov[kind] and kind not in EXEMPT.get(op, {})
+               and kind not in NAN_SAMPLE.get(op, {})]
     assert not missing, (
         "add a 0-d / empty sample to the op's OpCase (or an <op>_0d / <op>_empty case), or, "
         "where PyTorch rejects such inputs, an EXEMPT entry:\n" + "\n".join(missing))
@@ -143,8 +196,8 @@ def test_every_differentiable_op_has_0d_and_empty_samples():
 def test_exemptions_are_current():
     # an exemption names a differentiable op of the table that lacks that kind of sample, and
     # says why: once the op gets the sample, the entry must go
-    stale = [f"{op} ({kind})" for op, kinds in EXEMPT.items() for kind in kinds
-             if op not in COVERAGE or COVERAGE[op][kind]]
+    stale = [f"{op} ({kind})" for table in (EXEMPT, NAN_SAMPLE) for op, kinds in table.items()
+             for kind in kinds if op not in COVERAGE or COVERAGE[op][kind]]
     assert not stale, "stale EXEMPT entries: " + ", ".join(stale)
     for op, kinds in EXEMPT.items():
         for kind, (reason, probe) in kinds.items():
@@ -153,6 +206,20 @@ def test_exemptions_are_current():
 
 EXEMPTIONS = [pytest.param(op, kind, probe, id=f"{op}-{kind}")
               for op, kinds in sorted(EXEMPT.items()) for kind, (_, probe) in kinds.items()]
+
+
+@pytest.mark.parametrize("op,kind", [(op, kind) for op, kinds in sorted(NAN_SAMPLE.items())
+                                     for kind in kinds])
+def test_nan_samples_are_nan_in_torch_and_compared(op, kind):
+    torch = pytest.importorskip("torch")
+    _, case, probe = NAN_SAMPLE[op][kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.isnan(probe(torch)).all() and ndgrad.isnan(probe(ndgrad)).all()
+    (c,) = [c for c in op_db.OPS if c.name == case]
+    assert c.grad and op_of(case, {c.name for c in CASES}) == op
+    assert any(a.size == 0 if kind == "empty" else a.ndim == 0 for arrays, _, _ in c.samples()
+               for a in arrays)
 
 
 @pytest.mark.parametrize("op,kind,probe", EXEMPTIONS)
@@ -202,6 +269,17 @@ REJECTED_0D = {
     "index_select_none": lambda L: L.index_select(_z(L), 0, L.zeros(0, dtype=L.long)),
     "unflatten_sizes": lambda L: _z(L).unflatten(0, ()),
     "cross_default_dim": lambda L: L.cross(L.ones(2, 2), L.ones(2, 2)),
+    "linalg_cond_fro": lambda L: L.linalg.cond(_z(L), "fro"),
+    "linalg_cond_1d": lambda L: L.linalg.cond(L.ones(3), 1),
+    "linalg_lstsq_other": lambda L: L.linalg.lstsq(_m(L), _z(L)),
+    "trapezoid_x": lambda L: L.trapezoid(_z(L), _z(L)),
+    "trapezoid_x_dim": lambda L: L.trapezoid(_z(L), _z(L), dim=3),
+    "trapezoid_dim": lambda L: L.trapezoid(_z(L), dim=3),
+    "cumulative_trapezoid_x": lambda L: L.cumulative_trapezoid(_z(L), _z(L)),
+    "triangular_solve_A": _quiet(lambda L: L.triangular_solve(_m(L), _z(L))),
+    "cholesky_solve_u": lambda L: L.cholesky_solve(_m(L), _z(L)),
+    "cholesky_solve_1d": lambda L: L.cholesky_solve(L.ones(2, dtype=L.float64), _m(L)),
+    "linalg_pinv_int": lambda L: L.linalg.pinv(L.ones(2, 3, dtype=L.long)[0]),
 }
 
 

@@ -103,16 +103,26 @@ def _assign(input, out):
 
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias."""
+    if bias is not None and (input.dtype is not weight.dtype or bias.dtype is not weight.dtype):
+        _linear_dtype_check(input, weight, bias)  # with a bias, before the shapes
     if weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] != weight.shape[1]:
         rows = input.numel() // input.shape[-1] if input.ndim > 1 else 1
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
             f"{weight.shape[1]}x{weight.shape[0]})")
     if input.dtype is not weight.dtype:
-        raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got {_tname(input.dtype)} and "
-            f"{_tname(weight.dtype)}")
+        _linear_dtype_check(input, weight, bias)
     return K.linear(input, weight, bias)
+
+
+def _linear_dtype_check(input, weight, bias):
+    """PyTorch's linear is addmm(bias, input, weight.t()) when there is a bias (for a 3-d and up
+    input only when it is contiguous), else matmul(input, weight.t()): their dtype errors."""
+    from ..ops import linalg as L
+    if bias is not None and (input.ndim <= 2 or input._data.flags.c_contiguous):
+        L._check_addmm_dtypes(bias, input, weight.t())
+    elif input.dtype is not weight.dtype:
+        raise L._matmul_dtype_error(input, weight.t())
 
 
 def _tname(d):
@@ -158,6 +168,8 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if unbatched:
         input = input.unsqueeze(0)
     stride, dilation = _pair(stride, nd), _pair(dilation, nd)
+    if bias is not None and bias.dtype is not input.dtype:  # before the shapes
+        raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
                            "dimension 0, but got weight of size [[%s]] instead"
@@ -179,10 +191,30 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         input, weight = input.unsqueeze(2), weight.unsqueeze(2)
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
+    if input.dtype is not weight.dtype:
+        raise _conv_dtype_error(input, weight, None, "slow_conv2d_cpu")
     out = K.conv2d(input, weight, bias, stride, pads, dilation, groups)
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out
+
+
+def _conv_dtype_error(input, weight, bias, kernel):
+    """PyTorch's CPU convolutions refuse mixed dtypes (a transposed one ignores its bias's)."""
+    from ..ops.linalg import _cname, _sname
+    if bias is not None and bias.dtype is not input.dtype:
+        return RuntimeError(f"Input type ({_cname(input.dtype)}) and bias type "
+                            f"({_cname(bias.dtype)}) should be the same")
+    i, w = _sname(input.dtype), _sname(weight.dtype)
+    if input.dtype.is_complex:
+        legacy = not (weight.dtype.is_complex or weight.dtype is D.bool)
+        return RuntimeError(f"Input type (CPU{i}Type) and weight type "
+                            f"({f'torch.{w}Tensor' if legacy else f'CPU{w}Type'}) should be the same")
+    if input.dtype is D.bool or (kernel == "slow_conv_transpose2d_out_cpu"
+                                 and not input.dtype.is_floating_point
+                                 and input.dtype is not D.int64):
+        return NotImplementedError(f'"{kernel}" not implemented for \'{i}\'')
+    return RuntimeError(f"expected scalar type {i} but found {w}")
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -215,6 +247,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
             f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
             f"Calculated output size per channel: ({' x '.join(map(str, hw))}). "
             "Output size is too small")
+    if input.dtype is not weight.dtype:
+        raise _conv_dtype_error(input, weight, None, "slow_conv_transpose2d_out_cpu")
     pads = tuple((p, p) for p in padding)
     out = K.conv_transpose2d(input, weight, stride, pads, dilation, groups, hw)
     if bias is not None:

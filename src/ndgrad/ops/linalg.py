@@ -58,6 +58,67 @@ def _matmul_check(a, b):
         f"but got: [{batch}, {b.shape[-2]}].")
 
 
+# ---- PyTorch refuses mixed dtypes in the matmul family (no promotion); each kernel has its own
+# message. The hot path pays one dtype identity comparison; the helpers below only build errors.
+
+def _cname(d):
+    """The C++ scalar type name PyTorch prints in some messages ("float", "long int", ...)."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}[d.name]
+
+
+def _sname(d):
+    from ._inplace import _type_name
+    return _type_name(d)
+
+
+def _mm_dtype_error(a, b):
+    return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a)} != "
+                        f"{_cname(b)}")
+
+
+def _dot_dtype_error(a, b):
+    return RuntimeError(f"dot : expected both vectors to have same dtype, but found {_sname(a)} "
+                        f"and {_sname(b)}")
+
+
+def _addmv_dtype_error(self, mat, vec):
+    return RuntimeError(f"addmv input tensors must have the same dtype, but got {_sname(self)}, "
+                        f"{_sname(mat)}, and {_sname(vec)}")
+
+
+def _bmm_dtype_error(a, b, kernel="bmm"):
+    if a.name == "bool":
+        return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    return RuntimeError(f"expected scalar type {_sname(a)} but found {_sname(b)}")
+
+
+def _check_addmm_dtypes(self, mat1, mat2):
+    """addmm / addbmm (and linear with a bias): self against mat2 first, then mat1."""
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_sname(self.dtype)} and {_sname(mat2.dtype)}")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_sname(mat1.dtype)} and {_sname(mat2.dtype)}")
+
+
+def _matmul_dtype_error(a, b):
+    """torch.matmul's error by the kernel it dispatches to: dot, mv (also for a >= 3-d `a` folded
+    into rows), mm (a 2-d `b`), else bmm."""
+    da, db = a.dtype, b.dtype
+    if a.ndim != 1 or b.ndim != 1:  # shapes are checked first, except by dot
+        _matmul_check(a._data, b._data)
+    fold = a.ndim <= 2 or a._data.flags.c_contiguous  # PyTorch folds batch dims without a copy
+    if b.ndim == 1 and fold:
+        return _dot_dtype_error(da, db) if a.ndim == 1 else _addmv_dtype_error(db, da, db)
+    if b.ndim == 2 and fold:
+        return _mm_dtype_error(da, db)
+    return _bmm_dtype_error(da, db)
+
+
 def _matmul_fwd(xp, self, other):
     try:
         return xp.matmul(self, other)
@@ -119,6 +180,8 @@ _mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="bina
 
 def matmul(input, other):
     """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
+    if input.dtype is not other.dtype:
+        raise _matmul_dtype_error(input, other)
     a, b = input._data.ndim, other._data.ndim
     if a == 2 and b == 2:
         return _mm(input, other)
@@ -136,6 +199,8 @@ def mm(input, mat2):
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
+    if input.dtype is not mat2.dtype:
+        raise _matmul_dtype_error(input, mat2)
     return _mm(input, mat2)
 
 
@@ -148,6 +213,8 @@ def bmm(input, mat2):
     if a[0] != b[0] or a[2] != b[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{a[0]}, {a[2]}] but got: [{b[0]}, {b[1]}].")
+    if input.dtype is not mat2.dtype:
+        raise _bmm_dtype_error(input.dtype, mat2.dtype)
     return _bmm(input, mat2)
 
 
@@ -157,6 +224,8 @@ def mv(input, vec):
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec._data.ndim}, "
                            f"{input._data.ndim}, {vec._data.ndim}")
+    if input.dtype is not vec.dtype:
+        raise _matmul_dtype_error(input, vec)
     return _mv(input, vec)
 
 
@@ -165,9 +234,7 @@ def dot(input, other):
         raise RuntimeError(
             f"1D tensors expected, but got {input._data.ndim}D and {other._data.ndim}D tensors")
     if input.dtype is not other.dtype:
-        raise RuntimeError(
-            "dot : expected both vectors to have same dtype, but found "
-            f"{input.dtype.name.capitalize()} and {other.dtype.name.capitalize()}")
+        raise _dot_dtype_error(input.dtype, other.dtype)
     return _dot(input, other)
 
 
@@ -185,10 +252,8 @@ def vdot(input, other):
     if input._data.ndim != 1 or other._data.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input._data.ndim}D and {other._data.ndim}D tensors")
-    if input.dtype is not other.dtype:
-        raise RuntimeError(
-            "vdot : expected both vectors to have same dtype, but found "
-            f"{input.dtype.name.capitalize()} and {other.dtype.name.capitalize()}")
+    if input.dtype is not other.dtype:  # PyTorch's vdot reports as dot
+        raise _dot_dtype_error(input.dtype, other.dtype)
     if input._data.shape != other._data.shape:
         raise RuntimeError(
             "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number "
@@ -252,6 +317,8 @@ def _check_add_shape(input, shape):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if input.dtype is not mat1.dtype or mat1.dtype is not mat2.dtype:  # before the shapes
+        _check_addmm_dtypes(input, mat1, mat2)
     _check_mm(mat1, mat2)
     _check_add_shape(input, (mat1._data.shape[0], mat2._data.shape[1]))
     return addmm_(input, mat1, mat2, beta, alpha)
@@ -275,6 +342,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), "
                            f"mat ({_dims_str(mat._data.shape)}), vec ({vec._data.shape[0]})")
     _check_add_shape(input, (mat._data.shape[0],))
+    if input.dtype is not mat.dtype or mat.dtype is not vec.dtype:
+        raise _addmv_dtype_error(input.dtype, mat.dtype, vec.dtype)
     return addmv_(input, mat, vec, beta, alpha)
 
 
@@ -300,9 +369,14 @@ def _check_bmm(b1, b2):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if input.dtype is not batch1.dtype:  # before the shapes; batch1 against batch2 after them
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, "
+                           f"batch1: {_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
     _check_bmm(batch1, batch2)
     b1, b2 = batch1._data.shape, batch2._data.shape
     _check_add_shape(input, (b1[0], b1[1], b2[2]))
+    if batch1.dtype is not batch2.dtype:
+        raise _bmm_dtype_error(batch1.dtype, batch2.dtype, "baddbmm")
     return baddbmm_(input, batch1, batch2, beta, alpha)
 
 
@@ -321,6 +395,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_bmm(batch1, batch2)
     b1, b2 = batch1._data.shape, batch2._data.shape
     _check_add_shape(input, (b1[1], b2[2]))
+    if input.dtype is not batch1.dtype or batch1.dtype is not batch2.dtype:
+        _check_addmm_dtypes(input, batch1, batch2)
     return addbmm_(input, batch1, batch2, beta, alpha)
 
 
@@ -432,6 +508,24 @@ def _take_diagonals(eq, operands):
     return ",".join(subs) + "->" + out, tuple(ops)
 
 
+def _check_einsum_dtypes(eq, operands):
+    """PyTorch contracts the operands left to right: a pair that sums over shared letters goes
+    through bmm, which refuses mixed dtypes; a pair without one is a promoting mul."""
+    ins, out = eq.split("->")
+    subs = ins.split(",")
+    left, dtype = set(subs[0]), operands[0].dtype
+    for i in range(1, len(subs)):
+        later = set(out).union(*subs[i + 1:])
+        right = set(subs[i])
+        contracted = (left & right) - later
+        if operands[i].dtype is not dtype:
+            if contracted:
+                raise _bmm_dtype_error(dtype, operands[i].dtype)
+            from .._dtype import promote_types
+            dtype = promote_types(dtype, operands[i].dtype)
+        left = (left | right) - contracted
+
+
 def einsum(equation, *operands):
     """torch.einsum(equation, *operands) (also einsum(equation, [operands]))."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -439,6 +533,8 @@ def einsum(equation, *operands):
     eq = _normalize_einsum(equation, operands)
     eq, operands = _take_diagonals(eq, operands)
     n = len(operands)
+    if n > 1 and any(o.dtype is not operands[0].dtype for o in operands):
+        _check_einsum_dtypes(eq, operands)
     op = _EINSUM_OPS.get(n)
     if op is None:
         op = _EINSUM_OPS[n] = defop("einsum", _einsum_fwd_n(n), promote="binary",
@@ -448,6 +544,8 @@ def einsum(equation, *operands):
 
 
 def tensordot(a, b, dims=2, out=None):
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -783,11 +881,22 @@ def _qr_grad(grad, self, mode, result):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
                            "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
                            "differentiate through linalg.qr.")
-    if m < n:
-        raise NotImplementedError("linalg.qr backward is implemented for m >= n only")
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
+    if m < n:
+        # A = [X | Y], R = [U | V] with X = Q U the square QR and Y = Q V: V = Q^T Y sends
+        # Y gV^T to Q's gradient, and Y gets Q gV
+        from .shape import cat
+        gV = gR.narrow(-1, m, n - m)
+        gQ = gQ + self.narrow(-1, m, n - m) @ _mT(gV)
+        gX = _qr_square_grad(gQ, gR.narrow(-1, 0, m), Q, R.narrow(-1, 0, m))
+        return cat([gX, Q @ gV], -1)
+    return _qr_square_grad(gQ, gR, Q, R)
+
+
+def _qr_square_grad(gQ, gR, Q, R):
+    """The gradient of A = Q R for R square (m >= n): (gQ + Q copyltu(M)) R^{-T}."""
     M = R @ _mT(gR) - _mT(gQ) @ Q
     B = gQ + Q @ _copyltu(M)
     return _mT(solve(R, _mT(B)))   # B R^{-T}
@@ -1146,8 +1255,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """torch.linalg.pinv(A, *, atol=None, rtol=None, hermitian=False): the pseudo-inverse,
     singular values below max(atol, rtol * largest) dropped."""
     if A._data.ndim < 2:
-        raise RuntimeError("linalg.pinv(" + _type_name_of(A) + "{" + ", ".join(
-            str(s) for s in A._data.shape) + "}): expected a tensor with 2 or more dimensions "
+        raise RuntimeError("linalg.pinv(" + _type_name_of(A)[:-4] + "{[" + ", ".join(
+            str(s) for s in A._data.shape) + "]}): expected a tensor with 2 or more dimensions "
             "of float, double, cfloat or cdouble types")
     _float_input(A, "linalg.pinv")
     return _pinv(A, None if atol is None else float(atol), None if rtol is None else float(rtol),
@@ -1188,6 +1297,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
                            "gelsd, gelss)")
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B._data.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     vector = B._data.ndim == A._data.ndim - 1
     b = unsqueeze(B, -1) if vector else B
     m, n = A._data.shape[-2:]
@@ -1209,6 +1322,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def cond(A, p=None, *, out=None):
     """torch.linalg.cond(A, p=None): the condition number; p None/2/-2 from the singular values,
     otherwise norm(A, p) * norm(inv(A), p)."""
+    if A._data.ndim < 2:
+        raise RuntimeError(f"linalg.cond(ord={p}): The input tensor A must have at least 2 "
+                           "dimensions." if isinstance(p, str) else
+                           "linalg.cond: The input tensor must have at least 2 dimensions.")
     if p is None or p in (2, -2):
         s = svdvals(A)
         if p == -2:
@@ -1293,6 +1410,10 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
         "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
         UserWarning, stacklevel=2)
     rtype = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
+    for name, t in (("b", input), ("A", A)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 "
+                               f"dimensions, but it has {t._data.ndim} dimensions instead")
     a = _mT(A) if transpose else A
     x = solve_triangular(a, input, upper=upper != transpose, unitriangular=unitriangular)
     return rtype(x, A.clone())
@@ -1300,6 +1421,10 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """torch.cholesky_solve(B, L, upper=False): X with (L L^T) X = B (or U^T U X = B)."""
+    for name, t in (("b", input), ("u", input2)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has "
+                               f"{t._data.ndim} dimensions instead")
     lower = _mT(input2) if upper else input2
     y = solve_triangular(lower, input, upper=False)
     return solve_triangular(_mT(lower), y, upper=True)
@@ -1308,6 +1433,8 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 def cholesky_inverse(input, upper=False, *, out=None):
     """torch.cholesky_inverse(L, upper=False): inv(L L^T) (or inv(U^T U))."""
     from .._creation import eye
+    if input._data.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     n = input._data.shape[-1]
     e = expand(eye(n, dtype=input.dtype), input._data.shape)
     return cholesky_solve(e, input, upper)
@@ -1321,6 +1448,8 @@ def _cholesky_deprecated(input, upper=False, *, out=None):
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
         "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
         "replaced with\nU = torch.linalg.cholesky(A).mH", UserWarning, stacklevel=2)
+    if input._data.ndim < 2:
+        raise RuntimeError("cholesky: The input tensor A must have at least 2 dimensions.")
     return cholesky(input, upper=upper)
 
 
@@ -1357,6 +1486,9 @@ def _trapz_x(y, x, dim, cumulative):
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """torch.trapezoid(y, x=None, *, dx=None, dim=-1): the trapezoidal rule along dim."""
     _trapz_args("trapezoid", y, x, dx)
+    if y._data.ndim == 0:  # (PyTorch reads y.size(dim), dim wrapped as for 1-d when x is given)
+        d = dim if x is None else _wrap_dim(dim, 0)
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if x is not None:
         return _trapz_x(y, x, dim, False)
     return _trapz_dx(y, 1 if dx is None else dx, dim, False)
@@ -1380,6 +1512,8 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """torch.cumulative_trapezoid(y, x=None, *, dx=None, dim=-1)."""
     _trapz_args("cumulative_trapezoid", y, x, dx)
+    if y._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if x is not None:
         return _trapz_x(y, x, dim, True)
     return _trapz_dx(y, 1 if dx is None else dx, dim, True)
@@ -1415,7 +1549,7 @@ def vander(x, N=None, increasing=False):
 def linalg_vander(x, *, N=None):
     """torch.linalg.vander(x, *, N=None): increasing powers, batched over x's leading dims."""
     if x._data.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+        x = reshape(x, (1,))  # as PyTorch: a 0-d x is read as one point
     n = x._data.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
