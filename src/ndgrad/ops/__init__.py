@@ -3,7 +3,7 @@ from .. import _dtype as D
 from .._backend import device as _device
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
-from ._inplace import inplace, make_inplace
+from ._inplace import inplace, make_inplace, register_direct
 from ._registry import defop
 from .linalg import matmul, mm, bmm, mv, dot
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
@@ -323,6 +323,10 @@ def _item_dunder(op, swap=False):
     if swap:
         return lambda self, other: op(other, self)
     return lambda self, other: op(self, other)
+
+
+for _fn, _ufunc in ((add, "add"), (sub, "subtract"), (mul, "multiply"), (div, "true_divide")):
+    register_direct(_fn, _ufunc)
 
 
 def _iop(op):

@@ -83,6 +83,36 @@ def _snapshot(self):
     return t
 
 
+_DIRECT = {}   # op function -> array-module ufunc name, for the unrecorded fast path
+
+
+def register_direct(fn, ufunc):
+    """`x op= other` with nothing to record may run as `ufunc(x, other, out=x)`."""
+    _DIRECT[fn] = ufunc
+
+
+def _direct(self, ufunc, other):
+    """The fast path of an unrecorded in-place arithmetic op on a floating tensor: compute into
+    self's storage (no temporary, no copy). Returns False when the case is not the simple one
+    (other dtypes, promotion, shapes that do not broadcast into self): the general path then
+    gives PyTorch's result or error."""
+    if not self.dtype.is_floating_point:
+        return False
+    if isinstance(other, Tensor):
+        if other.dtype is not self.dtype or other._data.ndim > self._data.ndim:
+            return False
+        other = other._data
+    elif type(other) is not float and type(other) is not int:
+        return False
+    data = self._data
+    try:
+        getattr(xp_of(data), ufunc)(data, other, out=data)
+    except ValueError:               # not broadcastable into self: raised before any write
+        return False
+    bump_version(self._vc)
+    return True
+
+
 def inplace(self, fn, *args, **kwargs):
     """Run `fn(self, *args, **kwargs)` out of place and make the result self's new value."""
     if not isinstance(self, Tensor):
@@ -97,7 +127,9 @@ def inplace(self, fn, *args, **kwargs):
     if not recording and _state.enabled and self._view_nograd and self._base._requires_grad:
         _check_view_inplace(self, self._base)
     if not recording:
-        _write(self, fn(self, *args, **kwargs))
+        ufunc = _DIRECT.get(fn) if len(args) == 1 and not kwargs else None
+        if ufunc is None or not _direct(self, ufunc, args[0]):
+            _write(self, fn(self, *args, **kwargs))
         return self
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError(ERR_LEAF_INPLACE)
