@@ -145,9 +145,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 _QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    """The q-th quantiles along dim (of the flattened input when dim is None), interpolated
-    between the sorted neighbours; a 1-d q adds a leading dim. Differentiable through sort."""
+def _quantile_args(input, q, interpolation):
+    """quantile's and nanquantile's argument checks (PyTorch's messages): the list of q values
+    and whether q was a 1-d tensor."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):
@@ -166,6 +166,13 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     if interpolation not in _QUANTILE_MODES:
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
+    return qs, vector
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles along dim (of the flattened input when dim is None), interpolated
+    between the sorted neighbours; a 1-d q adds a leading dim. Differentiable through sort."""
+    qs, vector = _quantile_args(input, q, interpolation)
     shape = tuple(input.shape)
     if dim is None:
         x, d = input.reshape(-1), 0

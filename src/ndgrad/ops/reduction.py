@@ -903,24 +903,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     from .._creation import tensor as _tensor
     from .pointwise import where
     from .shape import stack
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    if isinstance(q, Tensor):
-        if q.ndim > 1:
-            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-        if q.dtype is not input.dtype:
-            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        qs, vector = [float(v) for v in q.reshape(-1).tolist()], q.ndim == 1
-    else:
-        qs, vector = [float(q)], False
-    for v in qs:
-        if not 0 <= v <= 1:
-            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
-    if input.numel() == 0:
-        raise RuntimeError("quantile() input tensor must be non-empty")
-    if interpolation not in F._QUANTILE_MODES:
-        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest, but got {interpolation}")
+    qs, vector = F._quantile_args(input, q, interpolation)
     shape = tuple(input.shape)
     if dim is None:
         x, d = input.reshape(-1), 0

@@ -99,7 +99,10 @@ class AdaptiveMaxPool2d(_AdaptiveNd):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class LPPool2d(Module):
+class _LPPoolNd(Module):
+    """Power-average pooling, as PyTorch's _LPPoolNd (the 1-d and 2-d modules differ only in
+    forward)."""
+
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride = norm_type, kernel_size, stride
@@ -109,5 +112,7 @@ class LPPool2d(Module):
         return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
                 "ceil_mode={ceil_mode}".format(**self.__dict__))
 
+
+class LPPool2d(_LPPoolNd):
     def forward(self, input):
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)

@@ -1,6 +1,7 @@
 """More pooling layers: MaxUnpool1d/2d, AdaptiveMaxPool1d, LPPool1d and LocalResponseNorm."""
 from .module import Module
 from .. import functional as F
+from .pooling import _LPPoolNd
 
 __all__ = ["MaxUnpool1d", "MaxUnpool2d", "AdaptiveMaxPool1d", "LPPool1d", "LocalResponseNorm"]
 
@@ -44,16 +45,7 @@ class AdaptiveMaxPool1d(Module):
         return f"output_size={self.output_size}"
 
 
-class LPPool1d(Module):
-    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
-        super().__init__()
-        self.norm_type, self.kernel_size, self.stride = norm_type, kernel_size, stride
-        self.ceil_mode = ceil_mode
-
-    def extra_repr(self):
-        return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
-                "ceil_mode={ceil_mode}".format(**self.__dict__))
-
+class LPPool1d(_LPPoolNd):
     def forward(self, input):
         return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
