@@ -702,3 +702,23 @@ def test_embedding_bag_parameter_versions_match_torch():
         assert ([(k, p._version) for k, p in ours.named_parameters()]
                 == [(k, p._version) for k, p in theirs.named_parameters()])
         assert hasattr(ours, "reset_parameters") and hasattr(theirs, "reset_parameters")
+
+
+def test_affine_grid_identity_lands_where_pytorchs_does():
+    # a spatial transformer starts at the identity: every sampling point is a pixel centre,
+    # where bilinear sampling has a kink, so the gradient w.r.t. theta depends on which side of
+    # the centre the float32 grid falls. The grid must be computed as PyTorch does, bit for bit.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 1, 28, 28)).astype(np.float32)
+    w = rng.standard_normal((3, 1, 28, 28)).astype(np.float32)
+    th = np.tile(np.array([[1, 0, 0], [0, 1, 0]], np.float32), (3, 1, 1))
+    res = []
+    for L in (torch, ndgrad):
+        t = L.tensor(th, requires_grad=True)
+        grid = L.nn.functional.affine_grid(t, (3, 1, 28, 28), align_corners=False)
+        out = L.nn.functional.grid_sample(L.tensor(x), grid, align_corners=False)
+        ((out * L.tensor(w)).sum()).backward()
+        res.append((grid.detach().numpy().copy(), t.grad.numpy().copy()))
+    assert np.array_equal(res[0][0], res[1][0])
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-4, atol=1e-4)

@@ -1355,14 +1355,19 @@ def affine_grid(theta, size, align_corners=None):
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {given}")
 
+    from .._creation import linspace
+    np_dtype = theta._data.dtype
+
     def lin(n):
+        # as PyTorch, in theta's dtype and order of operations: sampling points that fall on
+        # pixel centres land on the same side of them, so grid_sample's one-sided gradient agrees
         if n <= 1:
-            return _np.zeros(n)
-        v = _np.linspace(-1.0, 1.0, n)
-        return v if align_corners else v * (n - 1) / n
+            return _np.zeros(n, np_dtype)
+        v = linspace(-1.0, 1.0, n, dtype=theta.dtype)._data
+        return v if align_corners else v * np_dtype.type(n - 1) / np_dtype.type(n)
 
     nd = len(spatial)
-    base = _np.ones(spatial + (nd + 1,))
+    base = _np.ones(spatial + (nd + 1,), np_dtype)
     for i, n in enumerate(reversed(spatial)):  # x runs over the last dim, then y, then z
         shape = [1] * nd
         shape[nd - 1 - i] = n
