@@ -1,0 +1,30 @@
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+rng = np.random.default_rng(0)
+x = torch.tensor(rng.standard_normal((4, 5)), dtype=torch.float32, requires_grad=True)
+y = torch.where(x > 0, x, torch.zeros_like(x))
+z = torch.where(x > 0, x, 0.0)
+print(y.shape, z.dtype, (y == z).all())
+m = x.masked_fill(x < 0, float("-inf")).softmax(-1)
+print(m.sum(-1))
+idx = torch.tensor([0, 2, 2])
+s = x[idx].sum() + x[:, [1, 3]].pow(2).sum() + x[x > 0.5].sum()
+s.backward()
+print(x.grad)
+a = torch.arange(12).view(3, 4)
+print(a, a.T.contiguous().view(-1), a.sum(dim=1, keepdim=True), a.float().mean(0))
+print(torch.cat([a, a], dim=0).shape, torch.stack([a, a], 1).shape)
+print(a.max(), a.max(dim=0), a.argmax(1), a.float().std(), torch.topk(a.float(), 2))
+print(torch.linspace(0, 1, 5), torch.arange(0, 1, 0.25), torch.full((2, 2), 7))
+print(torch.eye(3)[1:], torch.zeros(2, 3).new_ones(2), torch.ones(2).new_tensor([1, 2]))
+b = torch.randn(3, 3).uniform_(0, 1)
+print(b.shape, b.dtype, b.device, b.is_contiguous(), b.t().is_contiguous())
+c = torch.tensor([[1, 2], [3, 4]])
+print(c.dtype, c.float() / 3, c // 3, c % 3, c ** 2, -c, c.clamp(2, 3), c.flip(0), c.roll(1, 1))
+print(torch.tensor(3.5).item(), torch.tensor([1.5]).tolist(), int(torch.tensor(4)), float(torch.tensor(2)))
+print(F.one_hot(torch.tensor([0, 2, 1]), 3))
+print(torch.tensor([1., 2., 3.]).unsqueeze(0).expand(3, -1))
+print(torch.nn.functional.pad(torch.ones(1, 2, 2), (1, 1)))
+result = {"g": x.grad, "m": m}

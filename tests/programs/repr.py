@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+m = nn.Linear(3, 2)
+opt = torch.optim.Adam(m.parameters(), lr=1e-3, weight_decay=0.01)
+print(opt)
+opt2 = torch.optim.SGD([{"params": [m.weight]}, {"params": [m.bias], "lr": 0.5}], lr=0.1, momentum=0.9)
+print(opt2)
+print(torch.optim.AdamW(m.parameters()))
+s = torch.optim.lr_scheduler.StepLR(opt2, 3)
+print(s.state_dict())
+print(opt2.state_dict()["param_groups"])
+print(nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16))
+print(nn.LSTM(3, 4, 2, batch_first=True, dropout=0.1), nn.GRU(3, 4, bidirectional=True), nn.Embedding(5, 2, padding_idx=0))
+print(nn.Conv2d(1, 2, (3, 5), stride=2, padding=(1, 2), bias=False), nn.MaxPool2d(2), nn.BatchNorm2d(4, momentum=None), nn.LayerNorm([4, 5]))
+print(nn.Dropout(p=0.3), nn.CrossEntropyLoss(label_smoothing=0.1), nn.ModuleDict({"a": nn.ReLU()}), nn.ParameterList([nn.Parameter(torch.ones(2))]))
+print(torch.ones(2, 3, dtype=torch.int64) * 1000000, torch.tensor([1e-8, 1e8]), torch.tensor([float("nan"), float("inf")]), torch.arange(2000.))
+print(torch.tensor([True, False]), torch.tensor([[1.5, -2.25]], dtype=torch.float16), torch.tensor(3, dtype=torch.uint8), torch.zeros(0, 3))
+print(nn.Parameter(torch.ones(2)), torch.ones(2, requires_grad=True) * 1, torch.tensor([1.0], dtype=torch.float64))
+print(repr(torch.float32), torch.Size([2, 3]), torch.ones(2).shape, torch.device("cpu"), torch.finfo(torch.float32).eps, torch.iinfo(torch.int8).max)
+result = {}
