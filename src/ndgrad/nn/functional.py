@@ -132,6 +132,12 @@ def _tname(d):
 
 def bilinear(input1, input2, weight, bias=None):
     # y_k = x1 W_k x2 + b_k
+    named = [("input1", input1), ("input2", input2), ("weight", weight)] + \
+        ([("bias", bias)] if bias is not None else [])
+    if any(t.dtype is not input1.dtype for _, t in named):
+        from ..ops.linalg import _cname
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{n}: {_cname(t.dtype)}" for n, t in named))
     t = matmul(input1.unsqueeze(-2).unsqueeze(-3), weight)       # (..., O, 1, in2)
     out = (t.squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
     return out if bias is None else out + bias
@@ -431,9 +437,33 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 # ---------------------------------------------------------------- normalization
 
+def _batch_norm_dtypes(input, *params):
+    """PyTorch's CPU dtype rules for batch norm: parameters share the input's dtype, or (mixed
+    mode, decided by the first defined parameter) are all float32 with a half input. Returns
+    whether the call is mixed."""
+    params = [p for p in params if p is not None]
+    if not params:
+        return False
+    if params[0].dtype is not input.dtype:
+        if any(p.dtype is not D.float32 for p in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype is not D.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return True
+    for p in params:
+        if p.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {_tname(input.dtype)} but found "
+                               f"{_tname(p.dtype)}")
+    return False
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise over all dims but the channel dim (1); update running stats when training."""
+    mixed = _batch_norm_dtypes(input, weight, bias, running_mean, running_var)
+    if mixed:     # half input, float parameters: computed in float, returned as half
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
     if training:
         n = input.numel() // input.shape[1]
         if n <= 1:

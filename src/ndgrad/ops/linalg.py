@@ -1352,6 +1352,10 @@ def multi_dot(tensors, *, out=None):
                 if 0 < i < len(tensors) - 1 else
                 f"multi_dot(): the {'first' if i == 0 else 'last'} tensor must be 1D or 2D but "
                 f"got {x._data.ndim}D")
+        if x.dtype is not tensors[0].dtype:
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{_cname(tensors[0].dtype)} and tensor {i} {_cname(x.dtype)}")
     out = tensors[0]
     for x in tensors[1:]:
         out = mm(out, x)
