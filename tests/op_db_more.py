@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from op_db import OpCase, register
+from op_db_linalg import _wellcond  # well-conditioned (square +3I) samples
 
 INT = ("float64", "float32", "int64")
 FLOAT = ("float64", "float32")
@@ -20,16 +21,6 @@ def P(name, shapes, **kw):
     """A case whose grad_fn names are also compared with PyTorch's."""
     kw.setdefault("check_node_name", True)
     return OpCase(name, shapes, **kw)
-
-
-def _wellcond(rng, shapes):
-    out = []
-    for s in shapes:
-        a = rng.uniform(-1.0, 1.0, size=s)
-        if len(s) >= 2 and s[-1] == s[-2]:
-            a = a + 3.0 * np.eye(s[-1])
-        out.append(a)
-    return out
 
 
 def _small_ints(lo, hi):

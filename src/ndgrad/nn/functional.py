@@ -1355,14 +1355,20 @@ _pixel_unshuffle = defop(
 
 # ---- spatial transformer
 
-def affine_grid(theta, size, align_corners=None):
-    """Sampling grid (N, H, W, 2) of the 2-D affine maps theta (N, 2, 3)."""
+def _grid_align_corners(align_corners):
+    """affine_grid's and grid_sample's default, with PyTorch's warning."""
     if align_corners is None:
         warnings.warn(
             "Default grid_sample and affine_grid behavior has changed to align_corners=False "
             "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
             "the documentation of grid_sample for details.")
-        align_corners = False
+        return False
+    return align_corners
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) of the 2-D affine maps theta (N, 2, 3)."""
+    align_corners = _grid_align_corners(align_corners)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     given, size = size, tuple(size)
@@ -1481,12 +1487,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(
             f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'")
-    if align_corners is None:
-        warnings.warn(
-            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
-            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
-            "the documentation of grid_sample for details.")
-        align_corners = False
+    align_corners = _grid_align_corners(align_corners)
     if input.ndim != 4 or grid.ndim != 4:
         raise NotImplementedError("grid_sample: only 4-D input (N, C, H, W) in ndgrad")
     if grid.shape[0] != input.shape[0]:

@@ -14,8 +14,9 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   parameters are looked up by name: `grad` (the output's gradient; a tuple with `outputs=N`),
   `result` (the output; a tuple with `outputs=N`), `result1` (output 1 alone: the others may
   then be modified in place, as PyTorch allows when it saves only e.g. the indices), or any
-  forward parameter (Tensors arrive as Tensors). Formulas are written with ndgrad's own differentiable ops, so with
-  `create_graph=True` they record their own graph and every op gets higher-order gradients.
+  forward parameter (Tensors arrive as Tensors). Formulas are written with ndgrad's own
+  differentiable ops, so with `create_graph=True` they record their own graph and every op gets
+  higher-order gradients.
   `None` means "the gradient is zero". Only the names that a formula needs are saved, and only
   for the inputs that require grad.
 - `backward=f` with `inputs=(...)` is one joint formula returning a tuple, for ops whose inputs

@@ -3,6 +3,7 @@ from .module import Module
 from ..parameter import Parameter
 from .. import functional as F, init
 from ..._creation import empty
+from .sparse import _padding_idx
 
 __all__ = ["EmbeddingBag"]
 
@@ -17,15 +18,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, \
-                    "padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, \
-                    "padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype))
             self.reset_parameters()
