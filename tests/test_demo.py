@@ -62,3 +62,11 @@ def test_bad_arguments_exit_with_usage(capsys):
     with pytest.raises(SystemExit):
         digits.main(["--epochs", "0"])
     assert "--epochs and --batch-size must be at least 1" in capsys.readouterr().err
+
+
+def test_demo_writes_into_the_folder_readme_names_and_git_ignores():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    assert digits.parse_args([]).out == "out"
+    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    assert "into `out/`, which git ignores" in readme and "saved out/digits_cnn.pt" in readme
+    assert "/out/" in open(os.path.join(root, ".gitignore")).read().split()

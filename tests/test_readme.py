@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -11,8 +12,8 @@ import ndgrad
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-PROGRAMS = [b for b in re.findall(r"```python\n(.*?)```", README, re.S)
-            if b.startswith("import ndgrad as torch")]
+SNIPPETS = [textwrap.dedent(b) for b in re.findall(r"^ *```python\n(.*?)^ *```", README, re.S | re.M)]
+PROGRAMS = [b for b in SNIPPETS if b.startswith("import ndgrad as torch")]
 
 
 def _run(code, tmp_path, name="prog.py"):
@@ -28,6 +29,12 @@ def _run(code, tmp_path, name="prog.py"):
 
 def test_readme_has_programs():
     assert len(PROGRAMS) >= 6
+
+
+def test_every_readme_snippet_runs_when_pasted_alone():
+    """Each Python block is a whole program (the runs are test_readme_program_runs)."""
+    assert SNIPPETS and SNIPPETS == PROGRAMS, [b.splitlines()[0] for b in SNIPPETS
+                                               if b not in PROGRAMS]
 
 
 @pytest.mark.parametrize("i", range(len(PROGRAMS)))

@@ -102,7 +102,7 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="digits_out", help="folder for the checkpoint and plot")
+    p.add_argument("--out", default="out", help="folder for the checkpoint and plot")
     p.add_argument("--no-progress", action="store_true", help="hide the tqdm progress bars")
     args = p.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1 or not args.lr > 0:

@@ -13,6 +13,7 @@ from .._tensor import _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
 from ..ops import nn_ops as K
+from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
 from ..ops._registry import defop
 from ..ops import (where, clamp, exp, log, tanh as _tanh, sigmoid as _sigmoid, relu as _relu,
                    matmul, sqrt, abs as _abs)
@@ -112,7 +113,19 @@ def linear(input, weight, bias=None):
             f"{weight.shape[1]}x{weight.shape[0]})")
     if input.dtype is not weight.dtype:
         _linear_dtype_check(input, weight, bias)
-    return K.linear(input, weight, bias)
+    if weight.ndim != 2 or input.ndim == 0:
+        return K.linear(input, weight, bias)
+    # PyTorch's graph: addmm(bias, input, weight.t()) (AddmmBackward0 whose edges are bias,
+    # input, TBackward0), through 2-d views for other ranks; matmul without a bias.
+    wt = weight.t()
+    if bias is None:
+        return _matmul(input, wt)
+    if input.ndim == 2:
+        return _addmm(bias, input, wt)
+    if input.ndim >= 3 and not input._data.flags.c_contiguous:
+        return _matmul(input, wt) + bias
+    out = _addmm(bias, input.view(-1, input.shape[-1]), wt)
+    return out.view(*input.shape[:-1], weight.shape[0])
 
 
 def _linear_dtype_check(input, weight, bias):

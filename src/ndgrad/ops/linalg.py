@@ -283,14 +283,28 @@ def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
-        return (prod + xp.zeros_like(self)).astype(prod.dtype)
-    return (prod + (self if beta == 1 else self * beta)).astype(prod.dtype)
+        return (prod + xp.zeros_like(self)).astype(prod.dtype, copy=False)
+    return (prod + (self if beta == 1 else self * beta)).astype(prod.dtype, copy=False)
 
 
 addmm_ = defop("addmm", _addmm_fwd, promote="binary",
                self=lambda grad, beta: _scaled(grad, beta),
-               mat1=lambda grad, mat2, alpha: _scaled(grad @ _mT(mat2), alpha),
-               mat2=lambda grad, mat1, alpha: _scaled(_mT(mat1) @ grad, alpha))
+               mat1=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat2, mat1, 0), alpha),
+               mat2=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat1, mat2, 1), alpha))
+
+
+def _transposed(t):
+    """A 2-d tensor laid out as a transpose (column-major), like weight.t()."""
+    f = t._data.flags
+    return f.f_contiguous and not f.c_contiguous
+
+
+def _mm_grad(grad, other, target, i):
+    """mm's input gradients in PyTorch's operation order: for an input laid out as a transpose
+    the product is formed transposed (so float32 sums round as PyTorch's do)."""
+    if i == 0:
+        return _mT(other @ _mT(grad)) if _transposed(target) else grad @ _mT(other)
+    return _mT(_mT(grad) @ other) if _transposed(target) else _mT(other) @ grad
 
 
 def _check_mm(m1, m2, names=("mat1", "mat2")):

@@ -1,0 +1,19 @@
+"""Say up front which optional test oracles are missing, so skipped tests are not a mystery."""
+import importlib.util
+
+
+def _missing():
+    why = {"torch": "the comparisons with PyTorch skip (pip install torch==2.13.0)",
+           "scipy": "the special-function accuracy checks against SciPy skip (pip install scipy)",
+           "mpi4py": "the multi-process tests skip (pip install \".[distributed]\")"}
+    return [f"{name} not installed: {text}" for name, text in why.items()
+            if importlib.util.find_spec(name) is None]
+
+
+def pytest_report_header(config):
+    return _missing() or None
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in _missing():
+        terminalreporter.write_line("note: " + line)
