@@ -208,3 +208,8 @@ for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "
               "reduction", "sampling", "shape", "sum_to", "to_dtype", "with_grad_off"):
     globals().pop(_name, None)
 del _name
+
+# out=: PyTorch's output-argument protocol around every function that has it (see _out.py)
+from . import _out  # noqa: E402
+_out.install(globals())
+_out.install(linalg.__dict__, _out.LINALG_RULES)
