@@ -471,3 +471,9 @@ for _family in (pointwise, reduction, shape, _linalg_ops, indexing, sampling):
     globals().update(getattr(_family, "MORE_FUNCTIONS", {}))
     METHODS.update(getattr(_family, "MORE_METHODS", {}))
     install(getattr(_family, "MORE_METHODS", {}))
+
+# ---------------------------------------------------------------- the rest of the Tensor API
+from . import tensor_api as _tensor_api  # noqa: E402
+globals().update(_tensor_api.FUNCTIONS)
+METHODS.update(_tensor_api.METHODS)
+install(_tensor_api.METHODS, _tensor_api.PROPERTIES)
