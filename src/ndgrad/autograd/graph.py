@@ -207,6 +207,7 @@ class AccumulateGrad(Node):
             for fn in list(var._hooks.values()):
                 r = fn(g)
                 if r is not None:
+                    check_hook_value(fn, g, r)  # (issue 15: no silent corruption)
                     g = r
         if g is not None:
             # A fresh gradient that only the engine holds (references: grads[0] if it is still
@@ -218,7 +219,7 @@ class AccumulateGrad(Node):
             var._reached_by = last_backward[0]
         if var._post_acc_hooks:
             for fn in list(var._post_acc_hooks.values()):
-                fn(var)
+                check_hook_value(fn, var, fn(var))
         return ()
 
 
@@ -506,3 +507,85 @@ class disable_saved_tensors_hooks:
 
 
 _hooks_disabled = []  # error messages of the active disable_saved_tensors_hooks
+
+
+# ---------------------------------------------------------------- hook results (issue 15)
+# A hook may replace a gradient, but only by a tensor of the same dtype, device and shape, as
+# PyTorch's python_hook.cpp checks; anything else would be accumulated into .grad silently.
+# The checks run right after the hook returns, before the engine uses its result.
+
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+_SCALAR = {"bool": "Bool", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+           "complex128": "ComplexDouble", "complex32": "ComplexHalf"}
+
+
+def type_string(t):
+    """Tensor.toString() in PyTorch: 'torch.FloatTensor', or 'CPUBoolType' for the types
+    without a legacy tensor class."""
+    name = t.dtype.name if hasattr(t.dtype, "name") else str(t.dtype).replace("torch.", "")
+    cuda = getattr(t.device, "type", "cpu") == "cuda"
+    if name in _LEGACY:
+        return f"torch.{'cuda.' if cuda else ''}{_LEGACY[name]}Tensor"
+    return f"{'CUDA' if cuda else 'CPU'}{_SCALAR.get(name, name)}Type"
+
+
+def hook_name(fn):
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def check_hook_value(fn, original, result):
+    """Raise PyTorch's error if a hook's `result` may not replace the gradient `original`."""
+    if result is None:
+        return
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    from .._tensor import Tensor
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype is not original.dtype or result.device != original.device:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the type of value (was "
+                           f"{type_string(original)} got {type_string(result)})")
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the size of value")
+
+
+def check_hook_values(fn, result, originals):
+    """The checks for a node hook that returns a tuple of gradients (pre- and post-hooks)."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(originals):
+        raise RuntimeError(
+            f"hook '{hook_name(fn)}' has returned an incorrect number of values "
+            f"(got {len(result)}, but expected {len(originals)})")
+    for o, r in zip(originals, result):
+        check_hook_value(fn, o, r)
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def check_grad_output(node, i, g, shape, dtype, sum_to):
+    """A gradient a node returned for its input `i`, brought to the input's shape (undoing
+    broadcasting) and dtype, or PyTorch's error (validate_outputs in engine.cpp) when it cannot
+    be: a shape the input's shape does not broadcast to, or a complex gradient for a real input
+    (and a non-float real one for a complex input)."""
+    if g._data.shape != shape:
+        gs = g._data.shape
+        ok = len(shape) <= len(gs) and all(
+            s == b or s == 1 for s, b in zip(reversed(shape), reversed(gs)))
+        if not ok:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{_shape_str(gs)} but expected shape compatible with {_shape_str(shape)}")
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
+            raise RuntimeError(
+                "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+                "grad_is_complex) to be true, but got false.  (Could this error message be "
+                "improved?  If so, please report an enhancement request to PyTorch.)")
+        g = g.to(dtype)
+    return g
