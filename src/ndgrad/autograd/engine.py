@@ -10,7 +10,7 @@
 from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, ERR_BACKWARD_TWICE, annotated,
                     backward_twice_error, format_site, user_site)
-from .graph import check_hook_value, check_hook_values, check_grad_output
+from .graph import check_hook_value, check_hook_values, check_grad_output, grad_lock
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 
@@ -213,7 +213,8 @@ def _pre_hooks(node, grads):
             t = ref()
             if t is not None and grads[nr] is not None:  # PyTorch's retain_grad hook:
                 g = grads[nr]                               # a clone, then out-of-place sums
-                t._grad = g.clone() if t._grad is None else t._grad + g
+                with grad_lock:  # (issue 15: concurrent backward())
+                    t._grad = g.clone() if t._grad is None else t._grad + g
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))

@@ -21,6 +21,7 @@ reference counting alone frees the graph as soon as the user drops the output.
 import itertools
 import os
 import sys
+import threading
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -38,8 +39,21 @@ ERR_VERSION = (
 
 _handle_ids = itertools.count()
 
-# saved_tensors_hooks: the active (pack, unpack) pairs, innermost last (empty: the fast path)
-_saved_hooks = []
+# saved_tensors_hooks: each thread's active (pack, unpack) pairs, innermost last, and its
+# disable_saved_tensors_hooks messages: thread-local, as in PyTorch. `_saved_hooks` counts the
+# active pairs of all threads together, so the fast path (none anywhere) reads one global.
+class _ThreadHooks(threading.local):
+    def __init__(self):
+        self.saved = []
+        self.disabled = []
+
+
+_thread_hooks = _ThreadHooks()
+_saved_hooks = 0
+_count_lock = threading.Lock()
+# held while a gradient is added into a tensor's .grad: backward() may run in several threads
+# into shared leaves (PyTorch locks each AccumulateGrad); uncontended, it costs ~0.1 us per leaf
+grad_lock = threading.Lock()
 # anomaly mode (autograd/anomaly_mode.py) and forward AD (autograd/forward_ad.py) state
 from .anomaly_mode import _state as _anomaly  # noqa: E402
 from .forward_ad import _state as _fw_state  # noqa: E402
@@ -215,7 +229,8 @@ class AccumulateGrad(Node):
             # .grad without a copy: no user tensor and no other leaf can alias it.
             fresh = not create_graph and _getrefcount(g) == (3 if g is grads[0] else 2)
             owned = fresh and _getrefcount(g._data) == 2 and g._data.base is None
-            var._accumulate_grad(g, create_graph, owned, fresh)
+            with grad_lock:  # (issue 15: concurrent backward() into one leaf)
+                var._accumulate_grad(g, create_graph, owned, fresh)
             var._reached_by = last_backward[0]
         if var._post_acc_hooks:
             for fn in list(var._post_acc_hooks.values()):
@@ -259,10 +274,10 @@ class SavedTensor:
         else:
             self.tensor = tensor
             self.data = None
-        if _saved_hooks:
+        if _saved_hooks and _thread_hooks.saved:
             # the node keeps only what pack_hook returns, plus the input's place in the graph
             # (its grad_fn, or its leaf's AccumulateGrad), re-attached on unpack as PyTorch does
-            pack, unpack = _saved_hooks[-1]
+            pack, unpack = _thread_hooks.saved[-1]
             self.tensor = self.data = None
             self.requires_grad = tensor._requires_grad
             edge = None
@@ -467,13 +482,20 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        if _hooks_disabled:
-            raise RuntimeError(_hooks_disabled[-1])
-        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        global _saved_hooks
+        tl = _thread_hooks
+        if tl.disabled:
+            raise RuntimeError(tl.disabled[-1])
+        tl.saved.append((self.pack_hook, self.unpack_hook))
+        with _count_lock:
+            _saved_hooks += 1
         return self
 
     def __exit__(self, *exc):
-        _saved_hooks.pop()
+        global _saved_hooks
+        _thread_hooks.saved.pop()
+        with _count_lock:
+            _saved_hooks -= 1
         return False
 
 
@@ -498,15 +520,12 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
-        _hooks_disabled.append(self.error_message)
+        _thread_hooks.disabled.append(self.error_message)
         return self
 
     def __exit__(self, *exc):
-        _hooks_disabled.pop()
+        _thread_hooks.disabled.pop()
         return False
-
-
-_hooks_disabled = []  # error messages of the active disable_saved_tensors_hooks
 
 
 # ---------------------------------------------------------------- hook results (issue 15)
