@@ -128,18 +128,123 @@ def _to_array(data, dtype, xp, copy):
         except ValueError:
             _ragged_error(data)
             raise
+        if arr.dtype.kind in "fuO" and _may_hold_big_ints(arr):
+            arr = _big_int_array(data, arr, dtype)  # PyTorch's overflow errors (issue 15)
         if arr.dtype == object:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
         if isinstance(data, np.generic):
             d = dtype or D.from_numpy_dtype(arr.dtype)
         else:
             d = dtype or _infer_seq_dtype(data) or _infer_dtype(arr)
+        if dtype is not None and dtype._category < 2 and dtype is not D.bool and \
+                arr.dtype != dtype.np and arr.size:
+            _check_int_range(arr, dtype)
     arr = xp.asarray(arr)
     if arr.dtype != d.np:
         arr = arr.astype(d.np)
     elif copy:
         arr = arr.copy()
     return arr
+
+
+# ---------------------------------------------------------------- Python ints out of range
+# PyTorch reads every Python int of `tensor(data)` as a C long long (ValueError "Overflow when
+# unpacking long long" beyond int64) unless the target dtype is floating, complex or bool, and
+# checks that each value fits an explicitly requested integer dtype. NumPy instead turns such
+# ints into uint64, float64 or object arrays: these are the only cases that need a closer look.
+
+_I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def _may_hold_big_ints(arr):
+    if arr.dtype == object:
+        return True
+    if not arr.size:
+        return False
+    if arr.dtype.kind == "u":
+        return arr.dtype == np.uint64 and int(arr.max()) > _I64_MAX
+    if arr.dtype.kind != "f":
+        return False
+    with np.errstate(all="ignore"):
+        return bool((np.abs(arr) >= 2.0 ** 63).any())  # (nan compares False; inf is checked)
+
+
+def _leaves(data):
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        else:
+            yield x
+
+
+def _big_int_array(data, arr, dtype):
+    has_float = has_big = False
+    for v in _leaves(data):
+        if isinstance(v, (float, complex, np.floating, np.complexfloating)):
+            has_float = True
+        elif isinstance(v, int) and not isinstance(v, bool) and not _I64_MIN <= v <= _I64_MAX:
+            has_big = True
+    if not has_big:
+        return arr
+    target = dtype if dtype is not None else (None if has_float else D.int64)
+    if target is not None and target._category < 2 and target is not D.bool:
+        raise ValueError("Overflow when unpacking long long")
+    if target is D.bool:
+        return np.asarray(data, dtype=object).astype(bool)
+    kind = complex if any(isinstance(v, (complex, np.complexfloating)) for v in _leaves(data)) \
+        or (target is not None and target.is_complex) else float
+    return np.asarray(np.vectorize(kind, otypes=[kind])(np.asarray(data, dtype=object)))
+
+
+def _check_int_range(arr, dtype):
+    """PyTorch's check that the values given for an integer dtype fit it (unsigned types take
+    negative values down to -max, which wrap, as PyTorch's checked conversion allows)."""
+    info = np.iinfo(dtype.np)
+    with np.errstate(all="ignore"):
+        if arr.dtype.kind in "fc":
+            a = arr.real if arr.dtype.kind == "c" else arr
+            lo, hi = float(a.min()), float(a.max())
+            if not (np.isfinite(a).all()):
+                lo = hi = math.inf
+        else:
+            lo, hi = int(arr.min()), int(arr.max())
+    low = (0 if arr.dtype.kind in "fc" else -info.max) if info.min == 0 else info.min
+    if lo < low or hi > info.max or (arr.dtype.kind == "f" and hi >= 2.0 ** 63):
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+
+
+_C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+            "uint8": "uint8_t", "float32": "float", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16"}
+
+
+def check_fill_value(value, dtype):
+    """PyTorch's checks on a Python scalar written into an integer tensor (full, fill_)."""
+    if dtype is D.bool or isinstance(value, bool) or dtype.is_complex or dtype is D.float64:
+        return
+    if dtype.is_floating_point:  # a finite value beyond the type's range (inf and nan pass)
+        if isinstance(value, (int, float)) and math.isfinite(value) and \
+                abs(value) > float(np.finfo(dtype.np).max):
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name)} "
+                               f"without overflow")
+        return
+    if isinstance(value, int):
+        if value >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+        if value < _I64_MIN:
+            raise OverflowError("can't convert negative int to unsigned")
+        v = value
+    elif isinstance(value, float):
+        v = value
+    else:
+        return
+    info = np.iinfo(dtype.np)
+    low = -info.max if info.min == 0 else info.min
+    if not (low <= v <= info.max) or v != v or (isinstance(v, float) and v >= 2.0 ** 63):
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name, dtype.name)}"
+                           f" without overflow")
 
 
 def _ragged_error(data):
@@ -205,6 +310,8 @@ def from_numpy(ndarray):
 def _filled(size, value, dtype, device, requires_grad, fname="full"):
     size = _size(size)
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    if value != 0 and value != 1:
+        check_fill_value(value, dtype)
     xp = _xp(device)
     if value == 0:
         arr = xp.zeros(size, dtype=dtype.np)

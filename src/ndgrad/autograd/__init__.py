@@ -110,7 +110,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             capture[e] = i
     captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture)
     for i, g in captured.items():
-        inputs[i]._accumulate_grad(g, create_graph)
+        with graph.grad_lock:  # (concurrent backward() into one non-leaf's .grad)
+            inputs[i]._accumulate_grad(g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

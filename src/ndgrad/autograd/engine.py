@@ -10,6 +10,7 @@
 from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, ERR_BACKWARD_TWICE, annotated,
                     backward_twice_error, format_site, user_site)
+from .graph import check_hook_value, check_hook_values, check_grad_output, grad_lock
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 
@@ -142,10 +143,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                     g = outs[i]
                     if g is not None:
                         shape, dtype = meta[i]
-                        if g._data.shape != shape:
-                            g = sum_to(g, shape)
-                        if g.dtype is not dtype:
-                            g = g.to(dtype)
+                        if g._data.shape != shape or g.dtype is not dtype:  # (issue 15: checked)
+                            g = check_grad_output(node, i, g, shape, dtype, sum_to)
                         buf = buffers.get(child)
                         if buf is None:
                             if child._nout == 1:
@@ -207,18 +206,20 @@ def _pre_hooks(node, grads):
             if grads[nr] is not None:
                 r = fn(grads[nr])
                 if r is not None:
+                    check_hook_value(fn, grads[nr], r)  # (issue 15: no silent corruption)
                     grads[nr] = r
     if node._retain:
         for nr, ref in node._retain.items():
             t = ref()
             if t is not None and grads[nr] is not None:  # PyTorch's retain_grad hook:
                 g = grads[nr]                               # a clone, then out-of-place sums
-                t._grad = g.clone() if t._grad is None else t._grad + g
+                with grad_lock:  # (issue 15: concurrent backward())
+                    t._grad = g.clone() if t._grad is None else t._grad + g
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
-                _check_hook_result(fn, r, grads)
+                check_hook_values(fn, r, grads)
                 grads = list(r)
     return grads
 
@@ -227,13 +228,7 @@ def _post_hooks(node, outs, grads):
     for fn in list(node._hooks.values()):
         r = fn(tuple(outs), tuple(grads))
         if r is not None:
-            _check_hook_result(fn, r, outs)
+            check_hook_values(fn, r, outs)
             outs = list(r)
     return outs
 
-
-def _check_hook_result(fn, r, expected):
-    if len(r) != len(expected):
-        raise RuntimeError(
-            f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
-            f"(got {len(r)}, but expected {len(expected)})")

@@ -82,9 +82,7 @@ class BackwardCFunction(FunctionCtx, Node):
                     f"position {i + 1}, but the corresponding forward input was not a Variable")
         for i, g in enumerate(result):
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(
-                    f"expected Tensor or None (got {type(g).__name__}) as gradient "
-                    f"{self._input_pos[i]} of {type(self).__name__}")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         return result
 
     def release_saved(self):

@@ -21,6 +21,7 @@ reference counting alone frees the graph as soon as the user drops the output.
 import itertools
 import os
 import sys
+import threading
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -38,8 +39,21 @@ ERR_VERSION = (
 
 _handle_ids = itertools.count()
 
-# saved_tensors_hooks: the active (pack, unpack) pairs, innermost last (empty: the fast path)
-_saved_hooks = []
+# saved_tensors_hooks: each thread's active (pack, unpack) pairs, innermost last, and its
+# disable_saved_tensors_hooks messages: thread-local, as in PyTorch. `_saved_hooks` counts the
+# active pairs of all threads together, so the fast path (none anywhere) reads one global.
+class _ThreadHooks(threading.local):
+    def __init__(self):
+        self.saved = []
+        self.disabled = []
+
+
+_thread_hooks = _ThreadHooks()
+_saved_hooks = 0
+_count_lock = threading.Lock()
+# held while a gradient is added into a tensor's .grad: backward() may run in several threads
+# into shared leaves (PyTorch locks each AccumulateGrad); uncontended, it costs ~0.1 us per leaf
+grad_lock = threading.Lock()
 # anomaly mode (autograd/anomaly_mode.py) and forward AD (autograd/forward_ad.py) state
 from .anomaly_mode import _state as _anomaly  # noqa: E402
 from .forward_ad import _state as _fw_state  # noqa: E402
@@ -207,6 +221,7 @@ class AccumulateGrad(Node):
             for fn in list(var._hooks.values()):
                 r = fn(g)
                 if r is not None:
+                    check_hook_value(fn, g, r)  # (issue 15: no silent corruption)
                     g = r
         if g is not None:
             # A fresh gradient that only the engine holds (references: grads[0] if it is still
@@ -214,11 +229,12 @@ class AccumulateGrad(Node):
             # .grad without a copy: no user tensor and no other leaf can alias it.
             fresh = not create_graph and _getrefcount(g) == (3 if g is grads[0] else 2)
             owned = fresh and _getrefcount(g._data) == 2 and g._data.base is None
-            var._accumulate_grad(g, create_graph, owned, fresh)
+            with grad_lock:  # (issue 15: concurrent backward() into one leaf)
+                var._accumulate_grad(g, create_graph, owned, fresh)
             var._reached_by = last_backward[0]
         if var._post_acc_hooks:
             for fn in list(var._post_acc_hooks.values()):
-                fn(var)
+                check_hook_value(fn, var, fn(var))
         return ()
 
 
@@ -258,10 +274,10 @@ class SavedTensor:
         else:
             self.tensor = tensor
             self.data = None
-        if _saved_hooks:
+        if _saved_hooks and _thread_hooks.saved:
             # the node keeps only what pack_hook returns, plus the input's place in the graph
             # (its grad_fn, or its leaf's AccumulateGrad), re-attached on unpack as PyTorch does
-            pack, unpack = _saved_hooks[-1]
+            pack, unpack = _thread_hooks.saved[-1]
             self.tensor = self.data = None
             self.requires_grad = tensor._requires_grad
             edge = None
@@ -466,13 +482,20 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        if _hooks_disabled:
-            raise RuntimeError(_hooks_disabled[-1])
-        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        global _saved_hooks
+        tl = _thread_hooks
+        if tl.disabled:
+            raise RuntimeError(tl.disabled[-1])
+        tl.saved.append((self.pack_hook, self.unpack_hook))
+        with _count_lock:
+            _saved_hooks += 1
         return self
 
     def __exit__(self, *exc):
-        _saved_hooks.pop()
+        global _saved_hooks
+        _thread_hooks.saved.pop()
+        with _count_lock:
+            _saved_hooks -= 1
         return False
 
 
@@ -497,12 +520,91 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
-        _hooks_disabled.append(self.error_message)
+        _thread_hooks.disabled.append(self.error_message)
         return self
 
     def __exit__(self, *exc):
-        _hooks_disabled.pop()
+        _thread_hooks.disabled.pop()
         return False
 
 
-_hooks_disabled = []  # error messages of the active disable_saved_tensors_hooks
+# ---------------------------------------------------------------- hook results (issue 15)
+# A hook may replace a gradient, but only by a tensor of the same dtype, device and shape, as
+# PyTorch's python_hook.cpp checks; anything else would be accumulated into .grad silently.
+# The checks run right after the hook returns, before the engine uses its result.
+
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+_SCALAR = {"bool": "Bool", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+           "complex128": "ComplexDouble", "complex32": "ComplexHalf"}
+
+
+def type_string(t):
+    """Tensor.toString() in PyTorch: 'torch.FloatTensor', or 'CPUBoolType' for the types
+    without a legacy tensor class."""
+    name = t.dtype.name if hasattr(t.dtype, "name") else str(t.dtype).replace("torch.", "")
+    cuda = getattr(t.device, "type", "cpu") == "cuda"
+    if name in _LEGACY:
+        return f"torch.{'cuda.' if cuda else ''}{_LEGACY[name]}Tensor"
+    return f"{'CUDA' if cuda else 'CPU'}{_SCALAR.get(name, name)}Type"
+
+
+def hook_name(fn):
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def check_hook_value(fn, original, result):
+    """Raise PyTorch's error if a hook's `result` may not replace the gradient `original`."""
+    if result is None:
+        return
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    from .._tensor import Tensor
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype is not original.dtype or result.device != original.device:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the type of value (was "
+                           f"{type_string(original)} got {type_string(result)})")
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the size of value")
+
+
+def check_hook_values(fn, result, originals):
+    """The checks for a node hook that returns a tuple of gradients (pre- and post-hooks)."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(originals):
+        raise RuntimeError(
+            f"hook '{hook_name(fn)}' has returned an incorrect number of values "
+            f"(got {len(result)}, but expected {len(originals)})")
+    for o, r in zip(originals, result):
+        check_hook_value(fn, o, r)
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def check_grad_output(node, i, g, shape, dtype, sum_to):
+    """A gradient a node returned for its input `i`, brought to the input's shape (undoing
+    broadcasting) and dtype, or PyTorch's error (validate_outputs in engine.cpp) when it cannot
+    be: a shape the input's shape does not broadcast to, or a complex gradient for a real input
+    (and a non-float real one for a complex input)."""
+    if g._data.shape != shape:
+        gs = g._data.shape
+        ok = len(shape) <= len(gs) and all(
+            s == b or s == 1 for s, b in zip(reversed(shape), reversed(gs)))
+        if not ok:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{_shape_str(gs)} but expected shape compatible with {_shape_str(shape)}")
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
+            raise RuntimeError(
+                "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+                "grad_is_complex) to be true, but got false.  (Could this error message be "
+                "improved?  If so, please report an enhancement request to PyTorch.)")
+        g = g.to(dtype)
+    return g

@@ -76,6 +76,9 @@ def fill_(self, value):
         raise RuntimeError(
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions.")
+    if isinstance(value, (int, float)):
+        from .._creation import check_fill_value
+        check_fill_value(value, self.dtype)  # PyTorch's overflow error, before any change
     return inplace(self, _fill, value)
 
 

@@ -124,6 +124,19 @@ def _fn_params(f):
     return tuple(inspect.signature(f).parameters)
 
 
+def _formula_params(f, _by_code={}):
+    """_fn_params, once per code object: ops over n inputs (cat, stack) have n formulas that
+    are closures of one function (issue 15: linear in n)."""
+    code = getattr(f, "__code__", None)
+    if code is None or hasattr(f, "__signature__") or getattr(f, "__defaults__", None) or \
+            getattr(f, "__wrapped__", None) is not None:
+        return _fn_params(f)
+    p = _by_code.get(code)
+    if p is None:
+        p = _by_code[code] = _fn_params(f)
+    return p
+
+
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
           differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
           **formulas):
@@ -149,8 +162,10 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
         op.inputs = tuple(n for n in names if n in formulas)
         op.joint = op.joint_params = None
         op.formulas = tuple(formulas[n] for n in op.inputs)
-        op.formula_params = tuple(_fn_params(f) if f is not None else () for f in op.formulas)
-    op.input_pos = tuple(op.params.index(n) if n in op.params else -1 for n in op.inputs)
+        op.formula_params = tuple(_formula_params(f) if f is not None else ()
+                                  for f in op.formulas)
+    _pos = {n: i for i, n in enumerate(op.params)}  # (issue 15: linear in the inputs)
+    op.input_pos = tuple(_pos.get(n, -1) for n in op.inputs)
     op.promote = promote
     op.view = view
     op.nout = outputs
@@ -313,6 +328,7 @@ def _mark_view(result, base, op, args, kwargs):
 
 _META = {}  # interned node._meta tuples: equal ones are shared, not one more GC object per node
 _ARG, _SHAPE, _RESULT, _CONST = range(4)
+_BITS = bytes.maketrans(b"\x00\x01", b"01")
 
 
 def _record(op, args, kwargs, results):
@@ -333,6 +349,7 @@ def _record(op, args, kwargs, results):
     nargs = len(args)
     meta = []
     mask = 0  # bit j: input j requires grad
+    wide = bytearray(len(op.input_pos)) if len(op.input_pos) > 64 else None  # (cat of n: O(n))
     rest = []
     for j, pos in enumerate(op.input_pos):
         t = args[pos] if -1 < pos < nargs else (kwargs.get(op.inputs[j]) if kwargs else None)
@@ -343,7 +360,10 @@ def _record(op, args, kwargs, results):
             else:
                 nr = t._output_nr
             meta.append((t._data.shape, t.dtype))
-            mask |= 1 << j
+            if wide is None:
+                mask |= 1 << j
+            else:
+                wide[j] = 1
         else:
             fn, nr = None, 0
             meta.append(None)
@@ -354,6 +374,8 @@ def _record(op, args, kwargs, results):
     while rest and rest[-1] is _NO_EDGE:
         rest.pop()
     node._crest = tuple(rest) if rest else ()
+    if wide is not None:  # the same bits, built in one linear pass
+        mask = int(bytes(wide).translate(_BITS)[::-1], 2)
     meta = tuple(meta)
     m = _META.get(meta)
     if m is None:
@@ -405,8 +427,9 @@ def _saved_plan(op, mask):
     plan = op._saved_cache.get(mask)
     if plan is None:
         names = set()
+        bits = bin(mask)[:1:-1]  # bits[j]: input j (a string: linear in the number of inputs)
         for j, params in enumerate(op.formula_params):
-            if mask >> j & 1:
+            if bits[j:j + 1] == "1":
                 names.update(params)
         names.discard("grad")
         fwd = list(inspect.signature(op.forward).parameters)[1:]

@@ -889,10 +889,10 @@ def _variadic(n, name, fwd, formula_for, cache):
 
 def _cat_formula(i):
     def f(grad, dim, sizes):
-        if sizes[i] is None:  # a legacy 1-d empty input, skipped by the forward
+        span = sizes[i]  # (start, stop) of input i along dim (precomputed: linear in n)
+        if span is None:  # a legacy 1-d empty input, skipped by the forward
             return grad.new_zeros((0,))
-        start = builtins.sum(s_ for s_ in sizes[:i] if s_ is not None)
-        key = (slice(None),) * dim + (slice(start, start + sizes[i]),)
+        key = (slice(None),) * dim + (slice(*span),)
         return _basic_views["Slice"](grad, key)
     return f
 
@@ -947,8 +947,15 @@ def cat(tensors, dim=0, *, out=None):
                     f"Sizes of tensors must match except in dimension {dim}. Expected size "
                     f"{ref._data.shape[d]} but got size {t_._data.shape[d]} for tensor number "
                     f"{i} in the list.")
-    sizes = tuple(None if skip and t_._data.ndim == 1 and t_._data.shape[0] == 0 else
-                  t_._data.shape[dim] for t_ in tensors)
+    spans, start = [], 0
+    for t_ in tensors:
+        if skip and t_._data.ndim == 1 and t_._data.shape[0] == 0:
+            spans.append(None)
+        else:
+            stop = start + t_._data.shape[dim]
+            spans.append((start, stop))
+            start = stop
+    sizes = tuple(spans)
     return _variadic(len(tensors), "cat", _cat_fwd, _cat_formula, _CAT_OPS)(*tensors, dim, sizes)
 
 
