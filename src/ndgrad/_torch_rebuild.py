@@ -1,0 +1,245 @@
+"""ndgrad's versions of the functions a PyTorch checkpoint's pickle calls (torch/_utils.py).
+
+A `torch.save` pickle rebuilds each tensor with `torch._utils._rebuild_tensor_v2(storage, offset,
+size, stride, requires_grad, backward_hooks, metadata)`, each Parameter with
+`_rebuild_parameter(tensor, requires_grad, backward_hooks)`; the storage is a persistent id that
+the loader resolves to a `LoadedStorage` (one flat array per `data/<key>` record). These
+functions check every argument (a crafted file must not read outside a storage, nor allocate
+more than it holds) and build ndgrad tensors that view the storage's memory, so tensors saved as
+views of one storage come back sharing memory.
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from . import _dtype as D
+
+_MAX_NUMEL = 1 << 62
+
+
+class LoadedStorage:
+    """One storage record of a checkpoint: `array` (flat, of the storage's dtype, or uint8 for
+    an UntypedStorage), its dtype name, its location tag ("cpu", "cuda:0"), and `relocate`,
+    the loader's map_location applied to each tensor built on it."""
+    __slots__ = ("array", "dtype", "location", "relocate", "swap")
+
+    def __init__(self, array, dtype, location, relocate, swap=False):
+        self.array, self.dtype, self.location, self.relocate = array, dtype, location, relocate
+        self.swap = swap        # written on a host of the other byte order
+
+
+def _err(msg):
+    from ._weights_only_unpickler import WeightsOnlyError
+    return WeightsOnlyError(msg)
+
+
+def ndgrad_dtype(name):
+    """The ndgrad dtype PyTorch calls torch.<name>, or a RuntimeError naming what is missing."""
+    dt = getattr(D, name, None) if isinstance(name, str) else None
+    if not isinstance(dt, D.dtype) or dt.name != name:
+        raise RuntimeError(f"ndgrad has no dtype torch.{name}: a tensor of this dtype in the "
+                           "checkpoint cannot be loaded")
+    return dt
+
+
+def _ints(xs):
+    return (isinstance(xs, tuple) or type(xs) is list) and all(type(x) is int for x in xs)
+
+
+def _view(storage, dtype, offset, size, stride):
+    """The strided view (elements of `dtype`) of a storage, after bounds checks."""
+    if not isinstance(storage, LoadedStorage):
+        raise _err(f"expected a storage, got {type(storage).__name__}")
+    arr = storage.array
+    if arr.dtype != dtype.np:
+        if arr.dtype != np.uint8 or arr.size % dtype.itemsize:
+            raise _err(f"storage of {storage.dtype} viewed as {dtype.name}")
+        arr = arr.view(dtype.np)
+    if storage.swap:
+        arr = arr.byteswap()
+    if not (type(offset) is int and _ints(size) and _ints(stride)):
+        raise _err(f"Unsupported tensor geometry: offset {offset!r}, size {size!r}, "
+                   f"stride {stride!r}")
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride) or offset < 0 or any(n < 0 for n in size):
+        raise _err(f"Unsupported tensor geometry: offset {offset}, size {size}, stride {stride}")
+    numel = 1
+    for n in size:
+        numel *= n
+    if numel > _MAX_NUMEL:
+        raise _err(f"Tensor of size {list(size)} is too large")
+    if numel:
+        lo = offset + sum(min(0, (n - 1) * s) for n, s in zip(size, stride))
+        hi = offset + sum(max(0, (n - 1) * s) for n, s in zip(size, stride))
+        if lo < 0 or hi >= arr.size:
+            raise _err(f"Tensor of size {list(size)}, stride {list(stride)} and offset {offset} "
+                       f"is out of bounds of its storage of {arr.size} elements")
+        base = arr[offset:]
+    else:
+        if offset > arr.size:
+            raise _err(f"Tensor storage offset {offset} is out of bounds of its storage of "
+                       f"{arr.size} elements")
+        base = arr[:0]
+    if numel and all(s == c for s, c, n in zip(stride, _contiguous(size), size) if n > 1):
+        return base[:numel].reshape(size)         # keeps the storage's type (np.memmap) in .base
+    item = dtype.itemsize
+    return np.lib.stride_tricks.as_strided(base, shape=size, strides=tuple(s * item for s in stride))
+
+
+def _contiguous(size):
+    strides, acc = [], 1
+    for n in reversed(size):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return reversed(strides)
+
+
+def _tensor_from(storage, dtype, offset, size, stride, requires_grad=False, metadata=None):
+    from ._tensor import _make
+    arr = _view(storage, dtype, offset, size, stride)
+    if metadata:
+        if type(metadata) is not dict or not set(metadata) <= {"conj", "neg"}:
+            raise _err(f"Unsupported tensor metadata {metadata!r}")
+        if metadata.get("conj"):
+            arr = np.conj(arr)
+        if metadata.get("neg"):
+            arr = np.negative(arr)
+    t = _make(arr)
+    if type(requires_grad) is not bool:
+        raise _err(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+    t = storage.relocate(t, storage.location)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _storage_dtype(storage):
+    if not isinstance(storage, LoadedStorage):
+        raise _err(f"expected a storage, got {type(storage).__name__}")
+    return ndgrad_dtype(storage.dtype)
+
+
+def _check_hooks(backward_hooks):
+    if backward_hooks is not None and type(backward_hooks) not in (dict, OrderedDict):
+        raise _err("backward_hooks must be an OrderedDict")
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    return _tensor_from(storage, _storage_dtype(storage), storage_offset, size, stride)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       metadata=None):
+    _check_hooks(backward_hooks)
+    return _tensor_from(storage, _storage_dtype(storage), storage_offset, size, stride,
+                        requires_grad, metadata)
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    _check_hooks(backward_hooks)
+    if not isinstance(dtype, D.dtype):
+        name = getattr(dtype, "name", dtype)
+        dtype = ndgrad_dtype(name)
+    return _tensor_from(storage, dtype, storage_offset, size, stride, requires_grad, metadata)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    from ._tensor import Tensor
+    from .nn import Parameter
+    _check_hooks(backward_hooks)
+    if not isinstance(data, Tensor) or type(requires_grad) is not bool:
+        raise _err("Unsupported arguments to _rebuild_parameter")
+    return Parameter(data.detach(), requires_grad)
+
+
+def _set_state(obj, state):
+    """Python attributes saved with a tensor (torch._utils._set_obj_state): only names that are
+    not attributes of the tensor class, so no method or internal field can be replaced."""
+    if state is None or state == {}:
+        return obj
+    if type(state) is tuple and len(state) == 2:
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for part in (dict_state, slots_state):
+        if part is None:
+            continue
+        if type(part) is not dict:
+            raise _err("Unsupported tensor state")
+        for k, v in part.items():
+            if type(k) is not str or k.startswith("_") or hasattr(type(obj), k):
+                raise _err(f"Unsupported tensor attribute {k!r} in the checkpoint")
+            obj.__dict__[k] = v
+    return obj
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    return _set_state(_rebuild_parameter(data, requires_grad, backward_hooks), state)
+
+
+_TENSOR_BUILDERS = ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3",
+                    "_rebuild_parameter", "_rebuild_parameter_with_state",
+                    "_rebuild_device_tensor_from_cpu_tensor", "_rebuild_device_tensor_from_numpy")
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    from ._tensor import Tensor
+    from .nn import Parameter
+    if not any(func is globals()[n] for n in _TENSOR_BUILDERS) or type(args) is not tuple:
+        raise _err(f"Unsupported rebuild function {func!r}")
+    ret = func(*args)
+    if new_type is not type(ret):
+        if not (isinstance(new_type, type) and issubclass(new_type, Tensor)):
+            raise _err(f"Unsupported tensor type {new_type!r}")
+        if new_type is Parameter:
+            ret = Parameter(ret, ret.requires_grad)
+        else:
+            ret = new_type._make_subclass(ret, ret.requires_grad)
+    return _set_state(ret, state)
+
+
+def _to_device(t, dtype, device, requires_grad):
+    from ._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise _err("Unsupported arguments to a device tensor rebuild")
+    if isinstance(dtype, D.dtype) and t.dtype != dtype:
+        t = t.to(dtype)
+    if type(requires_grad) is not bool:
+        raise _err("requires_grad must be a bool")
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
+    return _to_device(data, dtype, device, requires_grad)
+
+
+def _rebuild_device_tensor_from_numpy(data, dtype, device, requires_grad):
+    from ._tensor import _make
+    if type(data) is not np.ndarray or data.dtype.kind in "OV":
+        raise _err("Unsupported arguments to _rebuild_device_tensor_from_numpy")
+    return _to_device(_make(data), dtype, device, requires_grad)
+
+
+def _unsupported(kind):
+    def rebuild(*args, **kwargs):
+        raise RuntimeError(f"ndgrad has no {kind}: the checkpoint holds one and cannot be "
+                           "loaded")
+    rebuild.__name__ = rebuild.__qualname__ = f"_rebuild_{kind.replace(' ', '_')}"
+    return rebuild
+
+
+_rebuild_qtensor = _unsupported("quantized tensors")
+_rebuild_sparse_tensor = _unsupported("sparse tensors")
+_rebuild_meta_tensor_no_storage = _unsupported("meta tensors")
+_rebuild_nested_tensor = _unsupported("nested tensors")
+_rebuild_wrapper_subclass = _unsupported("wrapper tensor subclasses")
+
+
+def _get_layout(name):
+    if name == "torch.strided":
+        from . import strided
+        return strided
+    raise RuntimeError(f"ndgrad has no layout {name!r}: only torch.strided tensors can be loaded")
