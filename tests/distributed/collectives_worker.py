@@ -305,4 +305,4 @@ for kw in ({"world_size": n + 1}, {"rank": (rank + 1) % n} if n > 1 else {"rank"
 dist.init_process_group("mpi", rank=rank, world_size=n)
 assert dist.get_backend() == "mpi"
 dist.destroy_process_group()
-print("collectives ok", rank, flush=True)
+print(f"collectives ok {rank}", flush=True)

@@ -85,9 +85,17 @@ def check(unused, accumulate, bucket_cap_mb, hook=False):
     if rank == 0:
         model.load_state_dict(ref.state_dict())
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb, find_unused_parameters=unused)
+    early = []
     if hook:
         from ndgrad.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
-        ddp.register_comm_hook(None, allreduce_hook)
+
+        def recording_hook(state, bucket):
+            # a bucket's all-reduce starts while backward still has gradients to compute
+            early.append(len(ddp._ready) < len(ddp._params))
+            assert state == "state" and len(bucket.parameters()) == len(bucket.gradients())
+            return allreduce_hook(None, bucket)
+        ddp.register_comm_hook("state", recording_hook)
+        assert len(ddp._buckets) > 1
     assert all(k.startswith("module.") for k in ddp.state_dict())
     assert ddp.module is model
     dopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -95,6 +103,8 @@ def check(unused, accumulate, bucket_cap_mb, hook=False):
     model.bn.eval()
     train(ref, opt, batches(accumulate, False))
     train(model, dopt, batches(accumulate, True), ddp=ddp)
+    if hook:
+        assert any(early), early
     for (name, p), q in zip(ref.named_parameters(), model.parameters()):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-12,
                                    atol=1e-12, err_msg=name)
@@ -107,9 +117,9 @@ def check(unused, accumulate, bucket_cap_mb, hook=False):
 
 
 check(unused=False, accumulate=1, bucket_cap_mb=25)
-check(unused=False, accumulate=2, bucket_cap_mb=0.0001)    # many tiny buckets, no_sync
+check(unused=False, accumulate=2, bucket_cap_mb=0.0001, hook=True)  # tiny buckets, no_sync
 check(unused=True, accumulate=1, bucket_cap_mb=0.0005)
-check(unused=True, accumulate=3, bucket_cap_mb=25, hook=True)
+check(unused=True, accumulate=3, bucket_cap_mb=0.0002, hook=True)
 
 # buffers are broadcast from rank 0 at construction and before each forward
 m = make(False, 7 + rank)
@@ -129,5 +139,11 @@ except RuntimeError as e:
     assert "Expected to have finished reduction in the prior iteration" in str(e), e
 else:
     raise AssertionError("no error for an unused parameter")
-print("ddp ok", rank, flush=True)
+
+# DistributedSampler takes num_replicas and rank from the default group
+from ndgrad.utils.data import DistributedSampler
+s = DistributedSampler(range(11), shuffle=False)
+assert (s.num_replicas, s.rank) == (world, rank)
+assert list(s) == list(DistributedSampler(range(11), world, rank, shuffle=False))
+print(f"ddp ok {rank}", flush=True)
 dist.destroy_process_group()
