@@ -120,3 +120,20 @@ def test_pytorch_script_runs_unchanged_and_prints_what_torchrun_prints():
     if ref.returncode != 0:
         pytest.skip(f"PyTorch's gloo/torchrun does not run here: {ref.stderr[-300:]}")
     assert proc.stdout == ref.stdout
+
+
+def test_digits_ddp_reaches_the_one_process_accuracy(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("tqdm")
+    import re
+    from ndgrad.examples import digits
+    single = digits.main(["--epochs", "3", "--out", str(tmp_path / "one"), "--no-progress"])
+    capsys.readouterr()
+    proc = launch(2, "ndgrad.examples.digits_ddp", "--epochs", "3", "--out",
+                  str(tmp_path / "ddp"), launcher_args=["-m"])
+    assert proc.returncode == 0, proc.stderr
+    accs = [float(a) / 100 for a in re.findall(r"test accuracy ([\d.]+)%", proc.stdout)]
+    assert len(accs) == 3, proc.stdout
+    assert accs[-1] >= single["history"]["acc"][-1] - 0.02, (accs, single["history"]["acc"])
+    assert (tmp_path / "ddp" / "digits_ddp_cnn.pt").exists()
