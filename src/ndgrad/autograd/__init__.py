@@ -196,3 +196,15 @@ def Variable(data, requires_grad=False, volatile=False):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+class _ExecutionEngine:
+    """Variable._execution_engine: queue_callback(fn) runs fn when the current backward ends."""
+
+    @staticmethod
+    def queue_callback(callback):
+        from .engine import queue_callback
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()

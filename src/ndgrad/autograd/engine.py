@@ -14,7 +14,18 @@ from .graph import check_hook_value, check_hook_values, check_grad_output, grad_
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "queue_callback"]
+
+_final_callbacks = []  # one list per backward pass running (an inner backward gets its own)
+
+
+def queue_callback(callback):
+    """Run callback() when the backward pass now running has finished (PyTorch's
+    Variable._execution_engine.queue_callback); DistributedDataParallel waits for its gradient
+    all-reduces there. Callbacks may queue further callbacks."""
+    if not _final_callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final_callbacks[-1].append(callback)
 
 
 def _walk(root_nodes):
@@ -98,6 +109,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     state = grad_mode._state
     prev = state.enabled, state.in_backward
     state.enabled, state.in_backward = create_graph, True
+    _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
         while ready:
@@ -158,7 +170,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 deps[child] = d
                 if d == 0:
                     ready.append(child)
+        callbacks = _final_callbacks[-1]
+        i = 0
+        while i < len(callbacks):
+            callbacks[i]()
+            i += 1
     finally:
+        _final_callbacks.pop()
         state.enabled, state.in_backward = prev
     return captured
 
