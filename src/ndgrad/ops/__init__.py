@@ -471,3 +471,11 @@ for _family in (pointwise, reduction, shape, _linalg_ops, indexing, sampling):
     globals().update(getattr(_family, "MORE_FUNCTIONS", {}))
     METHODS.update(getattr(_family, "MORE_METHODS", {}))
     install(getattr(_family, "MORE_METHODS", {}))
+
+# ---------------------------------------------------------------- complex numbers (issue 13)
+from . import complex as _complex_ops  # noqa: E402
+globals().update(_complex_ops.MORE_FUNCTIONS)
+METHODS.update(_complex_ops.MORE_METHODS)
+install(_complex_ops.MORE_METHODS)
+for _n, _p in _complex_ops.PROPERTIES.items():
+    setattr(Tensor, _n, _p)
