@@ -535,6 +535,10 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1)."""
     dtype = _float_dtype(dtype, "check_uniform_bounds")
+    if dtype.is_complex:  # as PyTorch: real and imaginary parts each uniform on [0, 1)
+        arr = _rng(generator).random(_size(size) + (2,), dtype=np.float64)
+        arr = arr.view(np.complex128)[..., 0].astype(dtype.np)
+        return _finish(_place(arr, device), requires_grad)
     arr = _rng(generator).random(_size(size), dtype=np.float64).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 
@@ -543,6 +547,10 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
+        arr = _rng(generator).standard_normal(_size(size) + (2,), dtype=np.float64)
+        arr = (arr * np.sqrt(0.5)).view(np.complex128)[..., 0].astype(dtype.np)
+        return _finish(_place(arr, device), requires_grad)
     arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 

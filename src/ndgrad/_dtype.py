@@ -126,7 +126,7 @@ def promote_types(a, b):
     if r is None:
         if a is b:
             r = a
-        elif a._category != b._category:
+        elif a._category != b._category and min(a._category, b._category) < _FLOAT:
             r = a if a._category > b._category else b
         elif {a, b} == {uint8, int8}:
             r = int16
@@ -168,8 +168,9 @@ def result_type(*operands):
     if zero_t is not None:
         if r is None:
             r = zero_t
-        elif zero_t._category > r._category:
-            r = zero_t
+        elif zero_t._category > r._category:  # (PyTorch's combine_categories)
+            r = r.to_complex() if zero_t._category == _COMPLEX and r._category == _FLOAT \
+                else zero_t
     if scalar_cat >= 0:
         if r is None:
             return (bool, int64, _default[0], _default[0].to_complex())[scalar_cat]

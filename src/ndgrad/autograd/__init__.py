@@ -41,7 +41,7 @@ def _root_grads(outputs, grad_outputs, is_grads_batched=False):
             if out._requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError(ERR_IMPLICIT)
-                if not out.dtype.is_floating_point and not out.dtype.is_complex:
+                if not out.dtype.is_floating_point:  # (complex outputs too, as PyTorch)
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}")

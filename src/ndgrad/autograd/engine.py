@@ -90,6 +90,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     dict slot -> gradient (these nodes themselves are not run unless needed otherwise).
     """
     from ..ops.shape import sum_to  # the engine undoes broadcasting with a registered op
+    from ..ops.complex import cast_grad  # (and casts, a complex one to a real input: its real part)
 
     root_nodes = list(dict.fromkeys(n for n, _ in roots))
     if targets is None:

@@ -14,6 +14,10 @@ back to slow mode for that pair so the report still names the first wrong entry.
 Besides the Jacobians, as PyTorch does: backward must scale with grad_output (zero in, zero
 out), be reentrant (two runs agree within nondet_tol), and, with check_forward_ad, forward-mode
 tangents must match the numerical Jacobian's columns.
+Complex inputs and outputs count as pairs of reals, as in PyTorch: a complex output element
+gives two rows (its real and imaginary parts; their backward runs with grad_output 1 and 1j),
+a complex input element two columns (perturbed by eps and by i eps), and the analytical
+gradient z.grad = dL/dx + i dL/dy fills both (Note [Complex gradients] in ops/complex.py).
 """
 from .._backend import numpy as np, to_numpy
 
@@ -44,10 +48,40 @@ def _float_outputs(out):
             and (o.dtype.is_floating_point or o.dtype.is_complex)]
 
 
+def _flat(a):
+    """An array as float64 reals, flattened; complex elements as (real, imag) pairs."""
+    a = to_numpy(a)
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], -1).astype(np.float64).reshape(-1)
+    return a.astype(np.float64).reshape(-1)
+
+
+def _rsize(a):
+    """The number of reals in an array (two per complex element)."""
+    return a.size * 2 if a.dtype.kind == "c" else a.size
+
+
+def _unflat(v, a):
+    """A real vector as an array like `a` (pairs become complex elements)."""
+    if a.dtype.kind == "c":
+        v = v[0::2] + 1j * v[1::2]
+    return v.reshape(a.shape).astype(a.dtype)
+
+
 def _eval(func, inputs):
     # run with grad mode as it is: func may itself differentiate (gradgradcheck)
-    return [to_numpy(o._data).astype(np.float64).reshape(-1)
-            for o in _float_outputs(func(*inputs))]
+    return [_flat(o._data) for o in _float_outputs(func(*inputs))]
+
+
+def _unit(data, j):
+    """(index, step) of the j-th real coordinate of an array (imaginary parts: the odd ones)."""
+    if data.dtype.kind == "c":
+        j, im = divmod(j, 2)
+        step = 1j if im else 1
+    else:
+        step = 1
+    idx = np.unravel_index(j, data.shape) if data.ndim else ()
+    return idx, step
 
 
 # ---------------------------------------------------------------- Jacobians, slow mode
@@ -62,16 +96,17 @@ def _numerical_jacobians(func, inputs, eps):
             continue
         data = t._data
         cols = None
-        for j in range(data.size):
-            idx = np.unravel_index(j, data.shape) if data.ndim else ()
+        nr = _rsize(data)
+        for j in range(nr):
+            idx, step = _unit(data, j)
             orig = data[idx].copy()
-            data[idx] = orig + eps
+            data[idx] = orig + eps * step
             plus = _eval(func, inputs)
-            data[idx] = orig - eps
+            data[idx] = orig - eps * step
             minus = _eval(func, inputs)
             data[idx] = orig
             if cols is None:
-                cols = [np.zeros((p.size, data.size)) for p in plus]
+                cols = [np.zeros((p.size, nr)) for p in plus]
             for k, (p, m) in enumerate(zip(plus, minus)):
                 cols[k][:, j] = (p - m) / (2 * eps)
         if cols is None:  # an empty input
@@ -96,17 +131,18 @@ def _analytical_jacobians(outs, inputs, check_grad_dtypes):
     """jac[i][k] as above, one backward per output element."""
     diff_inputs = [t for t in inputs if _is_diff(t)]
     pos = [i for i, t in enumerate(inputs) if _is_diff(t)]
-    jac = [[np.zeros((o._data.size, t._data.size)) for o in outs] if _is_diff(t) else None
+    jac = [[np.zeros((_rsize(o._data), _rsize(t._data))) for o in outs] if _is_diff(t) else None
            for t in inputs]
     for k, o in enumerate(outs):
-        for r in range(o._data.size):
-            g = np.zeros(o._data.size, dtype=o._data.dtype)
-            g[r] = 1
+        for r in range(_rsize(o._data)):
+            idx, step = _unit(o._data, r)
+            g = np.zeros(o._data.shape, dtype=o._data.dtype)
+            g[idx] = step
             for i, gi in zip(pos, _vjp(outs, diff_inputs, k, g)):
                 if gi is None:
                     continue
                 _check_grad(gi, inputs[i], check_grad_dtypes)
-                jac[i][k][r, :] = to_numpy(gi._data).astype(np.float64).reshape(-1)
+                jac[i][k][r, :] = _flat(gi._data)
     return jac
 
 
@@ -127,19 +163,20 @@ def _forward_jacobians(func, inputs):
             jac.append(None)
             continue
         cols = None
-        for j in range(t._data.size):
+        for j in range(_rsize(t._data)):
             with fwAD.dual_level():
-                tangent = np.zeros(t._data.size, dtype=t._data.dtype)
-                tangent[j] = 1
+                idx, step = _unit(t._data, j)
+                tangent = np.zeros(t._data.shape, dtype=t._data.dtype)
+                tangent[idx] = step
                 args = list(inputs)
-                args[i] = fwAD.make_dual(t, _make(tangent.reshape(t._data.shape)))
+                args[i] = fwAD.make_dual(t, _make(tangent))
                 outs = _float_outputs(func(*args))
                 if cols is None:
-                    cols = [np.zeros((o._data.size, t._data.size)) for o in outs]
+                    cols = [np.zeros((_rsize(o._data), _rsize(t._data))) for o in outs]
                 for k, o in enumerate(outs):
                     tg = fwAD.unpack_dual(o).tangent
                     if tg is not None:
-                        cols[k][:, j] = to_numpy(tg._data).astype(np.float64).reshape(-1)
+                        cols[k][:, j] = _flat(tg._data)
         jac.append(cols or [])
     return jac
 
@@ -223,22 +260,21 @@ def _fast_check(func, inputs, outs, eps, atol, rtol, check_grad_dtypes, rng):
     """Compare u^T J v computed by reverse mode and by one finite difference, per pair."""
     diff_pos = [i for i, t in enumerate(inputs) if _is_diff(t)]
     diff_inputs = [inputs[i] for i in diff_pos]
-    us = [rng.standard_normal(o._data.size) for o in outs]
-    vs = {i: rng.standard_normal(inputs[i]._data.size) for i in diff_pos}
+    us = [rng.standard_normal(_rsize(o._data)) for o in outs]
+    vs = {i: rng.standard_normal(_rsize(inputs[i]._data)) for i in diff_pos}
     # analytical: a[k][i] = <u_k^T J_ki, v_i>
     analytical = {}
     for k, o in enumerate(outs):
-        gs = _vjp(outs, diff_inputs, k, us[k].astype(o._data.dtype))
+        gs = _vjp(outs, diff_inputs, k, _unflat(us[k], o._data))
         for i, g in zip(diff_pos, gs):
             if g is not None:
                 _check_grad(g, inputs[i], check_grad_dtypes)
-            analytical[k, i] = 0.0 if g is None else float(
-                to_numpy(g._data).astype(np.float64).reshape(-1) @ vs[i])
+            analytical[k, i] = 0.0 if g is None else float(_flat(g._data) @ vs[i])
     # numerical: n[k][i] = <u_k, J_ki v_i>
     for i in diff_pos:
         data = inputs[i]._data
         orig = data.copy()
-        step = (eps * vs[i]).reshape(data.shape).astype(data.dtype)
+        step = _unflat(eps * vs[i], data)
         data[...] = orig + step
         plus = _eval(func, inputs)
         data[...] = orig - step
@@ -346,7 +382,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = _differentiable_outputs(func(*inputs))
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            _make(rng.standard_normal(o._data.shape).astype(o._data.dtype)).requires_grad_()
+            _make(_unflat(rng.standard_normal(_rsize(o._data)), o._data)).requires_grad_()
             for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)

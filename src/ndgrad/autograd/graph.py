@@ -601,6 +601,11 @@ def check_grad_output(node, i, g, shape, dtype, sum_to):
                 f"{_shape_str(gs)} but expected shape compatible with {_shape_str(shape)}")
         g = sum_to(g, shape)
     if g.dtype is not dtype:
+        if g.dtype.is_complex and not dtype.is_complex and getattr(node, "_op", None) is not None:
+            # an op's complex gradient for a real input: its real part (PyTorch's handle_r_to_c
+            # in each formula, done once here; Note [Complex gradients] in ops/complex.py)
+            from ..ops.complex import cast_grad
+            return cast_grad(g, dtype)
         if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
             raise RuntimeError(
                 "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "

@@ -475,6 +475,14 @@ for _family in (pointwise, reduction, shape, _linalg_ops, indexing, sampling):
     METHODS.update(getattr(_family, "MORE_METHODS", {}))
     install(getattr(_family, "MORE_METHODS", {}))
 
+# ---------------------------------------------------------------- complex numbers (issue 13)
+from . import complex as _complex_ops  # noqa: E402
+globals().update(_complex_ops.MORE_FUNCTIONS)
+METHODS.update(_complex_ops.MORE_METHODS)
+install(_complex_ops.MORE_METHODS)
+for _n, _p in _complex_ops.PROPERTIES.items():
+    setattr(Tensor, _n, _p)
+
 # ---------------------------------------------------------------- the rest of the Tensor API
 from . import tensor_api as _tensor_api  # noqa: E402
 globals().update(_tensor_api.FUNCTIONS)

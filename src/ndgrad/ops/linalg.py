@@ -7,6 +7,7 @@ from ._registry import defop
 from .shape import (unsqueeze, squeeze, transpose, t, reshape, permute, expand, _diagonal,
                     _diagonal_backward, diag_embed)
 from .indexing import _return_type
+from .complex import _cj
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv", "addbmm",
            "baddbmm", "einsum", "tensordot", "kron", "trace", "diag", "tril", "triu", "inv", "det",
@@ -16,6 +17,12 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", 
 
 def _mT(x):
     return t(x) if x.ndim == 2 else transpose(x, -1, -2)
+
+
+def _mH(x):
+    """The conjugate transpose: what a formula's transposes are for complex inputs (Note
+    [Complex gradients] in ops/complex.py); the transpose alone for real ones."""
+    return _mT(x) if x.dtype._category != 3 else _cj(_mT(x))
 
 
 def _prod(shape):
@@ -134,8 +141,11 @@ def _matmul_grads(grad, self, other):
     a1, b1 = self.ndim == 1, other.ndim == 1
     need_a, need_b = self.requires_grad, other.requires_grad
     if a1 and b1:  # DotBackward0
-        return grad * other if need_a else None, grad * self if need_b else None
+        return grad * _cj(other) if need_a else None, grad * _cj(self) if need_b else None
     if b1 and self.ndim == 2:  # MvBackward0
+        if self.dtype._category == 3:
+            return (outer(grad, _cj(other)) if need_a else None,
+                    _mv(_mH(self), grad) if need_b else None)
         return outer(grad, other) if need_a else None, _mv_t(self, grad) if need_b else None
     g = grad
     if a1:
@@ -144,8 +154,8 @@ def _matmul_grads(grad, self, other):
         g = unsqueeze(g, -1)
     a = unsqueeze(self, 0) if a1 else self
     b = unsqueeze(other, -1) if b1 else other
-    ga = g @ _mT(b) if need_a else None
-    gb = _mT(a) @ g if need_b else None
+    ga = g @ _mH(b) if need_a else None
+    gb = _mH(a) @ g if need_b else None
     if a1 and ga is not None:
         ga = squeeze(ga, -2)
     if b1 and gb is not None:
@@ -245,7 +255,7 @@ def _dims_str(shape):
 # ---------------------------------------------------------------- products
 
 _vdot = defop("vdot", lambda xp, self, other: xp.vdot(self, other), promote="binary",
-              self=lambda grad, other: grad * other, other=lambda grad, self: grad * self)
+              self=lambda grad, other: _cj(grad) * other, other=lambda grad, self: grad * self)
 
 
 def vdot(input, other):
@@ -289,8 +299,10 @@ def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
 
 addmm_ = defop("addmm", _addmm_fwd, promote="binary",
                self=lambda grad, beta: _scaled(grad, beta),
-               mat1=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat2, mat1, 0), alpha),
-               mat2=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat1, mat2, 1), alpha))
+               mat1=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat2, mat1, 0),
+                                                            _cj(alpha)),
+               mat2=lambda grad, mat1, mat2, alpha: _scaled(_mm_grad(grad, mat1, mat2, 1),
+                                                            _cj(alpha)))
 
 
 def _transposed(t):
@@ -303,8 +315,8 @@ def _mm_grad(grad, other, target, i):
     """mm's input gradients in PyTorch's operation order: for an input laid out as a transpose
     the product is formed transposed (so float32 sums round as PyTorch's do)."""
     if i == 0:
-        return _mT(other @ _mT(grad)) if _transposed(target) else grad @ _mT(other)
-    return _mT(_mT(grad) @ other) if _transposed(target) else _mT(other) @ grad
+        return _mH(other @ _mH(grad)) if _transposed(target) else grad @ _mH(other)
+    return _mH(_mH(grad) @ other) if _transposed(target) else _mH(other) @ grad
 
 
 def _check_mm(m1, m2, names=("mat1", "mat2")):
@@ -344,8 +356,8 @@ def _addmv_fwd(xp, self, mat, vec, beta=1, alpha=1):
 
 addmv_ = defop("addmv", _addmv_fwd, promote="binary",
                self=lambda grad, beta: _scaled(grad, beta),
-               mat=lambda grad, vec, alpha: _scaled(unsqueeze(grad, 1) * vec, alpha),
-               vec=lambda grad, mat, alpha: _scaled(_mT(mat) @ grad, alpha))
+               mat=lambda grad, vec, alpha: _scaled(unsqueeze(grad, 1) * _cj(vec), _cj(alpha)),
+               vec=lambda grad, mat, alpha: _scaled(_mH(mat) @ grad, _cj(alpha)))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -367,8 +379,8 @@ def _baddbmm_fwd(xp, self, batch1, batch2, beta=1, alpha=1):
 
 baddbmm_ = defop("baddbmm", _baddbmm_fwd, promote="binary",
                  self=lambda grad, beta: _scaled(grad, beta),
-                 batch1=lambda grad, batch2, alpha: _scaled(grad @ _mT(batch2), alpha),
-                 batch2=lambda grad, batch1, alpha: _scaled(_mT(batch1) @ grad, alpha))
+                 batch1=lambda grad, batch2, alpha: _scaled(grad @ _mH(batch2), _cj(alpha)),
+                 batch2=lambda grad, batch1, alpha: _scaled(_mH(batch1) @ grad, _cj(alpha)))
 
 
 def _check_bmm(b1, b2):
@@ -401,8 +413,10 @@ def _addbmm_fwd(xp, self, batch1, batch2, beta=1, alpha=1):
 
 addbmm_ = defop("addbmm", _addbmm_fwd, promote="binary",
                 self=lambda grad, beta: _scaled(grad, beta),
-                batch1=lambda grad, batch2, alpha: _scaled(unsqueeze(grad, 0) @ _mT(batch2), alpha),
-                batch2=lambda grad, batch1, alpha: _scaled(_mT(batch1) @ unsqueeze(grad, 0), alpha))
+                batch1=lambda grad, batch2, alpha: _scaled(unsqueeze(grad, 0) @ _mH(batch2),
+                                                           _cj(alpha)),
+                batch2=lambda grad, batch1, alpha: _scaled(_mH(batch1) @ unsqueeze(grad, 0),
+                                                           _cj(alpha)))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -710,7 +724,7 @@ def _zero_pivot(xp, A):
 
 _inv = defop("linalg_inv", lambda xp, self: _singular_check(xp, self, "linalg.inv"),
              node_name="LinalgInvExBackward0",
-             self=lambda grad, result: -(_mT(result) @ grad @ _mT(result)))
+             self=lambda grad, result: -(_mH(result) @ grad @ _mH(result)))
 
 
 def inv(A, *, out=None):
@@ -719,8 +733,8 @@ def inv(A, *, out=None):
 
 
 def _det_grad(grad, self, result):
-    g = unsqueeze(unsqueeze(grad * result, -1), -1)
-    return g * _mT(inv(self))
+    g = unsqueeze(unsqueeze(grad * _cj(result), -1), -1)
+    return g * _mH(inv(self))
 
 
 def _det_fwd(xp, self):
@@ -801,13 +815,14 @@ def _solve_fwd(xp, A, B, vec, left=True):
 
 def _solve_grads(grad, A, B, vec, left, result):
     if left:
-        gB = solve(_mT(A), grad)                      # A^{-T} grad
+        gB = solve(_mH(A), grad)                      # A^{-H} grad
         gA = None
         if A.requires_grad:
-            gA = -(unsqueeze(gB, -1) * unsqueeze(result, -2)) if vec else -(gB @ _mT(result))
+            gA = (-(unsqueeze(gB, -1) * unsqueeze(_cj(result), -2)) if vec
+                  else -(gB @ _mH(result)))
     else:
-        gB = _mT(solve(A, _mT(grad)))                 # grad A^{-T}
-        gA = -(_mT(result) @ gB) if A.requires_grad else None
+        gB = _mH(solve(A, _mH(grad)))                 # grad A^{-H}
+        gA = -(_mH(result) @ gB) if A.requires_grad else None
     return gA, gB if B.requires_grad else None
 
 

@@ -15,6 +15,7 @@ from .._backend import numpy as _np, to_numpy
 from .._creation import zeros_like as _zeros_like
 from .._tensor import Tensor
 from ._registry import defop
+from .complex import _cj  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
@@ -91,12 +92,12 @@ def sub(input, other, *, alpha=1):
 
 subtract = sub
 mul = defop("mul", lambda xp, self, other: xp.multiply(self, other), promote="binary",
-            self=lambda grad, other: grad * other,
-            other=lambda grad, self: grad * self)
+            self=lambda grad, other: grad * _cj(other),
+            other=lambda grad, self: grad * _cj(self))
 multiply = mul
 _div = defop("div", lambda xp, self, other: xp.true_divide(self, other), promote="binary_float",
-             self=lambda grad, other: grad / other,
-             other=lambda grad, self, other: -grad * self / (other * other))
+             self=lambda grad, other: grad / _cj(other),
+             other=lambda grad, self, other: -grad * _cj(self) / _cj(other * other))
 
 
 def _int_zero_division(self, other):
@@ -196,7 +197,7 @@ def fmod(input, other):
 def _pow_self_grad(grad, self, exponent):
     if exponent == 0:
         return grad * 0
-    return grad * (exponent * self ** (exponent - 1))
+    return grad * _cj(exponent * self ** (exponent - 1))
 
 
 def _pow_scalar_fwd(xp, self, exponent):
@@ -210,10 +211,14 @@ _pow_scalar = defop("pow", _pow_scalar_fwd, promote="binary", self=_pow_self_gra
 
 
 def _pow_tt_self(grad, self, exponent):
-    return grad * where(exponent == 0, 0.0, exponent * self ** (exponent - 1))
+    return grad * _cj(where(exponent == 0, 0.0, exponent * self ** (exponent - 1)))
 
 
-def _pow_tt_exponent(grad, self, result):
+def _pow_tt_exponent(grad, self, exponent, result):
+    if self.dtype._category == 3 or exponent.dtype._category == 3:
+        from .complex import real as _real
+        zero = (self == 0) & (_real(exponent) >= 0)
+        return grad * _cj(where(zero, 0.0, result * log(self)))
     return grad * where((self == 0) & (result >= 0), 0.0, result * log(self))
 
 
@@ -232,7 +237,7 @@ _pow_tensor = defop("pow_tensor", _pow_fwd, promote="binary", node_name="PowBack
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: xp.power(self, exponent), promote="binary",
     node_name="PowBackward2",
-    exponent=lambda grad, self, result: grad * result * _log_scalar(self))
+    exponent=lambda grad, self, result: grad * _cj(result * _log_scalar(self)))
 
 
 def _log_scalar(x):
@@ -304,33 +309,38 @@ def _unary(name, fwd, formula, promote="float", node_name=None):
     return defop(name, fwd, promote=promote, node_name=node_name, self=formula)
 
 
-exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result)
-exp2 = _unary("exp2", lambda xp, self: xp.exp2(self), lambda grad, result: grad * result * _LN2)
+exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * _cj(result))
+exp2 = _unary("exp2", lambda xp, self: xp.exp2(self),
+              lambda grad, result: grad * _cj(result) * _LN2)
 expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
-               lambda grad, result: grad * (result + 1))
-log = _unary("log", lambda xp, self: xp.log(self), lambda grad, self: grad / self)
-log2 = _unary("log2", lambda xp, self: xp.log2(self), lambda grad, self: grad / (self * _LN2))
+               lambda grad, result: grad * _cj(result + 1))
+log = _unary("log", lambda xp, self: xp.log(self), lambda grad, self: grad / _cj(self))
+log2 = _unary("log2", lambda xp, self: xp.log2(self),
+              lambda grad, self: grad / _cj(self * _LN2))
 log10 = _unary("log10", lambda xp, self: xp.log10(self),
-               lambda grad, self: grad / (self * _LN10))
-log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
-               node_name="Log1PBackward0")
-sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result))
+               lambda grad, self: grad / _cj(self * _LN10))
+log1p = _unary("log1p", lambda xp, self: xp.log1p(self),
+               lambda grad, self: grad / _cj(self + 1), node_name="Log1PBackward0")
+sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self),
+              lambda grad, result: grad / (2 * _cj(result)))
 rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
-               lambda grad, result: grad * (-0.5 * result * result * result))
+               lambda grad, result: grad * _cj(-0.5 * result * result * result))
 reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
-                    lambda grad, result: -grad * (result * result))
-sin = _unary("sin", lambda xp, self: xp.sin(self), lambda grad, self: grad * cos(self))
-cos = _unary("cos", lambda xp, self: xp.cos(self), lambda grad, self: -grad * sin(self))
+                    lambda grad, result: -grad * _cj(result * result))
+sin = _unary("sin", lambda xp, self: xp.sin(self), lambda grad, self: grad * _cj(cos(self)))
+cos = _unary("cos", lambda xp, self: xp.cos(self), lambda grad, self: -grad * _cj(sin(self)))
 tan = _unary("tan", lambda xp, self: xp.tan(self),
-             lambda grad, result: grad * (1 + result * result))
+             lambda grad, result: grad * _cj(1 + result * result))
 asin = _unary("asin", lambda xp, self: xp.arcsin(self),
-              lambda grad, self: grad * rsqrt(1 - self * self))
+              lambda grad, self: grad * _cj(rsqrt(1 - self * self)))
 acos = _unary("acos", lambda xp, self: xp.arccos(self),
-              lambda grad, self: -grad * rsqrt(1 - self * self))
+              lambda grad, self: -grad * _cj(rsqrt(1 - self * self)))
 atan = _unary("atan", lambda xp, self: xp.arctan(self),
-              lambda grad, self: grad / (1 + self * self))
-sinh = _unary("sinh", lambda xp, self: xp.sinh(self), lambda grad, self: grad * cosh(self))
-cosh = _unary("cosh", lambda xp, self: xp.cosh(self), lambda grad, self: grad * sinh(self))
+              lambda grad, self: grad / _cj(1 + self * self))
+sinh = _unary("sinh", lambda xp, self: xp.sinh(self),
+              lambda grad, self: grad * _cj(cosh(self)))
+cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
+              lambda grad, self: grad * _cj(sinh(self)))
 # self * (alpha * other * other2) in one op instead of three, for double-backward formulas (bench
 # W8). Each derivative is the same product with `grad` in the place of its input. PyTorch records
 # a mul there, hence the node's name.
@@ -362,14 +372,24 @@ sigmoid_backward = defop(
     promote="binary", node_name="SigmoidBackwardBackward0",
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (grad_output * (1 - 2 * output)))
-tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
-              lambda grad, result: tanh_backward(grad, result))
+def _tanh_grad(grad, result):
+    if result.dtype._category == 3:  # (complex: composite, so its double backward holds too)
+        return grad * _cj(1 - result * result)
+    return tanh_backward(grad, result)
+
+
+tanh = _unary("tanh", lambda xp, self: xp.tanh(self), _tanh_grad)
 asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
-               lambda grad, self: grad * rsqrt(self * self + 1))
-acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
-               lambda grad, self: grad * rsqrt(self * self - 1))
+               lambda grad, self: grad * _cj(rsqrt(self * self + 1)))
+def _acosh_grad(grad, self):
+    if self.dtype._category == 3:  # (the principal branch: sqrt(z - 1) sqrt(z + 1))
+        return grad * _cj(rsqrt(self - 1) * rsqrt(self + 1))
+    return grad * rsqrt(self * self - 1)
+
+
+acosh = _unary("acosh", lambda xp, self: xp.arccosh(self), _acosh_grad)
 atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
-               lambda grad, self: grad / (1 - self * self))
+               lambda grad, self: grad / _cj(1 - self * self))
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -390,8 +410,13 @@ def _sigmoid_fwd(xp, self):
     return r
 
 
-sigmoid = _unary("sigmoid", _sigmoid_fwd,
-                 lambda grad, result: sigmoid_backward(grad, result))
+def _sigmoid_grad(grad, result):
+    if result.dtype._category == 3:
+        return grad * _cj(result * (1 - result))
+    return sigmoid_backward(grad, result)
+
+
+sigmoid = _unary("sigmoid", _sigmoid_fwd, _sigmoid_grad)
 
 
 def _logit_fwd(xp, self, eps=None):
@@ -416,6 +441,8 @@ def logit(input, eps=None):
 
 
 def _relu_fwd(xp, self):
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return xp.maximum(self, 0).astype(self.dtype, copy=False)
 
 
@@ -437,12 +464,32 @@ def _abs_fwd(xp, self):
     return xp.abs(self)
 
 
-abs = defop("abs", _abs_fwd, self=lambda grad, self: grad * sign(self))
+def _sign_fwd(xp, self):
+    if self.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return xp.sign(self) if self.dtype.kind != "b" else self.copy()
+
+
+def _sgn_fwd(xp, self):
+    if self.dtype.kind == "c":  # z / |z|, 0 at 0
+        a = xp.abs(self)
+        return xp.where(a == 0, 0, self / xp.where(a == 0, 1, a)).astype(self.dtype)
+    return xp.sign(self) if self.dtype.kind != "b" else self.copy()
+
+
+def _sgn_grad(grad, self, result):
+    if self.dtype._category != 3:
+        return grad * 0
+    from .complex import real as _real
+    a = abs(self)  # (grad - Re(grad conj(sgn)) sgn) / |z|, 0 at 0
+    return where(a == 0, 0.0, (grad - _real(grad * _cj(result)) * result) / a)
+
+
+abs = defop("abs", _abs_fwd, self=lambda grad, self: grad * sgn(self))
 absolute = abs
-sign = defop("sign", lambda xp, self: xp.sign(self) if self.dtype.kind != "b" else self.copy(),
-             self=None)
-sgn = defop("sgn", lambda xp, self: xp.sign(self) if self.dtype.kind != "b" else self.copy(),
-            self=None)
+sign = defop("sign", _sign_fwd, self=None)
+sgn = defop("sgn", _sgn_fwd, self=_sgn_grad)
 
 
 def _int_kept(ufunc, kernel):
@@ -616,6 +663,8 @@ def polygamma(n, input):
 # ---------------------------------------------------------------- clamp, nan_to_num
 
 def _clamp_fwd(xp, self, min=None, max=None):
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if min is not None:
         self = xp.maximum(self, min)
     if max is not None:
@@ -851,8 +900,12 @@ def xlogy(input, other):
 # ---------------------------------------------------------------- comparisons (no gradient)
 
 def _cmp(name, ufunc):
-    return defop(name, lambda xp, self, other: getattr(xp, ufunc)(self, other),
-                 promote="binary", differentiable=False)
+    def fwd(xp, self, other):
+        if ufunc not in ("equal", "not_equal") and (
+                getattr(self, "dtype", None) is not None and self.dtype.kind == "c"):
+            raise _not_implemented(name + "_cpu", D._BY_NP[self.dtype])
+        return getattr(xp, ufunc)(self, other)
+    return defop(name, fwd, promote="binary", differentiable=False)
 
 
 eq = _cmp("eq", "equal")

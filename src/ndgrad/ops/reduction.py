@@ -181,12 +181,13 @@ def _prod_others(self, dim):
 def _prod_grad(grad, self, result, self_shape, dim, keepdim):
     """d prod / d x_k = the product of the others: result / x_k when no factor is zero."""
     grad = _keep(grad, self_shape, dim, keepdim)
+    from .complex import _cj  # (Note [Complex gradients])
     if not (self._data == 0).any():
-        return grad * _keep(result, self_shape, dim, keepdim) / self
+        return grad * _cj(_keep(result, self_shape, dim, keepdim) / self)
     if dim is None:
         flat = reshape(self, (-1,))
-        return grad * reshape(_prod_others(flat, 0), self_shape)
-    return grad * _prod_others(self, dim[0]) if dim else grad
+        return grad * _cj(reshape(_prod_others(flat, 0), self_shape))
+    return grad * _cj(_prod_others(self, dim[0])) if dim else grad
 
 
 _prod_all = defop("prod", lambda xp, self, dtype=None: _prod_fwd(xp, self, None, False, dtype),

@@ -282,11 +282,22 @@ def unsqueeze(input, dim):
 # ------------------------------------------------------------------ dtype casts and copies
 
 def _to_fwd(xp, self, dtype):
+    if self.dtype.kind == "c" and dtype.np.kind != "c":  # PyTorch's warning, not NumPy's
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=4)
+        return self.real.astype(dtype.np)
     return self.astype(dtype.np)
 
 
-to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0",
-                 self=lambda grad, self: grad.to(self.dtype) if grad.dtype is not self.dtype else grad)
+def _to_grad(grad, self):
+    if grad.dtype is self.dtype:
+        return grad
+    from .complex import cast_grad  # (a real -> complex cast: the gradient's real part)
+    return cast_grad(grad, self.dtype)
+
+
+to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", self=_to_grad)
 clone = defop("clone", lambda xp, self, memory_format=None: xp.array(self, copy=True),
               self=lambda grad: grad)
 _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
