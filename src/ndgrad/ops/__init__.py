@@ -471,3 +471,7 @@ for _family in (pointwise, reduction, shape, _linalg_ops, indexing, sampling):
     globals().update(getattr(_family, "MORE_FUNCTIONS", {}))
     METHODS.update(getattr(_family, "MORE_METHODS", {}))
     install(getattr(_family, "MORE_METHODS", {}))
+from . import special as _special_ops  # noqa: E402  (torch.special's kernels; torch.igamma)
+globals().update(_special_ops.MORE_FUNCTIONS)
+METHODS.update(_special_ops.MORE_METHODS)
+install(_special_ops.MORE_METHODS)
