@@ -39,7 +39,7 @@ for _path in sorted(glob.glob(os.path.join(HERE, "op_db_*.py"))):
     importlib.import_module(os.path.basename(_path)[:-3])
 
 TABLES = ("op_db", "op_db_pointwise", "op_db_shape", "op_db_indexing", "op_db_linalg",
-          "op_db_more")
+          "op_db_more", "op_db_special")
 
 OWN_OPS = {"log_softmax", "take_along_dim", "repeat_interleave", "scatter_add", "scatter_reduce",
            "diag_embed", "var_mean", "std_mean"}

@@ -488,3 +488,7 @@ from . import tensor_api as _tensor_api  # noqa: E402
 globals().update(_tensor_api.FUNCTIONS)
 METHODS.update(_tensor_api.METHODS)
 install(_tensor_api.METHODS, _tensor_api.PROPERTIES)
+from . import special as _special_ops  # noqa: E402  (torch.special's kernels; torch.igamma)
+globals().update(_special_ops.MORE_FUNCTIONS)
+METHODS.update(_special_ops.MORE_METHODS)
+install(_special_ops.MORE_METHODS)

@@ -563,7 +563,8 @@ _lgamma_h = _host_ufunc(_safe_lgamma)
 
 
 def _erfinv_fwd(xp, self):
-    y = self
+    from .special import _ndtri_lower
+    y = self.astype("float64")
     w = -xp.log((1.0 - y) * (1.0 + y))
     small = w < 5.0
     ws = w - 2.5
@@ -583,8 +584,13 @@ def _erfinv_fwd(xp, self):
         err = _erf_h(xp, xf) - y
         xf = xf - err / (_2_SQRTPI * xp.exp(-xf * xf))
     x = xp.where(finite, xf, x)
+    # the tails, |y| >= 1/2: erfinv(y) = -sign(y) ndtri((1 - |y|) / 2) / sqrt(2), 1 - |y| exact
+    ay = xp.abs(y)
+    tail = (ay >= 0.5) & (ay < 1)
+    t = -_ndtri_lower(xp, xp.where(tail, (1.0 - ay) / 2, 0.25)) / math.sqrt(2.0)
+    x = xp.where(tail, xp.where(y < 0, -t, t), x)
     x = xp.where(y == 1, xp.inf, xp.where(y == -1, -xp.inf, x))
-    return x.astype(y.dtype, copy=False)
+    return x.astype(self.dtype, copy=False)
 
 
 def _digamma_np(xp, x):
@@ -635,7 +641,7 @@ def _polygamma_np(xp, n, x):
             s = s + b * math.factorial(2 * k + n - 1) / math.factorial(2 * k) / z ** (2 * k + n)
         out = out + sgn * s
         pole = (x <= 0) & (x == xp.floor(x))
-        out = xp.where(pole, xp.inf if n % 2 else xp.nan, out)
+        out = xp.where(pole, xp.inf if n % 2 else -xp.inf, out)  # (PyTorch's signs)
     return out
 
 
