@@ -7,8 +7,19 @@ from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam, AdamW
 from .rmsprop import RMSprop, Adagrad, Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .rprop import Rprop
+from .asgd import ASGD
+from ._adafactor import Adafactor
+from .sparse_adam import SparseAdam
+from ._muon import Muon
 from .lbfgs import LBFGS
+from ._stateless import swap_in_optimizer_params_and_state
 from . import lr_scheduler
+from . import swa_utils
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS",
-           "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+           "swa_utils", "swap_in_optimizer_params_and_state"]

@@ -16,7 +16,8 @@ from .._backend import xp_of
 from .. import _dtype as D
 from ..autograd import grad_mode
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -55,13 +56,53 @@ def _zeros_like(p, fill=0.0):
 
 def _grad_array(p, maximize, weight_decay):
     """The gradient array an update uses: p's .grad, negated for `maximize`, plus L2 weight
-    decay (a new array whenever it differs from .grad, which is never written)."""
+    decay `grad.add(param, alpha=weight_decay)` (a new array whenever it differs from .grad,
+    which is never written)."""
+    from ._kernels import add
     grad = p._grad._data
     if maximize:
         grad = -grad
     if weight_decay != 0:
-        grad = grad + weight_decay * p._data
+        grad = add(grad, p._data, alpha=weight_decay)
     return grad
+
+
+def _to_scalar(value):
+    """A hyperparameter given as a 1-element Tensor (lr=torch.tensor(0.01)) as a NumPy scalar of
+    the tensor's dtype: arithmetic with Python numbers then stays in that dtype, as PyTorch's
+    arithmetic on the 0-d tensor does (a float32 lr gives float32 step sizes)."""
+    if isinstance(value, Tensor):
+        return value._data.reshape(())[()]
+    return value
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
+def _check_fused(optimizer, fused, foreach, differentiable):
+    """PyTorch's checks of `fused=True` (the fused CPU kernels ndgrad's loop stands in for)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        optimizer._step_supports_amp_scaling = True
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_capturable(p, what="params and state_steps", xla=True):
+    """capturable=True (CUDA-graph capture) needs the parameters on an accelerator: PyTorch's
+    step() refuses CPU parameters with this AssertionError."""
+    devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+    if p.device.type not in devices:
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                             f"{devices}.")
+
+
+def _no_fused(fused, name):
+    if fused:
+        raise RuntimeError(f"`fused` is not currently supported for {name}")
 
 
 def _advance_step(state):
@@ -94,26 +135,67 @@ def _bump_versions(p, state=None):
     p._bump_version()
 
 
+class _RemovableHandle:
+    def __init__(self, table, key):
+        self._table, self._key = table, key
+        self.id = key
+
+    def remove(self):
+        self._table.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+_global_hook_id = [0]
+
+
+def register_optimizer_step_pre_hook(hook):
+    """A hook(optimizer, args, kwargs) run before every optimizer's step(); it may return
+    (new_args, new_kwargs). Returns a handle with remove()."""
+    _global_hook_id[0] += 1
+    _global_optimizer_pre_hooks[_global_hook_id[0]] = hook
+    return _RemovableHandle(_global_optimizer_pre_hooks, _global_hook_id[0])
+
+
+def register_optimizer_step_post_hook(hook):
+    """A hook(optimizer, args, kwargs) run after every optimizer's step()."""
+    _global_hook_id[0] += 1
+    _global_optimizer_post_hooks[_global_hook_id[0]] = hook
+    return _RemovableHandle(_global_optimizer_post_hooks, _global_hook_id[0])
+
+
 def _no_grad_step(step):
     @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
-        for hook in list(self._step_pre_hooks.values()):
-            hook(self, args, kwargs)
+    def wrapper(*args, **kwargs):
+        self = args[0]      # the hooks see step's arguments with self, as PyTorch's do
+        for hook in chain(list(_global_optimizer_pre_hooks.values()),
+                          list(self._step_pre_hooks.values())):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
         self._opt_called = True     # read by lr_scheduler's step-order warning
         with grad_mode.no_grad():
-            out = step(self, *args, **kwargs)
-        for hook in list(self._step_post_hooks.values()):
+            out = step(*args, **kwargs)
+        for hook in chain(list(self._step_post_hooks.values()),
+                          list(_global_optimizer_post_hooks.values())):
             hook(self, args, kwargs)
         return out
     return wrapper
 
 
-class _RemovableHandle:
-    def __init__(self, table, key):
-        self._table, self._key = table, key
-
-    def remove(self):
-        self._table.pop(self._key, None)
+_STATE_DICT_HOOK_TABLES = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                           "_optimizer_load_state_dict_pre_hooks",
+                           "_optimizer_load_state_dict_post_hooks")
 
 
 class Optimizer:
@@ -128,6 +210,8 @@ class Optimizer:
         self._step_pre_hooks = OrderedDict()
         self._step_post_hooks = OrderedDict()
         self._hook_id = 0
+        for name in _STATE_DICT_HOOK_TABLES:
+            setattr(self, name, OrderedDict())
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -154,6 +238,8 @@ class Optimizer:
         self.__dict__.setdefault("_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_step_post_hooks", OrderedDict())
         self.__dict__.setdefault("_hook_id", 0)
+        for name in _STATE_DICT_HOOK_TABLES:
+            self.__dict__.setdefault(name, OrderedDict())
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("
@@ -260,9 +346,36 @@ class Optimizer:
         self._step_post_hooks[self._hook_id] = hook
         return _RemovableHandle(self._step_post_hooks, self._hook_id)
 
+    def _add_hook(self, table, hook, prepend=False):
+        self._hook_id += 1
+        table[self._hook_id] = hook
+        if prepend:
+            table.move_to_end(self._hook_id, last=False)
+        return _RemovableHandle(table, self._hook_id)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) runs before state_dict() packs the state."""
+        return self._add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs on state_dict()'s result; a returned dict replaces
+        it."""
+        return self._add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs before load_state_dict(); a returned dict is loaded
+        instead."""
+        return self._add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) runs after load_state_dict()."""
+        return self._add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---------------------------------------------------------------- state dict
     def state_dict(self):
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}."""
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         mapping = {}
         start = 0
 
@@ -277,10 +390,20 @@ class Optimizer:
 
         param_groups = [pack_group(g) for g in self.param_groups]
         packed_state = {mapping[id(k)]: v for k, v in self.state.items()}
-        return {"state": packed_state, "param_groups": param_groups}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Load a state_dict() from an optimizer over parameters of the same shapes and order."""
+        state_dict = state_dict.copy()
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -291,9 +414,11 @@ class Optimizer:
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
 
-        def cast(param, value, key=None):
+        def cast(param, value, key=None, group=None):
             if isinstance(value, Tensor):
                 if key == "step":
+                    if group is not None and (group.get("fused") or group.get("capturable")):
+                        return _make(value._data.astype(D.float32.np))
                     return _make(value._data.copy())
                 arr = value._data
                 if param.dtype.is_floating_point:
@@ -302,16 +427,17 @@ class Optimizer:
                     arr = arr.copy()
                 return _make(arr.copy() if arr is value._data else arr)
             if isinstance(value, dict):
-                return {k: cast(param, v, k) for k, v in value.items()}
+                return {k: cast(param, v, k, group) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
-                return type(value)(cast(param, v, key) for v in value)
+                return type(value)(cast(param, v, key, group) for v in value)
             return value
 
+        group_of = {pid: g for g in saved_groups for pid in g["params"]}
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 param = id_map[k]
-                state[param] = cast(param, v)
+                state[param] = cast(param, v, group=group_of.get(k))
             else:
                 state[k] = v
 
@@ -321,7 +447,10 @@ class Optimizer:
                 new_group["param_names"] = group["param_names"]
             return new_group
 
-        self.param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
-        self.state = state
+        self.__setstate__({"state": state,
+                           "param_groups": [update_group(g, ng)
+                                            for g, ng in zip(groups, saved_groups)]})
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
     # the state is keyed by the Tensor object; Tensor hashes by identity

@@ -1,7 +1,8 @@
 """RMSprop, Adagrad and Adadelta (torch.optim.RMSprop / Adagrad / Adadelta)."""
 from .optimizer import (Optimizer, _zeros_like, _step_tensor, _closure_loss, _bump_versions,
-                        _grad_array, _advance_step)
-from .adam import _lerp_
+                        _grad_array, _advance_step, _check_capturable, _to_scalar, _check_lr,
+                        _check_fused)
+from . import _kernels as K
 from .._backend import xp_of
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
@@ -14,6 +15,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
+        _check_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -33,7 +35,8 @@ class RMSprop(Optimizer):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
+            lr, alpha, eps, wd = (_to_scalar(group["lr"]), group["alpha"], group["eps"],
+                                  group["weight_decay"])
             momentum, centered, maximize = group["momentum"], group["centered"], group["maximize"]
             for p in group["params"]:
                 if p._grad is None:
@@ -47,25 +50,28 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = _zeros_like(p)
                 xp = xp_of(p._data)
-                grad = _grad_array(p, maximize, wd)
+                if group["capturable"]:
+                    _check_capturable(p)
                 _advance_step(state)
-                sq = state["square_avg"]._data
+                grad = K.as_real(_grad_array(p, maximize, wd))
+                param = K.as_real(p._data)
+                sq = K.as_real(state["square_avg"]._data)
                 sq *= alpha
-                sq += ((1 - alpha) * grad) * grad      # addcmul_ order
+                K.addcmul_(sq, grad, grad, value=1 - alpha)
                 if centered:
-                    ga = state["grad_avg"]._data
-                    _lerp_(ga, grad, 1 - alpha)
-                    avg = xp.sqrt(sq - ga * ga)
+                    ga = K.as_real(state["grad_avg"]._data)
+                    K.lerp_(ga, grad, 1 - alpha)
+                    avg = xp.sqrt(K.addcmul(sq, ga, ga, value=-1))
                 else:
                     avg = xp.sqrt(sq)
                 avg += eps
                 if momentum > 0:
-                    buf = state["momentum_buffer"]._data
+                    buf = K.as_real(state["momentum_buffer"]._data)
                     buf *= momentum
-                    buf += grad / avg
-                    p._data -= lr * buf
+                    K.addcdiv_(buf, grad, avg)
+                    K.add_(param, buf, alpha=-lr)
                 else:
-                    p._data += (-lr * grad) / avg     # addcdiv_ order
+                    K.addcdiv_(param, grad, avg, value=-lr)
                 _bump_versions(p, state)
         return loss
 
@@ -76,6 +82,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:
@@ -91,6 +98,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(self, fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
@@ -101,7 +109,7 @@ class Adagrad(Optimizer):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+            lr, lr_decay, eps = _to_scalar(group["lr"]), group["lr_decay"], group["eps"]
             wd, maximize = group["weight_decay"], group["maximize"]
             for p in group["params"]:
                 if p._grad is None:
@@ -109,13 +117,13 @@ class Adagrad(Optimizer):
                 state = self.state[p]
                 xp = xp_of(p._data)
                 step = _advance_step(state)
-                grad = _grad_array(p, maximize, wd)
+                grad = K.as_real(_grad_array(p, maximize, wd))
                 clr = lr / (1 + (step - 1) * lr_decay)
-                s = state["sum"]._data
-                s += grad * grad
+                s = K.as_real(state["sum"]._data)
+                K.addcmul_(s, grad, grad, value=1)
                 std = xp.sqrt(s)
                 std += eps
-                p._data += (-clr * grad) / std     # addcdiv_ order
+                K.addcdiv_(K.as_real(p._data), grad, std, value=-clr)
                 _bump_versions(p, state)
         return loss
 
@@ -125,6 +133,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
+        _check_lr(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
@@ -141,7 +150,7 @@ class Adadelta(Optimizer):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            lr, rho, eps = _to_scalar(group["lr"]), group["rho"], group["eps"]
             wd, maximize = group["weight_decay"], group["maximize"]
             for p in group["params"]:
                 if p._grad is None:
@@ -152,17 +161,19 @@ class Adadelta(Optimizer):
                     state["square_avg"] = _zeros_like(p)
                     state["acc_delta"] = _zeros_like(p)
                 xp = xp_of(p._data)
+                if group["capturable"]:
+                    _check_capturable(p, xla=False)
                 _advance_step(state)
-                grad = _grad_array(p, maximize, wd)
-                sq, acc = state["square_avg"]._data, state["acc_delta"]._data
+                grad = K.as_real(_grad_array(p, maximize, wd))
+                sq, acc = K.as_real(state["square_avg"]._data), K.as_real(state["acc_delta"]._data)
                 sq *= rho
-                sq += ((1 - rho) * grad) * grad
+                K.addcmul_(sq, grad, grad, value=1 - rho)
                 std = xp.sqrt(sq + eps)
                 delta = xp.sqrt(acc + eps)
                 delta /= std
                 delta *= grad
                 acc *= rho
-                acc += ((1 - rho) * delta) * delta
-                p._data -= lr * delta
+                K.addcmul_(acc, delta, delta, value=1 - rho)
+                K.add_(K.as_real(p._data), delta, alpha=-lr)
                 _bump_versions(p, state)
         return loss
