@@ -240,3 +240,43 @@ def _shape_index(case, arrays):
 def test_table_is_not_empty():
     names = {c.name for c in op_db.OPS}
     assert len(SAMPLES) > 100 and "exp" in names
+
+
+# ---------------------------------------------------------------- both executions of a formula
+# With create_graph off, derivative formulas run on plain arrays where they qualify
+# (ops/_raw.py); the tests above see that execution. These repeat the gradient checks with
+# every formula forced through the recorded one (Tensors and ops, as under create_graph).
+
+GRAD_SAMPLES = [p for p in SAMPLES if p.values[0].grad]
+
+
+@pytest.fixture
+def recorded_backward():
+    from ndgrad.ops import _raw
+    prev = _raw.set_raw_backward(False)
+    yield
+    _raw.set_raw_backward(prev)
+
+
+@pytest.mark.parametrize("case,arrays,kw", GRAD_SAMPLES)
+def test_gradients_recorded_execution(case, arrays, kw, recorded_backward):
+    checked = False
+    if not case.skip_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            _check_grads(case, arrays, kw)
+            checked = True
+    if case.gradcheck:
+        leaves, _ = _inputs(ndgrad, case, arrays, "float64", True)
+        if any(t.requires_grad for t in leaves):
+            def fn(*xs):
+                return case.call(ndgrad, list(xs), kw)
+            assert gradcheck(fn, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3)
+            if case.gradgrad and _shape_index(case, arrays) == 0:
+                assert gradgradcheck(fn, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3)
+            checked = True
+    if not checked:
+        pytest.skip("nothing to check without torch")

@@ -46,11 +46,14 @@ from ..autograd.graph import (Node, SavedTensor, RELEASED,
                               backward_twice_error, user_site, sites as _sites,
                               _inside, _getframe, NO_EDGE as _NO_EDGE)
 from ..autograd.anomaly_mode import _state as _anomaly
+from ..autograd import graph as _graph
 from ..autograd import forward_ad as _forward_ad
+from . import _raw
 
 __all__ = ["defop", "OpDef", "OpNode"]
 
 _state = grad_mode._state
+_raw_state = _raw.state
 _fw_state = _forward_ad._state
 _fw_propagate = _forward_ad._propagate
 _OPS = {}  # name -> OpDef, every registered op
@@ -70,6 +73,17 @@ class OpNode(Node):
         saved = self._saved
         if saved is RELEASED:
             raise backward_twice_error(self)
+        # no graph of the backward needed: the same formulas on the arrays (ops/_raw.py)
+        if not create_graph and _raw_state.enabled and not _fw_state.levels and \
+                not _anomaly.enabled:
+            raw = op.raw
+            if raw is None:
+                raw = _compile_raw(op)
+            if raw:
+                try:
+                    return self._apply_raw(raw, grads, saved)
+                except Exception:  # RawFallback, or an error: the recorded run says it as before
+                    pass
         # the formulas' arguments by name (plain loops and map: no comprehension frames)
         if op.nout == 1:
             env = {"grad": grads[0]}
@@ -92,6 +106,64 @@ class OpNode(Node):
                     out[i] = self._zeros_for(i, grads)
         return out
 
+    def _apply_raw(self, raw, grads, saved):
+        """apply() on arrays: the raw twins of the formulas (ops/_raw.py), results wrapped."""
+        op = self._op
+        if op.nout == 1:
+            g0 = grads[0]
+            a0 = g0._data
+            dt = a0.dtype
+            env = {"grad": a0}
+        else:
+            g0 = a0 = None
+            gs = tuple(g._data if g is not None else (None if m is None else _zeros_meta(m)._data)
+                       for g, m in zip(grads, self._out_meta))
+            dt = None
+            for a in gs:
+                if a is not None:
+                    if dt is None:
+                        dt = a.dtype
+                    elif a.dtype != dt:
+                        raise _raw.RawFallback
+            env = {"grad": gs}
+        if dt is None or dt.kind not in "fc":
+            raise _raw.RawFallback
+        if saved:
+            for k, v in saved.items():
+                tv = type(v)
+                if tv is SavedTensor:
+                    if v.vc[0] != v.version or v._hooks_packed is not None:
+                        a = v.unpack(self)._data  # (raises the version error, runs the hooks)
+                    else:
+                        t = v.tensor
+                        a = v.data if t is None else t._data
+                    d = a.dtype
+                    if d != dt and d.kind in "fc":
+                        raise _raw.RawFallback
+                    env[k] = a
+                elif tv is _SavedTuple:
+                    a = tuple(s.unpack(self)._data for s in v)
+                    for x in a:
+                        if x.dtype != dt and x.dtype.kind in "fc":
+                            raise _raw.RawFallback
+                    env[k] = a
+                elif isinstance(v, Tensor):
+                    raise _raw.RawFallback
+                else:
+                    env[k] = v
+        if op.joint is not None:
+            res = raw[0](*map(env.__getitem__, op.joint_params))
+            return [_wrap_raw(r, a0, g0) for r in res]
+        out = [None] * len(op.formulas)
+        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+            if child is not None:
+                f = raw[i]
+                if f is not None:
+                    out[i] = _wrap_raw(f(*map(env.__getitem__, op.formula_params[i])), a0, g0)
+                else:
+                    out[i] = self._zeros_for(i, grads)
+        return out
+
     def _zeros_for(self, i, grads):
         """Input i's zero gradient: an array of its shape and dtype (never requires grad)."""
         shape, dtype = self._meta[i]
@@ -109,6 +181,40 @@ class OpNode(Node):
                     return
 
 
+def _wrap_raw(r, a0, g0):
+    """A raw formula's array result as the engine's Tensor (the incoming one if unchanged)."""
+    if type(r) is _ndarray:
+        return g0 if r is a0 else _make(r)
+    if r is None:
+        return None
+    if isinstance(r, _np.generic):
+        return _make(_asarray(r))
+    if hasattr(r, "__cuda_array_interface__"):
+        return _make(r)
+    raise _raw.RawFallback
+
+
+def _compile_raw(op):
+    """op.raw: the raw twin of each formula (None for a None formula), or False when any
+    formula has no raw twin (then the op keeps the recorded execution)."""
+    if op.joint is not None:
+        f = _raw.raw_formula(op.joint)
+        op.raw = (f,) if f is not None else False
+        return op.raw
+    raws = []
+    for f in op.formulas:
+        if f is None:
+            raws.append(None)
+            continue
+        g = _raw.raw_formula(f)
+        if g is None:
+            op.raw = False
+            return False
+        raws.append(g)
+    op.raw = tuple(raws) if any(r is not None for r in raws) else False
+    return op.raw
+
+
 def _zeros_meta(meta):
     shape, dtype, xp = meta
     return _make(xp.zeros(shape, dtype=dtype.np))
@@ -117,7 +223,8 @@ def _zeros_meta(meta):
 class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
-                 "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp")
+                 "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
+                 "raw")
 
 
 def _fn_params(f):
@@ -173,6 +280,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.differentiable = differentiable and bool(op.inputs)
     op._saved_cache = {}
     op.jvp = jvp
+    op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
     _OPS[name] = op
     if node_name is None:
         node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
@@ -228,6 +336,94 @@ _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}  # as in _dtype (bool
 
 def apply(op, args, kwargs):
     """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
+    # The common case first (one or two positional arguments, NumPy tensors of one dtype, a
+    # Python scalar of no higher category, no forward-mode levels): only that work is done.
+    # Anything else takes the general path below, which gives the same result.
+    n = len(args)
+    if 0 < n < 3 and not kwargs and not _fw_state.levels:
+        a = args[0]
+        if isinstance(a, Tensor):
+            d = a._data
+            if type(d) is _ndarray:
+                dtype = a.dtype
+                cat = dtype._category
+                promote = op.promote
+                if promote is None or promote == "binary" or cat >= 2:
+                    if n == 1:
+                        out = op.forward(_np, d)
+                        requires = a._requires_grad
+                    else:
+                        b = args[1]
+                        cb = b.__class__
+                        if isinstance(b, Tensor):
+                            e = b._data
+                            if b.dtype is dtype and type(e) is _ndarray:
+                                try:
+                                    out = op.forward(_np, d, e)
+                                except ValueError as exc:
+                                    _raise_broadcast_error(exc, (d, e), {})
+                                    raise
+                                requires = a._requires_grad or b._requires_grad
+                            else:
+                                out = None
+                        elif (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
+                                cb is bool or b is None:
+                            out = op.forward(_np, d, b)
+                            requires = a._requires_grad
+                        else:
+                            out = None
+                    if out is not None and op.nout == 1 and not op.view:
+                        if type(out) is not _ndarray:
+                            out = _asarray(out)
+                        result = _new(Tensor)  # _make, inlined
+                        result._data = out
+                        dt = _BY_NP.get(out.dtype)
+                        result.dtype = dt if dt is not None else D.from_numpy_dtype(out.dtype)
+                        result._requires_grad = False
+                        result.grad_fn = None
+                        result._vc = [0]
+                        if requires and op.differentiable:
+                            if _state.enabled:
+                                if result.dtype._category >= 2:
+                                    _record(op, args, None, (result,))
+                            elif not _state.in_backward:
+                                result._nograd_at = (user_site(2), _state.inference)
+                        return result
+                    if out is not None:
+                        return _finish(op, args, kwargs, out, _np, requires, 4)
+    return _apply(op, args, kwargs)
+
+
+def _finish(op, args, kwargs, out, xp, requires, depth):
+    """apply's second half: wrap the forward's output(s), mark views, record the node (depth:
+    the frames from _record up to the op's caller)."""
+    record = requires and op.differentiable and _state.enabled
+    if op.nout == 1:
+        if type(out) is not _ndarray:
+            out = xp.asarray(out)
+        result = _make(out)
+        if op.view:
+            _mark_view(result, args[0], op, args, kwargs)
+        if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
+            _record(op, args, kwargs, (result,), depth)
+        elif requires and not _state.enabled and op.differentiable and not _state.in_backward:
+            result._nograd_at = (user_site(2), _state.inference)  # for autograd.explain
+        if _fw_state.levels:
+            _fw_propagate(op, args, kwargs, (result,))
+        return result
+    results = tuple(_make(o if type(o) is _ndarray else xp.asarray(o)) for o in out)
+    if op.view:
+        for r in results:
+            _mark_view(r, args[0], op, args, kwargs)
+    if record:
+        _record(op, args, kwargs, results, depth)
+    if _fw_state.levels:
+        _fw_propagate(op, args, kwargs, results)
+    return results
+
+
+def _apply(op, args, kwargs):
+    """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
     arrays = list(args)
     requires = False
     xp = dtype = None
@@ -276,29 +472,7 @@ def apply(op, args, kwargs):
         _raise_broadcast_error(e, arrays, kw)
         raise
 
-    record = requires and op.differentiable and _state.enabled
-    if op.nout == 1:
-        if type(out) is not _ndarray:
-            out = xp.asarray(out)
-        result = _make(out)
-        if op.view:
-            _mark_view(result, args[0], op, args, kwargs)
-        if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
-            _record(op, args, kwargs, (result,))
-        elif requires and not _state.enabled and op.differentiable and not _state.in_backward:
-            result._nograd_at = (user_site(2), _state.inference)  # for autograd.explain
-        if _fw_state.levels:
-            _fw_propagate(op, args, kwargs, (result,))
-        return result
-    results = tuple(_make(o if type(o) is _ndarray else xp.asarray(o)) for o in out)
-    if op.view:
-        for r in results:
-            _mark_view(r, args[0], op, args, kwargs)
-    if record:
-        _record(op, args, kwargs, results)
-    if _fw_state.levels:
-        _fw_propagate(op, args, kwargs, results)
-    return results
+    return _finish(op, args, kwargs, out, xp, requires, 5)
 
 
 def _raise_broadcast_error(exc, arrays, kw):
@@ -331,7 +505,7 @@ _ARG, _SHAPE, _RESULT, _CONST = range(4)
 _BITS = bytes.maketrans(b"\x00\x01", b"01")
 
 
-def _record(op, args, kwargs, results):
+def _record(op, args, kwargs, results, depth=3):
     """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
     node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
     node._saved = node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
@@ -340,11 +514,11 @@ def _record(op, args, kwargs, results):
         _anomaly.record(node)  # (anomaly mode puts its whole stack in _site)
     elif _sites.enabled:
         # the user's line: usually the frame right above apply and the op's function
-        f = _getframe(3)
+        f = _getframe(depth)
         if _inside.get(f.f_code.co_filename) is False:
             node._site = (f.f_code, f.f_lasti)
         else:
-            node._site = user_site(3)
+            node._site = user_site(depth)
     # the edges (graph.py, Note [Edges in slots]): input 0 in _c0/_n0, the others in _crest
     nargs = len(args)
     meta = []
@@ -383,27 +557,58 @@ def _record(op, args, kwargs, results):
             _META.clear()
         m = _META[meta] = meta
     node._meta = m
-    for i, r in enumerate(results):
-        if i in op.nondiff_outputs or r.dtype._category < 2:
-            continue
+    if op.nout == 1 and not op.nondiff_outputs:  # (apply checked the dtype)
+        r = results[0]
         r._requires_grad = True
         r.grad_fn = node
-        if i:  # (0 is the class default: no instance __dict__ for single outputs)
-            r._output_nr = i
+    else:
+        for i, r in enumerate(results):
+            if i in op.nondiff_outputs or r.dtype._category < 2:
+                continue
+            r._requires_grad = True
+            r.grad_fn = node
+            if i:  # (0 is the class default: no instance __dict__ for single outputs)
+                r._output_nr = i
     plan = op._saved_cache.get(mask)
     if plan is None:
         plan = _saved_plan(op, mask)
     if plan:
         saved = {}
+        # SavedTensor.__init__ inlined for the common case (no saved-tensor hooks, no
+        # forward-mode levels); otherwise the constructor does it
+        plain = not _graph._saved_hooks and not _fw_state.levels
         for n, kind, pos, extra in plan:
             if kind == _ARG:
                 v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
-                saved[n] = SavedTensor(v) if isinstance(v, Tensor) else v
+                if isinstance(v, Tensor):
+                    if plain:
+                        st = _new(SavedTensor)
+                        st.tensor = v
+                        st.data = st._hooks_packed = st.fw = None
+                        vc = st.vc = v._vc
+                        st.version = vc[0]
+                        st.output_nr = 0
+                        saved[n] = st
+                    else:
+                        saved[n] = SavedTensor(v)
+                else:
+                    saved[n] = v
             elif kind == _RESULT:
                 if extra is not None:  # resultK: output K alone
                     saved[n] = SavedTensor(results[extra], True, extra)
                 elif op.nout == 1:
-                    saved[n] = SavedTensor(results[0], True)
+                    r = results[0]
+                    if plain:
+                        st = _new(SavedTensor)
+                        st.tensor = st._hooks_packed = st.fw = None
+                        st.data = r._data
+                        st.requires_grad = r._requires_grad
+                        vc = st.vc = r._vc
+                        st.version = vc[0]
+                        st.output_nr = 0
+                        saved[n] = st
+                    else:
+                        saved[n] = SavedTensor(r, True)
                 else:
                     saved[n] = _SavedTuple(SavedTensor(r, True, i) for i, r in enumerate(results))
             elif kind == _SHAPE:

@@ -352,7 +352,20 @@ _mul3 = defop(
     other2=lambda grad, self, other, alpha: _mul3(self, other, grad, alpha))
 
 
+_SMALL = 2048  # elements: below this, fewer ufunc calls beat reusing buffers (bench W1)
+_ONES = {}  # dtype -> 0-d one (NumPy takes a 0-d array operand faster than a Python number)
+
+
+def _one(a):
+    one = _ONES.get(a.dtype)
+    if one is None:
+        one = _ONES[a.dtype] = _np.ones((), a.dtype)
+    return one
+
+
 def _tanh_backward_fwd(xp, grad_output, output):
+    if output.size < _SMALL and type(output) is _np.ndarray:
+        return grad_output * (_one(output) - output * output)
     d = xp.multiply(output, output, out=xp.empty_like(output))  # 1 - output**2, in one buffer
     xp.subtract(1, d, out=d)
     if d.shape != grad_output.shape:
@@ -368,7 +381,8 @@ tanh_backward = defop(
     grad_output=lambda grad, output: tanh_backward(grad, output),
     output=lambda grad, grad_output, output: _mul3(grad, grad_output, output, -2))
 sigmoid_backward = defop(
-    "sigmoid_backward", lambda xp, grad_output, output: grad_output * (output * (1 - output)),
+    "sigmoid_backward", lambda xp, grad_output, output: grad_output * (
+        output * ((_one(output) if type(output) is _np.ndarray else 1) - output)),
     promote="binary", node_name="SigmoidBackwardBackward0",
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (grad_output * (1 - 2 * output)))
@@ -394,12 +408,24 @@ arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
+_SIGMOID_LO = {}  # dtype -> 0-d -log(max): exp(-x) stays finite above it
+
+
 def _sigmoid_fwd(xp, self):
     # exp(min(x, 0)) / (1 + exp(-|x|)): stable for large |x| (exp of non-positive numbers only)
     # and branch-free (a where() over random signs costs more than both exps). Two buffers, each
     # reused in place: at 10^6 elements a fresh array's page faults cost more than a pass (W4).
     if self.dtype.kind == "c":
         return 1 / (1 + xp.exp(-self))
+    if self.size < _SMALL and type(self) is _np.ndarray and self.dtype.char in "fd":
+        # 1 / (1 + exp(-x)) as PyTorch computes it, with the exponent clamped where exp would
+        # overflow (PyTorch gives 0 there, this the dtype's smallest value ~1/max: no warning)
+        lo = _SIGMOID_LO.get(self.dtype)
+        if lo is None:
+            lo = _SIGMOID_LO[self.dtype] = _np.array(-_np.log(_np.finfo(self.dtype).max),
+                                                     self.dtype)
+        one = _one(self)
+        return one / (one + xp.exp(-xp.maximum(self, lo)))
     e = xp.abs(self, out=xp.empty_like(self))
     xp.negative(e, out=e)
     xp.exp(e, out=e)

@@ -1,0 +1,202 @@
+"""One formula, two executions: derivative formulas run on plain arrays when no graph is needed.
+
+A derivative formula (ops/_registry.py) is written with ndgrad ops, so that with
+`create_graph=True` it records its own graph and every op gets higher-order gradients: that is
+the *recorded* execution. When `create_graph` is off nothing needs recording, and the same
+formula text can run on the arrays themselves (the *raw* execution):
+
+- operators (`grad * other`, `-grad`, `1 - result * result`, `grad / self`, `@`, comparisons)
+  act on the arrays directly. For arrays of one floating dtype (and Python scalars, which NumPy
+  treats as weak like PyTorch does) the array operators are the forwards of the ops that
+  `Tensor`'s operators run (`mul` is `xp.multiply`, `div` is `xp.true_divide`, ...), with the
+  same result dtypes;
+- a call of a registered op (`tanh_backward(grad, result)`, `_mul3(...)`, `cos(self)`) becomes
+  a call of that op's `forward(xp, ...)` on the arrays.
+
+`raw_formula(f)` builds the raw twin of `f` once: a new function object over f's own code, whose
+globals (and closure cells) map each op's name to its array-level caller. Only formulas whose
+bytecode consists of argument loads, constants, operators, comparisons, branches and calls of
+registered ops qualify; anything else (a Tensor method such as `.sum(dim)`, a helper function,
+indexing of a Tensor) keeps the recorded execution, as does any call in which the arrays'
+dtypes would not promote as PyTorch's (`RawFallback`), so both executions give the same values
+and dtypes. `NDGRAD_RECORDED_BACKWARD=1` in the environment (or `set_raw_backward(False)`)
+forces the recorded execution everywhere (the op-table tests run both).
+"""
+import builtins
+import dis
+import os
+import types
+
+from .._backend import numpy as _np, xp_of
+
+__all__ = ["raw_formula", "RawFallback", "set_raw_backward", "raw_backward_enabled", "state"]
+
+_ndarray = _np.ndarray
+_generic = _np.generic
+_asarray = _np.asarray
+
+
+class RawFallback(Exception):
+    """The raw execution cannot promise PyTorch's dtypes here: run the recorded formula."""
+
+
+class _State:
+    __slots__ = ("enabled",)
+
+    def __init__(self):
+        self.enabled = os.environ.get("NDGRAD_RECORDED_BACKWARD", "") in ("", "0")
+
+
+state = _State()
+
+
+def set_raw_backward(enabled):
+    """Private switch: False forces every formula through the recorded (Tensor) execution."""
+    prev = state.enabled
+    state.enabled = bool(enabled)
+    return prev
+
+
+def raw_backward_enabled():
+    return state.enabled
+
+
+# bytecode that means the same on arrays as on Tensors (operators, loads, control flow)
+_PLAIN = frozenset({
+    "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "LOAD_FAST", "STORE_FAST", "LOAD_CONST",
+    "RETURN_VALUE", "BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_NOT", "COMPARE_OP",
+    "IS_OP", "POP_TOP", "COPY", "SWAP", "PUSH_NULL", "PRECALL", "CALL", "KW_NAMES",
+    "BUILD_TUPLE", "COPY_FREE_VARS", "LOAD_DEREF", "LOAD_GLOBAL",
+    "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
+    "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_FALSE",
+    "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "JUMP_FORWARD",
+    "JUMP_BACKWARD", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "RETURN_CONST",
+    "BINARY_SUBSCR", "CALL_INTRINSIC_1", "TO_BOOL", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
+    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+})
+_SCALARS = (int, float, complex, bool, str, type(None))
+_SUBSCRIPTABLE = ("grad", "result")  # tuples of arrays for ops with several outputs
+
+
+def _value_ok(v):
+    """A global or closure value the raw twin may use: a constant, or a registered op."""
+    return isinstance(v, _SCALARS) or getattr(v, "_op", None) is not None
+
+
+def _raw_value(v):
+    return _op_caller(v._op) if getattr(v, "_op", None) is not None else v
+
+
+def raw_formula(f):
+    """The raw-array twin of formula `f` (same code object), or None if `f` does not qualify."""
+    if f is None or not isinstance(f, types.FunctionType):
+        return None
+    code = f.__code__
+    if code.co_flags & (0x20 | 0x100 | 0x200):  # generators, coroutines
+        return None
+    if any(isinstance(c, types.CodeType) for c in code.co_consts):  # nested lambdas, genexps
+        return None
+    glb = f.__globals__
+    bi = glb.get("__builtins__", builtins)
+    bi = bi if isinstance(bi, dict) else bi.__dict__
+    names = {}
+    ins = list(dis.get_instructions(code))
+    for k, i in enumerate(ins):
+        if i.opname not in _PLAIN:
+            return None
+        if i.opname == "LOAD_GLOBAL":
+            name = i.argval
+            if name in glb:
+                v = glb[name]
+            elif name in bi:
+                v = bi[name]
+            else:
+                return None
+            if not _value_ok(v):
+                return None
+            names[name] = _raw_value(v)
+        elif i.opname == "BINARY_SUBSCR":
+            # only grad[k] / result[k] (the tuples of a multi-output op) by a constant index
+            if k < 2 or ins[k - 1].opname != "LOAD_CONST" or \
+                    type(ins[k - 1].argval) is not int or ins[k - 2].opname != "LOAD_FAST" or \
+                    ins[k - 2].argval not in _SUBSCRIPTABLE:
+                return None
+    closure = None
+    if f.__closure__:
+        cells = []
+        for name, cell in zip(code.co_freevars, f.__closure__):
+            try:
+                v = cell.cell_contents
+            except ValueError:  # not yet bound
+                return None
+            if not _value_ok(v):
+                return None
+            cells.append(types.CellType(_raw_value(v)))
+        closure = tuple(cells)
+    raw_globals = {"__builtins__": bi}
+    raw_globals.update(names)
+    g = types.FunctionType(code, raw_globals, f.__name__, f.__defaults__, closure)
+    g.__kwdefaults__ = f.__kwdefaults__
+    return g
+
+
+# ---------------------------------------------------------------- ops called inside formulas
+
+_CALLERS = {}  # OpDef -> its array-level caller
+
+
+def _op_caller(op):
+    """`op` at array level: its forward on the arrays, when they promote as PyTorch's would."""
+    call = _CALLERS.get(op)
+    if call is not None:
+        return call
+    forward = op.forward
+    promote = op.promote
+    single = op.nout == 1
+
+    def call(*args, **kwargs):
+        dt = None
+        for a in args:
+            if type(a) is _ndarray:
+                if dt is None:
+                    dt = a.dtype
+                elif a.dtype is not dt and promote is not None and a.dtype != dt:
+                    raise RawFallback
+            elif isinstance(a, _generic) or hasattr(a, "__cuda_array_interface__"):
+                return other(args, kwargs)
+        if promote is not None:
+            if dt is not None and dt.kind not in "fc":
+                raise RawFallback  # integer/bool math: PyTorch's promotion rules, not NumPy's
+            if kwargs:
+                for v in kwargs.values():
+                    if hasattr(v, "dtype"):
+                        raise RawFallback
+        out = forward(_np, *args, **kwargs)
+        if single:
+            return out if type(out) is _ndarray else _asarray(out)
+        return tuple(o if type(o) is _ndarray else _asarray(o) for o in out)
+
+    def other(args, kwargs):
+        """NumPy scalars (0-d results) become 0-d arrays; CuPy arrays use CuPy."""
+        args = tuple(_asarray(a) if isinstance(a, _generic) else a for a in args)
+        xp = dt = None
+        for a in args:
+            if hasattr(a, "dtype") and hasattr(a, "shape"):
+                if xp is None:
+                    xp = xp_of(a)
+                    dt = a.dtype
+                elif promote is not None and a.dtype != dt:
+                    raise RawFallback
+        if promote is not None and (dt is None or dt.kind not in "fc" or (
+                kwargs and any(hasattr(v, "dtype") for v in kwargs.values()))):
+            raise RawFallback
+        xp = xp or _np
+        out = forward(xp, *args, **kwargs)
+        if single:
+            return xp.asarray(out)
+        return tuple(xp.asarray(o) for o in out)
+
+    call.__name__ = call.__qualname__ = op.name
+    _CALLERS[op] = call
+    return call
