@@ -125,8 +125,20 @@ LINALG_RULES = {n: ("same", _EXACT, RuntimeError) for n in """cholesky cholesky_
     ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve matmul matrix_exp matrix_norm matrix_power
     matrix_rank multi_dot norm pinv qr slogdet solve solve_ex solve_triangular svd svdvals
     tensorinv tensorsolve vander vecdot vector_norm""".split()}
-SPECIAL_RULES = {}   # elementwise: PyTorch's default cast rule
-FFT_RULES = {}
+_CAST_RULE = ("cast", _CAST, RuntimeError)
+SPECIAL_RULES = {n: _CAST_RULE for n in """airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1
+    chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w
+    digamma entr erf erfc erfcx erfinv exp2 expit expm1 gammainc gammaincc gammaln
+    hermite_polynomial_h hermite_polynomial_he i0 i0e i1 i1e laguerre_polynomial_l
+    legendre_polynomial_p log1p log_ndtr logit logsumexp modified_bessel_i0 modified_bessel_i1
+    modified_bessel_k0 modified_bessel_k1 multigammaln ndtr ndtri polygamma psi
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t
+    shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w
+    sinc spherical_bessel_j0 xlog1py xlogy zeta""".split()}
+SPECIAL_RULES["round"] = ("same", _FOUND, RuntimeError)
+FFT_RULES = {n: _CAST_RULE for n in """fft fft2 fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft
+    ihfft2 ihfftn irfft irfft2 irfftn rfft rfft2 rfftn""".split()}
+FFT_RULES.update({n: ("factory", None, RuntimeError) for n in ("fftfreq", "rfftfreq")})
 
 OUT_FUNCTIONS = set(RULES)
 
