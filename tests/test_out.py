@@ -186,3 +186,15 @@ def test_linalg_out():
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got "
                                            "double instead"):
         ndgrad.linalg.inv(a, out=ndgrad.empty(0, dtype=ndgrad.float64))
+
+
+def test_fft_and_special_out():
+    x = ndgrad.randn(8)
+    o = ndgrad.empty(0, dtype=ndgrad.complex64)
+    assert ndgrad.fft.fft(x, out=o) is o and o.shape == (8,)
+    with pytest.raises(RuntimeError, match="fft expects a complex output tensor, but got Float"):
+        ndgrad.fft.fft(x, out=ndgrad.empty(0))
+    assert ndgrad.fft.fftfreq(4, out=ndgrad.empty(0, dtype=ndgrad.float64)).dtype is \
+        ndgrad.float64
+    s = ndgrad.empty(0)
+    assert ndgrad.special.erf(x, out=s) is s and ndgrad.allclose(s, ndgrad.special.erf(x))

@@ -136,7 +136,7 @@ SPECIAL_RULES = {n: _CAST_RULE for n in """airy_ai bessel_j0 bessel_j1 bessel_y0
     shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w
     sinc spherical_bessel_j0 xlog1py xlogy zeta""".split()}
 SPECIAL_RULES["round"] = ("same", _FOUND, RuntimeError)
-FFT_RULES = {n: _CAST_RULE for n in """fft fft2 fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft
+FFT_RULES = {n: ("fft", _CAST, RuntimeError) for n in """fft fft2 fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft
     ihfft2 ihfftn irfft irfft2 irfftn rfft rfft2 rfftn""".split()}
 FFT_RULES.update({n: ("factory", None, RuntimeError) for n in ("fftfreq", "rfftfreq")})
 
@@ -154,9 +154,11 @@ def _check_dtype(name, rule, res, out, extra):
     kind, msg, exc = rule
     if kind == "heaviside" and out._category == 3 and res is not out:   # complex out
         msg = "heaviside is not yet implemented for complex tensors."
+    elif kind == "fft" and res._category == 3 and out._category != 3:
+        msg = "{name} expects a complex output tensor, but got {O}"
     elif kind == "diag" and not _can_cast(res, out):
         msg = "diag: result type {R} can't be cast to the desired out= type {O}"
-    ok = {"cast": _can_cast(res, out), "bool": out is D.bool, "any": True,
+    ok = {"cast": _can_cast(res, out), "fft": _can_cast(res, out), "bool": out is D.bool, "any": True,
           "dtype": True}.get(kind, res is out)
     if not ok:
         raise exc((msg or _CAST).format(name=name, **_names(res, out), **extra))
