@@ -194,6 +194,12 @@ def test_fft_and_special_out():
     assert ndgrad.fft.fft(x, out=o) is o and o.shape == (8,)
     with pytest.raises(RuntimeError, match="fft expects a complex output tensor, but got Float"):
         ndgrad.fft.fft(x, out=ndgrad.empty(0))
+    with pytest.raises(RuntimeError, match="irfftn expects a floating point output tensor, but "
+                                           "got ComplexFloat"):
+        ndgrad.fft.irfft2(ndgrad.fft.rfft2(x.view(2, 4)), out=o)
+    view = ndgrad.zeros(16, dtype=ndgrad.complex64)[:8]
+    ndgrad.fft.fft(x, out=view)                     # written in place: the view sees it
+    assert ndgrad.allclose(view, ndgrad.fft.fft(x))
     assert ndgrad.fft.fftfreq(4, out=ndgrad.empty(0, dtype=ndgrad.float64)).dtype is \
         ndgrad.float64
     s = ndgrad.empty(0)

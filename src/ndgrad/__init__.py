@@ -217,4 +217,3 @@ from . import _out  # noqa: E402
 _out.install(globals())
 _out.install(linalg.__dict__, _out.LINALG_RULES)
 _out.install(special.__dict__, _out.SPECIAL_RULES)
-_out.install(fft.__dict__, _out.FFT_RULES)

@@ -83,7 +83,7 @@ _rule("same", """gather take_along_dim scatter scatter_add scatter_reduce index_
     index_fill index_put masked_fill masked_scatter mm bmm mv addmm addmv baddbmm tril triu cross
     inverse aminmax msort triangular_solve norm argmax argmin sort argsort topk kthvalue
     median nanmedian slogdet qr svd lu_unpack lstsq geqrf var_mean std_mean
-    histogram histc bincount renorm dist diff block_diag cartesian_prod lu_solve
+    histogram histc bincount renorm diff block_diag cartesian_prod lu_solve
     polar complex conj_physical angle embedding""", _EXACT)
 _rule("same", "matmul dot vdot", "result dtype {O} does not match input dtype {R}")
 _rule("same", "logcumsumexp cummax cummin", "expected scalar_type {R} but found {O}")
@@ -116,7 +116,7 @@ _rule("factory", """zeros ones empty full arange range linspace logspace eye ran
     hamming_window hann_window kaiser_window""")
 # PyTorch's Python API has no out= for these, although ATen has an out variant
 _NEEDS_DIM = {"median", "nanmedian"}   # their out= overloads are the ones with `dim`
-NO_OUT = set("relu isnan isinf trace flip roll rot90 diag_embed clone unsafe_split "
+NO_OUT = set("dist relu isnan isinf trace flip roll rot90 diag_embed clone unsafe_split "
              "unique_consecutive".split())
 
 # linalg / special / fft: the namespace's own rules (PyTorch's linalg out= dtypes must match)
@@ -184,7 +184,7 @@ def _write(out, result):
     from .autograd.grad_mode import no_grad
     shape = tuple(result._data.shape)
     if tuple(out._data.shape) != shape:
-        if out._data.size != 0:
+        if out._data.size != 0:  # (stacklevel: the user's line, through wrapper or an op's _out)
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
                 f"{_shape_str(out._data.shape)}, which does not match the required output shape "

@@ -192,27 +192,32 @@ def _resize_all(x, s, dims):
     return x
 
 
+_MSG_NAME = {"fft2": "fftn", "ifft2": "fftn", "ifftn": "fftn", "rfft2": "rfftn",
+             "irfft2": "irfftn", "hfft2": "hfftn", "ihfft2": "ihfftn"}
+
+
 def _out(r, out):
-    """The out= protocol: no autograd, PyTorch's dtype rule, resized (with its warning)."""
+    """The out= protocol (ndgrad/_out.py) with the FFTs' own messages: PyTorch names the
+    primitive (_fft_r2c, _fft_c2c, _fft_c2r) in the autograd refusal and the public function in
+    the dtype check; the result is written into `out` in place."""
     if out is None:
         return r
-    if r.requires_grad:
-        raise RuntimeError("_fft_r2c(): functions with out=... arguments don't support automatic "
+    import sys
+    from ._out import _SCALAR, _write
+    caller = sys._getframe(1).f_code.co_name
+    name = _MSG_NAME.get(caller, caller)
+    if r.dtype.is_complex and not out.dtype.is_complex:
+        raise RuntimeError(f"{name} expects a complex output tensor, but got "
+                           f"{_SCALAR[out.dtype.name]}")
+    if not r.dtype.is_complex and not out.dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point output tensor, but got "
+                           f"{_SCALAR[out.dtype.name]}")
+    if r.requires_grad or out.requires_grad:
+        prim = {"FftR2CBackward0": "_fft_r2c", "FftC2CBackward0": "_fft_c2c",
+                "FftC2RBackward0": "_fft_c2r"}.get(type(r.grad_fn).__name__, "_fft_c2c")
+        raise RuntimeError(f"{prim}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    if out.dtype is not r.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {r.dtype}, but got {out.dtype} "
-                           "instead")
-    if out.shape != r.shape and out.numel():
-        import warnings
-        warnings.warn(f"An output with one or more elements was resized since it had shape "
-                      f"{list(out.shape)}, which does not match the required output shape "
-                      f"{list(r.shape)}. This behavior is deprecated, and in a future PyTorch "
-                      "release outputs will not be resized unless they have zero elements. You "
-                      "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                      "elements with t.resize_(0).", UserWarning, stacklevel=3)
-    out._data = r._data
-    out._vc[0] += 1
-    return out
+    return _write(out, r)
 
 
 # ---------------------------------------------------------------- complex-to-complex
