@@ -267,18 +267,26 @@ def _no_out(fn, name):
     return wrapper
 
 
+_MADE = {}
+
+
 def install(namespace, rules=None, default=("cast", _CAST, RuntimeError)):
     """Wrap each function of `namespace` (a module's dict) that PyTorch gives an out=."""
     rules = RULES if rules is None else rules
     names = set(rules) if rules else {n for n, v in namespace.items()
                                      if callable(v) and not n.startswith("_")
                                      and not isinstance(v, type)}
-    for n in names:
+    made = _MADE   # aliases (clip/clamp, psi/digamma, lgamma/gammaln) stay one object
+    for n in sorted(names):
         fn = namespace.get(n)
         if fn is None or not callable(fn) or isinstance(fn, type) or \
                 getattr(fn, "_ndgrad_out", False):
             continue
-        namespace[n] = _with_out(fn, n, rules.get(n, default) if rules else default)
+        rule = rules.get(n, default) if rules else default
+        key = (id(fn), rule)
+        if key not in made:
+            made[key] = _with_out(fn, n, rule)
+        namespace[n] = made[key]
     if rules is RULES:
         for n in NO_OUT:
             fn = namespace.get(n)

@@ -80,12 +80,16 @@ _SUBSCRIPTABLE = ("grad", "result")  # tuples of arrays for ops with several out
 
 
 def _value_ok(v):
-    """A global or closure value the raw twin may use: a constant, or a registered op."""
-    return isinstance(v, _SCALARS) or getattr(v, "_op", None) is not None
+    """A global or closure value the raw twin may use: a constant, a registered op, or a helper
+    that names its own array-level twin (`helper._raw`, e.g. complex.py's `_cj`)."""
+    return isinstance(v, _SCALARS) or getattr(v, "_op", None) is not None or \
+        getattr(v, "_raw", None) is not None
 
 
 def _raw_value(v):
-    return _op_caller(v._op) if getattr(v, "_op", None) is not None else v
+    if getattr(v, "_op", None) is not None:
+        return _op_caller(v._op)
+    return getattr(v, "_raw", v)
 
 
 def raw_formula(f):

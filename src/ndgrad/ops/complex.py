@@ -27,6 +27,25 @@ def _cj(x):
     return x
 
 
+def _cj_raw(x):
+    """_cj on arrays and numbers (the raw execution of formulas, ops/_raw.py)."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        return x.conj() if dt.kind == "c" else x
+    return x.conjugate() if x.__class__ is builtins.complex else x
+
+
+_cj._raw = _cj_raw
+
+
+def _is_complex(x):
+    """Whether a formula's argument is complex (a Tensor, or an array in the raw execution)."""
+    return x.dtype._category == 3
+
+
+_is_complex._raw = lambda x: x.dtype.kind == "c"
+
+
 def cast_grad(grad, dtype):
     """A gradient cast to its input's dtype; a complex gradient of a real input keeps its real
     part (Note [Complex gradients])."""

@@ -15,7 +15,7 @@ from .._backend import numpy as _np, to_numpy
 from .._creation import zeros_like as _zeros_like
 from .._tensor import Tensor
 from ._registry import defop
-from .complex import _cj  # conj on complex tensors, identity on real ones (Note [Complex gradients])
+from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
@@ -387,7 +387,7 @@ sigmoid_backward = defop(
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (grad_output * (1 - 2 * output)))
 def _tanh_grad(grad, result):
-    if result.dtype._category == 3:  # (complex: composite, so its double backward holds too)
+    if _is_complex(result):  # (complex: composite, so its double backward holds too)
         return grad * _cj(1 - result * result)
     return tanh_backward(grad, result)
 
@@ -396,7 +396,7 @@ tanh = _unary("tanh", lambda xp, self: xp.tanh(self), _tanh_grad)
 asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
                lambda grad, self: grad * _cj(rsqrt(self * self + 1)))
 def _acosh_grad(grad, self):
-    if self.dtype._category == 3:  # (the principal branch: sqrt(z - 1) sqrt(z + 1))
+    if _is_complex(self):  # (the principal branch: sqrt(z - 1) sqrt(z + 1))
         return grad * _cj(rsqrt(self - 1) * rsqrt(self + 1))
     return grad * rsqrt(self * self - 1)
 
@@ -437,7 +437,7 @@ def _sigmoid_fwd(xp, self):
 
 
 def _sigmoid_grad(grad, result):
-    if result.dtype._category == 3:
+    if _is_complex(result):
         return grad * _cj(result * (1 - result))
     return sigmoid_backward(grad, result)
 
