@@ -52,3 +52,23 @@ def test_linear_gradients_unchanged_by_the_graph_shape():
     xt = ndgrad.randn(4, 2, 3, dtype=ndgrad.float64).transpose(0, 1).requires_grad_()
     assert ndgrad.autograd.gradcheck(lambda x, w, b: ndgrad.nn.functional.linear(x, w, b),
                                      (xt, lin.weight, lin.bias))
+
+
+def _accumulation_order(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 4),
+                              lib.nn.Tanh(), lib.nn.Linear(4, 1))
+    order = []
+    for name, p in model.named_parameters():
+        p.register_post_accumulate_grad_hook(lambda p, name=name: order.append(name))
+    model(lib.randn(5, 3)).sum().backward()
+    return order
+
+
+def test_leaves_accumulate_as_soon_as_ready():
+    """PyTorch runs AccumulateGrad as soon as a leaf's gradient is complete (what lets DDP start
+    a bucket's all-reduce during backward): the last layer's parameters come first."""
+    order = _accumulation_order(ndgrad)
+    assert set(order[:2]) == {"4.weight", "4.bias"} and set(order[-2:]) == {"0.weight", "0.bias"}
+    torch = pytest.importorskip("torch")
+    assert order == _accumulation_order(torch)

@@ -113,6 +113,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
+        leaves = []
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
@@ -170,7 +171,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
-                    ready.append(child)
+                    if child.__class__ is AccumulateGrad:
+                        leaves.append(child)
+                    else:
+                        ready.append(child)
+            if leaves:  # leaves accumulate as soon as they are ready (PyTorch runs AccumulateGrad
+                ready.extend(leaves)  # first): post-accumulate hooks and DDP buckets fire early
+                leaves.clear()
         callbacks = _final_callbacks[-1]
         i = 0
         while i < len(callbacks):
