@@ -28,6 +28,21 @@ ERR_NONLEAF_REQUIRES_GRAD = (
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
 ERR_NUMPY_REQUIRES_GRAD = (
     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+# Note [Inference tensors]: a tensor made under inference_mode is an inference tensor for life
+# (`_inference`, set where tensors are made: _make and apply's fast path; views inherit it).
+# Outside inference mode it may be read by any op, but not saved for backward, changed in
+# place, or made to require grad: PyTorch's three errors below.
+ERR_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+ERR_INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not "
+                         "allowed.You can make a clone to get a normal tensor before doing "
+                         "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                         "details.")
+ERR_INFERENCE_REQUIRES_GRAD = ("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
 ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 WARN_NONLEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -75,6 +90,8 @@ def _make(data, requires_grad=False):
     t._requires_grad = requires_grad
     t.grad_fn = None
     t._vc = [0]
+    if _state.inference:
+        t._inference = True
     return t
 
 
@@ -96,6 +113,7 @@ class Tensor:
     _grad_reset = None     # site of `.grad = None` (autograd.explain reads these four)
     _detached_at = None    # site of the detach() that made this tensor
     _nograd_at = None      # (site, mode): made under no_grad/inference_mode from grad inputs
+    _inference = False     # made under inference_mode (Note [Inference tensors])
     _reached_by = None     # the last backward() that accumulated into this leaf
     __array_ufunc__ = None      # NumPy defers binary operators to ours
     __array_priority__ = 1000
@@ -220,7 +238,8 @@ class Tensor:
         bump_version(self._vc)
 
     def is_inference(self):
-        return False
+        """True for a tensor made under inference_mode (Note [Inference tensors])."""
+        return self._inference
 
     # ---------------------------------------------------------------- conversions
     def item(self):
@@ -332,6 +351,8 @@ class Tensor:
             return self
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(ERR_REQUIRES_GRAD_DTYPE)
+        if requires_grad and self._inference and not _state.inference:
+            raise RuntimeError(ERR_INFERENCE_REQUIRES_GRAD)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -407,6 +428,8 @@ class Tensor:
         """A new tensor sharing storage (and version counter) with this one, outside the graph."""
         t = _make(self._data)
         t._vc = self._vc
+        if self._inference:
+            t._inference = True  # (a view of the same storage: Note [Inference tensors])
         if self._requires_grad:
             t._detached_at = user_site()  # for autograd.explain
         return t

@@ -140,8 +140,9 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _state.enabled, _state.inference = False, True
+        # PyTorch's InferenceMode(enabled): grad mode is `not enabled`, inference mode `enabled`
+        # (so inference_mode(False) inside inference mode makes normal, recordable tensors)
+        _state.enabled, _state.inference = not self.mode, bool(self.mode)
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev

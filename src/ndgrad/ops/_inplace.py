@@ -7,7 +7,7 @@ In-place on a view also rewrites its base's history (PyTorch's CopySlices): the 
 "old base with the view's region replaced", and the view becomes a view of that.
 """
 from .. import _dtype as D
-from .._tensor import Tensor, _make, ERR_LEAF_INPLACE
+from .._tensor import Tensor, _make, ERR_LEAF_INPLACE, ERR_INFERENCE_INPLACE
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
 from .._backend import xp_of
@@ -119,6 +119,8 @@ def inplace(self, fn, *args, **kwargs):
         raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
     if not self._data.flags.writeable:
         raise RuntimeError(ERR_OVERLAP)
+    if self._inference and not _state.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
     if _fw_state.levels and fn.__class__ is not _fw_tracked:  # forward AD: move the tangent too
         return _forward_ad._inplace(self, fn, args, kwargs)
     recording = _state.enabled and (self._requires_grad or any(

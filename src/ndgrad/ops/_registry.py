@@ -40,7 +40,7 @@ from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
 from .._backend import numpy as _np, xp_of
-from .._tensor import Tensor, _make, _BY_NP
+from .._tensor import Tensor, _make, _BY_NP, ERR_INFERENCE_SAVED as _ERR_INFERENCE_SAVED
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
                               backward_twice_error, user_site, sites as _sites,
@@ -382,6 +382,8 @@ def apply(op, args, kwargs):
                         result._requires_grad = False
                         result.grad_fn = None
                         result._vc = [0]
+                        if _state.inference:
+                            result._inference = True
                         if requires and op.differentiable:
                             if _state.enabled:
                                 if result.dtype._category >= 2:
@@ -489,6 +491,8 @@ def _mark_view(result, base, op, args, kwargs):
     """The output of a view op shares its input's storage, version counter and root base, and
     remembers how to re-derive itself from that base (for in-place ops through views)."""
     result._vc = base._vc
+    if base._inference:
+        result._inference = True  # (Note [Inference tensors])
     root = result._base = base if base._base is None else base._base
     result._view_fn = (base._view_fn or ()) + ((op.fn, args[1:], kwargs),)
     if _state.enabled:
@@ -581,6 +585,8 @@ def _record(op, args, kwargs, results, depth=3):
             if kind == _ARG:
                 v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
                 if isinstance(v, Tensor):
+                    if v._inference:
+                        raise RuntimeError(_ERR_INFERENCE_SAVED)
                     if plain:
                         st = _new(SavedTensor)
                         st.tensor = v
