@@ -54,7 +54,8 @@ from ._alias import alias_torch  # noqa: E402,F401
 __version__ = "0.1.0"
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
-strided = "torch.strided"
+from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
+from . import sparse  # noqa: E402
 contiguous_format = preserve_format = channels_last = None
 
 
@@ -211,6 +212,23 @@ for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "
               "reduction", "sampling", "shape", "sum_to", "to_dtype", "with_grad_off"):
     globals().pop(_name, None)
 del _name
+
+# sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
+def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
+    import functools
+
+    @functools.wraps(dense_fn)
+    def f(*args, **kwargs):
+        if len(args) > pos and args[pos].__class__ is _SparseTensor:
+            return sparse_fn(*args, **kwargs)
+        return dense_fn(*args, **kwargs)
+    return f
+
+
+mm = _sparse_dispatch(mm, sparse.mm)
+matmul = _sparse_dispatch(matmul, sparse.mm)
+spmm = sparse.mm
+addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
 
 # out=: PyTorch's output-argument protocol around every function that has it (see _out.py)
 from . import _out  # noqa: E402

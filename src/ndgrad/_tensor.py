@@ -121,7 +121,7 @@ class Tensor:
     is_quantized = False
     is_meta = False
     is_nested = False
-    layout = "torch.strided"
+    layout = None            # torch.strided (set by ndgrad/_sparse.py, which defines layouts)
 
     def __new__(cls, *args, **kwargs):
         """torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (default dtype)."""

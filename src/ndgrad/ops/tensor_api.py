@@ -540,6 +540,24 @@ def _volatile(self):
 
 _FALSE = property(lambda self: False)
 
+def _sparse_mask(self, mask):
+    """Tensor.sparse_mask(mask): self's values at mask's (coalesced) indices, as a COO tensor."""
+    from .._sparse import SparseTensor, _sparse
+    if not isinstance(mask, SparseTensor):
+        raise RuntimeError("sparse_mask(): expected mask to be a sparse COO tensor")
+    if tuple(mask.shape) != tuple(self.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask.shape)}")
+    m = mask.coalesce()
+    key = tuple(_make(r) for r in m._idx)
+    return _sparse(m._idx, self[key], tuple(self.shape), True)
+
+
+def _to_sparse(self, *args, **kwargs):
+    from .._sparse import to_sparse
+    return to_sparse(self, *args, **kwargs)
+
+
 FUNCTIONS = {"as_strided": as_strided, "diagonal_scatter": diagonal_scatter,
              "select_scatter": select_scatter, "slice_scatter": slice_scatter,
              "as_strided_scatter": as_strided_scatter, "dist": dist, "renorm": renorm,
@@ -563,6 +581,9 @@ METHODS = {
     "reinforce": _removed(_REMOVED_REINFORCE), "lu": _lu, "lu_solve": _lu_solve,
     "ipu": _not_linked("ipu"), "xpu": _not_compiled("XPU"),
     "hardshrink": lambda self, lambd=0.5: _F().hardshrink(self, lambd),
+    "to_sparse": _to_sparse, "to_sparse_coo": _to_sparse, "sparse_mask": _sparse_mask,
+    "to_dense": lambda self, dtype=None, *, masked_grad=None:
+        self if dtype is None else self.to(dtype),
     "prelu": lambda self, weight: _F().prelu(self, weight),
 }
 PROPERTIES = {"name": lambda self: None, "volatile": _volatile,

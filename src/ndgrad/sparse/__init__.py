@@ -1,0 +1,168 @@
+"""torch.sparse: products, sums and softmax of COO tensors, all O(nnz), with gradients for the
+values and the dense operands (Note [Sparse autograd through the values] in ndgrad/_sparse.py).
+
+    torch.sparse.mm(adj, h)          # adj sparse (n x n), h dense (n x d): O(nnz * d)
+"""
+from .. import _dtype as D
+from .._backend import xp_of
+from .._tensor import Tensor, _make
+from .._sparse import SparseTensor, _sparse, _linear_index
+
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "check_sparse_tensor_invariants"]
+
+
+def _check_2d(name, s, d):
+    if not isinstance(s, SparseTensor):
+        raise RuntimeError(f"{name}: expected mat1 to be a sparse COO tensor")
+    if s.sparse_dim() != 2 or s.dense_dim() != 0:
+        raise RuntimeError(f"{name}: expected first two dims to be sparse (indices has size 2 "
+                           f"at first dim), but got {s.sparse_dim()} sparse dims")
+    if isinstance(d, SparseTensor):
+        raise RuntimeError(f"{name}: sparse @ sparse products are not supported; use "
+                           f"mat2.to_dense()")
+    if d.dim() != 2:
+        raise RuntimeError(f"{name}: expected mat2 to be a 2-D tensor, got {d.dim()}-D")
+    if s.shape[1] != d.shape[0]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, got "
+                           f"{d.shape[0]}")
+    if s.dtype is not d.dtype:
+        raise RuntimeError(f"expected scalar type {_name(s.dtype)} but found {_name(d.dtype)}")
+
+
+def _name(dt):
+    from ..ops._inplace import _type_name
+    return _type_name(dt)
+
+
+def _product(s, d):
+    """sum_j s[i, j] * d[j] as gather (nnz x d), scale, scatter-add: O(nnz * d)."""
+    from .._creation import zeros
+    rows, cols = _make(s._idx[0]), _make(s._idx[1])
+    gathered = d.index_select(0, cols) * s._vals.unsqueeze(1)
+    return zeros(s.shape[0], d.shape[1], dtype=d.dtype).index_add(0, rows, gathered)
+
+
+def mm(mat1, mat2, reduce=None):
+    """torch.sparse.mm(sparse, dense) -> dense."""
+    if reduce is not None:
+        raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
+    _check_2d("mm", mat1, mat2)
+    return _product(mat1, mat2)
+
+
+spmm = mm
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
+    _check_2d("addmm", mat1, mat2)
+    p = _product(mat1, mat2)
+    if alpha != 1:
+        p = p * alpha
+    if isinstance(mat, SparseTensor):
+        mat = mat.to_dense()
+    return p + (mat if beta == 1 else mat * beta)
+
+
+def sum(input, dim=None, dtype=None):
+    """torch.sparse.sum: over every dim (a dense 0-d tensor) or over `dim` (sparse unless only
+    dense dims remain)."""
+    if not isinstance(input, SparseTensor):
+        return input.sum() if dim is None else input.sum(dim)
+    v = input._vals if dtype is None else input._vals.to(dtype)
+    if dim is None:
+        return v.sum()
+    dims = sorted({d % input.dim() for d in ((dim,) if isinstance(dim, int) else dim)})
+    sd = input.sparse_dim()
+    dense = [d - sd + 1 for d in dims if d >= sd]
+    if dense:
+        v = v.sum(dense)
+    sparse = [d for d in dims if d < sd]
+    keep = [d for d in range(sd) if d not in sparse]
+    size = tuple(s for i, s in enumerate(input.shape) if i not in dims)
+    if not sparse:
+        return _sparse(input._idx, v, size, input.is_coalesced())
+    xp = xp_of(input._idx)
+    if not keep:   # every sparse dim summed: the dense values' sum
+        return v.sum(0)
+    idx = input._idx[keep]
+    key = _linear_index(idx, [input.shape[d] for d in keep], xp)
+    uniq, first, inverse = xp.unique(key, return_index=True, return_inverse=True)
+    from .._creation import zeros
+    out = zeros((len(uniq),) + tuple(v.shape[1:]), dtype=v.dtype)
+    out = out.index_add(0, _make(inverse.reshape(-1).astype("int64")), v)
+    return _sparse(idx[:, first], out, size, True)
+
+
+def _softmax(input, dim, log, dtype=None):
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError("softmax: expected a sparse tensor")
+    s = input.coalesce()
+    v = s._vals if dtype is None else s._vals.to(dtype)
+    sd = s.sparse_dim()
+    d = dim % s.dim()
+    if d >= sd:   # a dense dim: an ordinary softmax of the values
+        out = v.log_softmax(d - sd + 1) if log else v.softmax(d - sd + 1)
+        return _sparse(s._idx, out, s.shape, True)
+    xp = xp_of(s._idx)
+    others = [k for k in range(sd) if k != d]
+    key = _linear_index(s._idx[others], [s.shape[k] for k in others], xp) if others else \
+        xp.zeros(s._idx.shape[1], dtype="int64")
+    _, inverse = xp.unique(key, return_inverse=True)
+    inv = _make(inverse.reshape(-1).astype("int64"))
+    n = int(inverse.max()) + 1 if inverse.size else 0
+    from .._creation import zeros, full
+    shape = (n,) + tuple(v.shape[1:])
+    expand = inv.view(-1, *([1] * (v.dim() - 1))).expand(*v.shape)
+    # the unspecified entries are -inf: each slice's max and sum run over its specified ones
+    mx = full(shape, float("-inf"), dtype=v.dtype).scatter_reduce(0, expand, v.detach(),
+                                                                  "amax")
+    shifted = v - mx.index_select(0, inv)
+    e = shifted.exp()
+    total = zeros(shape, dtype=v.dtype).index_add(0, inv, e)
+    out = shifted - total.log().index_select(0, inv) if log else e / total.index_select(0, inv)
+    return _sparse(s._idx, out, s.shape, True)
+
+
+def softmax(input, dim, *, dtype=None):
+    """torch.sparse.softmax: over the specified entries of each slice (others count as -inf)."""
+    return _softmax(input, dim, False, dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """torch.sparse.log_softmax (unspecified entries count as -inf)."""
+    return _softmax(input, dim, True, dtype)
+
+
+class check_sparse_tensor_invariants:
+    """Context manager / decorator: invariant checks on sparse_coo_tensor (ndgrad always checks
+    indices against the size; the switch is kept for PyTorch programs)."""
+    _enabled = True
+
+    def __init__(self, enable=True):
+        self._enable = enable
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled = False
+
+    def __enter__(self):
+        self.prev = check_sparse_tensor_invariants._enabled
+        check_sparse_tensor_invariants._enabled = self._enable
+
+    def __exit__(self, *exc):
+        check_sparse_tensor_invariants._enabled = self.prev
+
+    def __call__(self, fn):
+        def wrapper(*a, **k):
+            with self:
+                return fn(*a, **k)
+        return wrapper
