@@ -138,3 +138,21 @@ def test_unsupported_devices_raise():
         ndgrad.ones(1).ipu()
     with pytest.raises(AssertionError, match="Torch not compiled with XPU enabled"):
         ndgrad.ones(1).xpu()
+
+
+def test_sparse_api_on_a_dense_tensor_answers_as_pytorch():
+    torch = _torch()
+    for name in ["coalesce", "is_coalesced", "indices", "values", "crow_indices", "col_indices",
+                 "ccol_indices", "row_indices", "_indices", "_values", "_nnz"]:
+        msgs = []
+        for lib in (torch, ndgrad):
+            with pytest.raises((RuntimeError, NotImplementedError)) as e:
+                getattr(lib.ones(2, 2), name)()
+            msgs.append((type(e.value), str(e.value)[:60]))
+        assert msgs[0] == msgs[1], name
+    for lib in (torch, ndgrad):
+        x = lib.ones(2, 3)
+        assert (x.sparse_dim(), x.dense_dim(), x.is_sparse_csr) == (0, 2, False)
+        assert tuple(x.adjoint().shape) == (3, 2) and x.conj_physical_() is x
+        assert str(x.cfloat().dtype) == "torch.complex64"
+        assert str(x.cdouble().dtype) == "torch.complex128"

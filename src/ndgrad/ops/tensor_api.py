@@ -558,6 +558,45 @@ def _to_sparse(self, *args, **kwargs):
     return to_sparse(self, *args, **kwargs)
 
 
+def _layout_error(name, wanted):
+    def f(self, *args, **kwargs):
+        raise RuntimeError(f"{name} expected {wanted} tensor layout but got Strided")
+    f.__name__ = name
+    return f
+
+
+def _no_cpu_kernel(name):
+    def f(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could be "
+            f"because the operator doesn't exist for this backend, or was omitted during the "
+            f"selective/custom build process (if using custom build).")
+    f.__name__ = name
+    return f
+
+
+def _conj_physical_(self):
+    if not self.dtype.is_complex:
+        return self
+    from ._inplace import inplace
+    return inplace(self, lambda s: s.conj_physical())
+
+
+# the sparse API on a dense (strided) tensor: what PyTorch answers there
+_STRIDED_SPARSE = {
+    "coalesce": _layout_error("coalesce", "sparse coordinate"),
+    "is_coalesced": _layout_error("is_coalesced", "sparse coordinate"),
+    "indices": _layout_error("indices", "sparse coordinate"),
+    "values": _layout_error("values", "sparse"),
+    "crow_indices": _layout_error("crow_indices", "sparse row compressed"),
+    "col_indices": _layout_error("col_indices", "sparse row compressed"),
+    "ccol_indices": _layout_error("ccol_indices", "sparse column compressed"),
+    "row_indices": _layout_error("row_indices", "sparse column compressed"),
+    "_indices": _no_cpu_kernel("_indices"), "_values": _no_cpu_kernel("_values"),
+    "_nnz": _no_cpu_kernel("_nnz"),
+    "sparse_dim": lambda self: 0, "dense_dim": lambda self: self.ndim,
+}
+
 FUNCTIONS = {"as_strided": as_strided, "diagonal_scatter": diagonal_scatter,
              "select_scatter": select_scatter, "slice_scatter": slice_scatter,
              "as_strided_scatter": as_strided_scatter, "dist": dist, "renorm": renorm,
@@ -582,11 +621,14 @@ METHODS = {
     "ipu": _not_linked("ipu"), "xpu": _not_compiled("XPU"),
     "hardshrink": lambda self, lambd=0.5: _F().hardshrink(self, lambd),
     "to_sparse": _to_sparse, "to_sparse_coo": _to_sparse, "sparse_mask": _sparse_mask,
+    **_STRIDED_SPARSE,
+    "adjoint": lambda self: self.mH, "conj_physical_": _conj_physical_,
+    "cfloat": lambda self: self.to(D.complex64), "cdouble": lambda self: self.to(D.complex128),
     "to_dense": lambda self, dtype=None, *, masked_grad=None:
         self if dtype is None else self.to(dtype),
     "prelu": lambda self, weight: _F().prelu(self, weight),
 }
-PROPERTIES = {"name": lambda self: None, "volatile": _volatile,
+PROPERTIES = {"name": lambda self: None, "volatile": _volatile, "is_sparse_csr": lambda self: False,
               "grad_dtype": lambda self: self.dtype}
 for _flag in ("is_mps", "is_xpu", "is_xla", "is_ipu", "is_maia", "is_mtia", "is_mkldnn",
               "is_vulkan"):
