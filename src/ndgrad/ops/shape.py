@@ -285,7 +285,7 @@ def _to_fwd(xp, self, dtype):
     return self.astype(dtype.np)
 
 
-to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0",
+to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", quiet=True,
                  self=lambda grad, self: grad.to(self.dtype) if grad.dtype is not self.dtype else grad)
 clone = defop("clone", lambda xp, self, memory_format=None: xp.array(self, copy=True),
               self=lambda grad: grad)
