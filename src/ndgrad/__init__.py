@@ -28,10 +28,6 @@ import math as _math  # noqa: E402
 
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None   # torch's constants
 
-# PyTorch computes log(0) = -inf, 0/0 = nan and the like silently; NumPy's ufuncs warn. Silence
-# those floating-point RuntimeWarnings where ndgrad's own op code raised them (the user's own
-# NumPy code is untouched: the filter matches ndgrad's modules only).
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ndgrad(\.|$)")
 linalg = _importlib.import_module(".linalg", __name__)  # `from .ops import *` bound ops.linalg
 from .ops import (add, sub, subtract, mul, multiply, div, divide, true_divide, pow, neg, negative,
                   exp, log, sqrt, tanh, sigmoid, relu, abs, absolute, sign, where, clamp, clip,

@@ -28,6 +28,10 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   "binary_float" (both), or None (the forward sees arrays as they are).
 - `view=True`: the output shares storage (and version counter) with the first input.
 - `differentiable=False`: outputs never require grad (comparisons, argmax, ...).
+- `quiet`: the forward runs with NumPy's floating-point warnings off (PyTorch computes
+  log(0) = -inf, 0/0 = nan, exp(1000) = inf silently). None (the default) turns it on for the
+  op families that compute (pointwise, reduction, linalg, activation, nn_ops, sampling,
+  indexing): ops that only move data (views, reshapes) pay nothing.
 - `jvp` (optional; forward-mode AD, see autograd/forward_ad.py): "linear" when the op is linear in
   its one differentiable input (views, reshapes, sums: the tangent is the op applied to the
   input's tangent), "formula" for elementwise ops (the backward formulas applied to the
@@ -246,11 +250,13 @@ def _formula_params(f, _by_code={}):
 
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
           differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
-          **formulas):
+          quiet=None, **formulas):
     """Register an op and return its public function `name(*args, **kwargs) -> Tensor`."""
     op = OpDef()
     op.name = name
-    op.forward = forward
+    if quiet is None:
+        quiet = getattr(forward, "__module__", None) in _QUIET_MODULES
+    op.forward = _quiet_forward(forward) if quiet else forward
     sig = inspect.signature(forward)
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -293,6 +299,48 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     fn._op = op
     op.fn = fn
     return fn
+
+
+# ---------------------------------------------------------------- NumPy warnings (issue 15)
+# Set at registration (`quiet`): a quiet op's forward runs under NumPy's "ignore" error state,
+# entered through NumPy's own context variable when it has one (numpy >= 2: a fraction of
+# np.errstate's cost), else with np.errstate. No process-wide warning filter.
+
+_QUIET_MODULES = frozenset("ndgrad.ops." + m for m in (
+    "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing"))
+
+
+def _errstate_var():
+    try:
+        from numpy._core import _ufunc_config
+        var = _ufunc_config._extobj_contextvar
+        with _np.errstate(all="ignore"):
+            ignore = var.get()
+        return var, ignore
+    except (ImportError, AttributeError):
+        return None, None
+
+
+_ERR_VAR, _ERR_IGNORE = _errstate_var()
+
+
+def _quiet_forward(forward):
+    import functools
+    var, ignore = _ERR_VAR, _ERR_IGNORE
+    if var is not None:
+        @functools.wraps(forward)
+        def quiet(*args, **kwargs):
+            token = var.set(ignore)
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                var.reset(token)
+    else:
+        @functools.wraps(forward)
+        def quiet(*args, **kwargs):
+            with _np.errstate(all="ignore"):
+                return forward(*args, **kwargs)
+    return quiet
 
 
 def _promote(op, args, arrays, kwargs):

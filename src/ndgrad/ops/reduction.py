@@ -119,10 +119,20 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return _nansum(input, _dims(dim, input._data.ndim), keepdim, D.to_dtype(dtype))
 
 
+def _np_mean(xp, a, axis, keepdims):
+    """xp.mean, except that a mean over no elements is nan without NumPy's "Mean of empty
+    slice" warning (a warnings.warn, which no errstate silences)."""
+    if a.size:
+        return xp.mean(a, axis=axis, keepdims=keepdims)
+    with _np.errstate(all="ignore"):
+        n = _count(a.shape, axis)
+        return xp.sum(a, axis=axis, keepdims=keepdims) / (n if n else a.dtype.type(0))
+
+
 def _mean_fwd(xp, self, dim, keepdim, dtype=None):
     if dtype is not None:
         self = self.astype(dtype.np)
-    return xp.mean(self, axis=dim, keepdims=keepdim)
+    return _np_mean(xp, self, dim, keepdim)
 
 
 _mean_all = defop("mean", lambda xp, self, dtype=None: _mean_fwd(xp, self, None, False, dtype),
@@ -435,11 +445,17 @@ argmin = _argfn("argmin", _argmin)
 
 def _var_fwd(xp, self, dim, correction, keepdim):
     with _np.errstate(divide="ignore", invalid="ignore"):
+        if _count(self.shape, dim) - correction <= 0:  # no degrees of freedom: NumPy's value,
+            d = self - _np_mean(xp, self, dim, True)     # without its warnings.warn
+            d = (d * d.conj()).real if xp.iscomplexobj(d) else d * d
+            return xp.sum(d, axis=dim, keepdims=keepdim) / self.real.dtype.type(0)
         return xp.var(self, axis=dim, ddof=correction, keepdims=keepdim)
 
 
 def _std_fwd(xp, self, dim, correction, keepdim):
     with _np.errstate(divide="ignore", invalid="ignore"):
+        if _count(self.shape, dim) - correction <= 0:
+            return xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim))
         return xp.std(self, axis=dim, ddof=correction, keepdims=keepdim)
 
 
@@ -471,13 +487,11 @@ _std = defop("std", _std_fwd, self=_std_grad)
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
-    return _var_fwd(xp, self, dim, correction, keepdim), xp.mean(self, axis=dim,
-                                                                 keepdims=keepdim)
+    return _var_fwd(xp, self, dim, correction, keepdim), _np_mean(xp, self, dim, keepdim)
 
 
 def _std_mean_fwd(xp, self, dim, correction, keepdim):
-    return _std_fwd(xp, self, dim, correction, keepdim), xp.mean(self, axis=dim,
-                                                                 keepdims=keepdim)
+    return _std_fwd(xp, self, dim, correction, keepdim), _np_mean(xp, self, dim, keepdim)
 
 
 def _var_mean_grad(grad, self, self_shape, dim, correction, keepdim):

@@ -297,7 +297,7 @@ def _to_grad(grad, self):
     return cast_grad(grad, self.dtype)
 
 
-to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", self=_to_grad)
+to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", quiet=True, self=_to_grad)
 clone = defop("clone", lambda xp, self, memory_format=None: xp.array(self, copy=True),
               self=lambda grad: grad)
 _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
