@@ -47,6 +47,7 @@ from .serialization import save, load  # noqa: E402
 from . import backends  # noqa: E402
 from .functional import *  # noqa: E402,F401,F403
 from . import distributions  # noqa: E402
+from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 
 __version__ = "0.1.0"
 

@@ -21,6 +21,7 @@ mpi4py is imported on first use, never by `import ndgrad`.
 import enum
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -437,7 +438,7 @@ class Work:
 
     def wait(self, timeout=None):
         if not self._done:
-            _mpi().Request.Waitall(self._requests)
+            _wait_all(self._requests)
             self._complete()
         return True
 
@@ -469,6 +470,21 @@ class Work:
 
     def synchronize(self):
         self.wait()
+
+
+def _wait_all(requests, spin=2e-4):
+    """Request.Waitall, but after `spin` seconds of busy testing give the CPU away between
+    tests: ranks that outnumber the cores (or share them with other work) would otherwise burn
+    the time slice of the very rank they wait for."""
+    MPI = _MPI
+    if MPI.Request.Testall(requests):
+        return
+    end = time.perf_counter() + spin
+    while time.perf_counter() < end:
+        if MPI.Request.Testall(requests):
+            return
+    while not MPI.Request.Testall(requests):
+        os.sched_yield()
 
 
 def _done(async_op, result=()):
@@ -535,13 +551,31 @@ class _Move:
             self.a[...] = self.buf.view(self.a.dtype).reshape(self.a.shape)
 
 
+_TYPES = {}   # NumPy dtype -> predefined MPI datatype (filled on first use)
+_RED = {}     # RedOpType -> MPI.Op
+
+
 def _mpi_type(np_dtype):
     """The predefined MPI datatype of a NumPy dtype (MPI's reductions are defined on these)."""
-    MPI = _MPI
-    return {"float32": MPI.FLOAT, "float64": MPI.DOUBLE, "int8": MPI.INT8_T,
+    t = _TYPES.get(np_dtype)
+    if t is None:
+        MPI = _MPI
+        t = _TYPES[np_dtype] = {
+            "float32": MPI.FLOAT, "float64": MPI.DOUBLE, "int8": MPI.INT8_T,
             "int16": MPI.INT16_T, "int32": MPI.INT32_T, "int64": MPI.INT64_T,
             "uint8": MPI.UINT8_T, "complex64": MPI.C_FLOAT_COMPLEX,
             "complex128": MPI.C_DOUBLE_COMPLEX}[np_dtype.name]
+    return t
+
+
+def _mpi_op(op):
+    if not _RED:
+        MPI = _MPI
+        _RED.update({RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM,
+                     RedOpType.PRODUCT: MPI.PROD, RedOpType.MIN: MPI.MIN,
+                     RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND,
+                     RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR})
+    return _RED[op]
 
 
 def _check_reduce_dtype(name, dtype, op):
@@ -563,17 +597,14 @@ class _Reduce:
     __slots__ = ("a", "buf", "mtype", "mop", "copied", "avg")
 
     def __init__(self, a, dtype, op, fill=True):
-        MPI = _mpi()
         self.a = a
         self.avg = op is RedOpType.AVG
-        mop = {RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM, RedOpType.PRODUCT: MPI.PROD,
-               RedOpType.MIN: MPI.MIN, RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND,
-               RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR}[op]
+        mop = _mpi_op(op)
         if dtype is D.float16:
             buf, self.copied = a.astype(np.float32).reshape(-1), True
         elif dtype is D.bool:
             # bools reduce as 0/1 bytes: SUM is logical or, PRODUCT logical and
-            mop = {RedOpType.SUM: MPI.LOR, RedOpType.PRODUCT: MPI.LAND}.get(op, mop)
+            mop = {RedOpType.SUM: _MPI.LOR, RedOpType.PRODUCT: _MPI.LAND}.get(op, mop)
             b = _bytes(a)
             buf, self.copied = (b, False) if b is not None else (
                 a.astype(np.uint8).reshape(-1), True)
@@ -622,7 +653,7 @@ def _agree(pg, name, err, dtype=None, numel=0, op=0, root=0, check=True):
     pg._comm.Allgather(mine, every)
     if err is not None:
         raise err
-    if (every == mine).all():
+    if every.tobytes() == mine.tobytes() * n:
         return
     bad = [r for r in range(n) if every[r, 1]]
     if bad:
