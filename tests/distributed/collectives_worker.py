@@ -225,6 +225,21 @@ except ValueError as e:
 else:
     raise AssertionError("send to self")
 
+# batch_isend_irecv and object point-to-point
+got = torch.zeros(3, dtype=torch.int64)
+works = dist.batch_isend_irecv([dist.P2POp(dist.irecv, got, prv),
+                                dist.P2POp(dist.isend, torch.full((3,), rank), nxt)])
+for w in works:
+    w.wait()
+same(got, np.full(3, prv), "batch_isend_irecv")
+box = [None, None]
+if rank == 0:
+    dist.send_object_list([{"a": 1}, "b"], dst=n - 1)
+if rank == n - 1:
+    assert dist.recv_object_list(box, src=0) == 0 and box == [{"a": 1}, "b"], box
+dist.monitored_barrier(timeout=60)
+assert dist.get_node_local_rank() == rank
+
 # ---- barrier, object collectives
 dist.barrier()
 dist.barrier(async_op=True).wait()

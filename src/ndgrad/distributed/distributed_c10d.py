@@ -36,6 +36,9 @@ __all__ = [
     "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_torchelastic_launched", "isend", "new_group", "recv", "reduce",
     "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list", "monitored_barrier",
+    "get_node_local_rank", "is_backend_available", "DistError", "DistBackendError",
+    "DistNetworkError", "DistStoreError", "QueueEmptyError",
 ]
 
 ERR_NOT_INIT = ("Default process group has not been initialized, please make sure to call "
@@ -1224,3 +1227,118 @@ class _ScatterError:
 
     def __init__(self, msg):
         self.msg = msg
+
+
+# ----------------------------------------------------------------- batched p2p, small helpers
+
+class P2POp:
+    """One point-to-point operation for batch_isend_irecv: op is isend or irecv."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
+                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+        self.group_peer = group_peer
+
+    def __repr__(self):
+        return (f"P2POp(op={self.op.__name__}, peer={self.peer}, tag={self.tag}, "
+                f"tensor={tuple(self.tensor.shape)})")
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Start every operation of the list (all non-blocking); their Work handles."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``torch.distributed.P2POp``.")
+    works = []
+    for p in p2p_op_list:
+        if p.op is isend:
+            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+        else:
+            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    return works
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None):
+    """Send the (picklable) objects of object_list to rank dst."""
+    pg = _group(group)
+    if pg is None:
+        return
+    peer = _peer(pg, dst, group_dst, "dst")
+    if peer == pg.rank():
+        raise ValueError("Invalid destination rank: should not be the same as rank of the "
+                         "current process.")
+    pg._comm.send(list(object_list), dest=peer, tag=_OBJ_TAG)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Fill object_list in place with the objects rank src sent; returns the sender's rank."""
+    pg = _group(group)
+    if pg is None:
+        return -1
+    MPI = _MPI
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else \
+        _peer(pg, src, group_src, "src")
+    status = MPI.Status()
+    objs = pg._comm.recv(source=peer, tag=_OBJ_TAG, status=status)
+    sender = pg._ranks[status.Get_source()]
+    if len(objs) != len(object_list):
+        raise RuntimeError(f"recv_object_list: rank {sender} sent {len(objs)} objects, the "
+                           f"list here holds {len(object_list)}")
+    object_list[:] = objs
+    return sender
+
+
+_OBJ_TAG = 2 ** 20 + 7  # object messages never match tensor messages (user tags are small)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that raises a RuntimeError after `timeout` (a timedelta or seconds) instead of
+    waiting forever for a rank that does not arrive."""
+    pg = _group(group)
+    if pg is None:
+        return
+    limit = None if timeout is None else getattr(timeout, "total_seconds", lambda: timeout)()
+    req = pg._comm.Ibarrier()
+    end = None if limit is None else time.perf_counter() + limit
+    while not req.Test():
+        if end is not None and time.perf_counter() > end:
+            raise RuntimeError(f"Rank {pg._ranks[pg.rank()]}: monitored_barrier timed out "
+                               f"after {limit} s: not every rank of the group reached it")
+        os.sched_yield()
+
+
+def get_node_local_rank(fallback_rank=None):
+    """LOCAL_RANK from the environment (the launcher and init_process_group set it)."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank "
+                       "to allow `get_node_local_rank` to work, assuming you are not running "
+                       "in a multi-device context and want the code to run locally instead.")
+
+
+def is_backend_available(backend):
+    return str(backend).lower() in ("gloo", "mpi") and is_available()
+
+
+class DistError(RuntimeError):
+    """Raised when an error occurs in the distributed library."""
+
+
+class DistBackendError(DistError):
+    """Raised when a backend error occurs in distributed."""
+
+
+class DistNetworkError(DistError):
+    """Raised when a network error occurs in distributed."""
+
+
+class DistStoreError(DistError):
+    """Raised when an error occurs in the distributed store."""
+
+
+class QueueEmptyError(DistStoreError):
+    """Raised when a store queue is empty."""
