@@ -300,13 +300,19 @@ def _install_abort_on_error():
     previous = sys.excepthook
 
     def hook(exc_type, exc, tb):
-        previous(exc_type, exc, tb)
-        if _world.pg is not None and not issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
-            try:
-                sys.stderr.flush()
-                sys.stdout.flush()
-            finally:
-                _MPI.COMM_WORLD.Abort(1)
+        if _world.pg is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
+            return previous(exc_type, exc, tb)
+        try:
+            if previous is sys.__excepthook__:   # one write, forwarded whole before the abort
+                import traceback
+                sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
+            else:
+                previous(exc_type, exc, tb)
+            sys.stderr.flush()
+            sys.stdout.flush()
+            time.sleep(0.2)   # let mpiexec forward this rank's last output
+        finally:
+            _MPI.COMM_WORLD.Abort(1)
 
     _world.excepthook = hook
     sys.excepthook = hook
