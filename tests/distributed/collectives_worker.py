@@ -294,12 +294,15 @@ for bad in [lambda: dist.all_reduce(torch.ones(3 + rank)),
             lambda: dist.all_reduce(torch.ones(2), op=ReduceOp.SUM if rank else ReduceOp.MAX),
             lambda: (dist.all_reduce if rank else dist.broadcast)(torch.ones(2)),
             lambda: dist.all_gather([torch.ones(2)] * (n if rank else n + 1), torch.ones(2)),
+            lambda: dist.all_reduce(torch.ones(2) if rank else [1.0, 2.0]),
+            lambda: dist.broadcast(torch.ones(2), src=n + 5 if rank == 0 else 0),
             lambda: dist.all_to_all_single(torch.zeros(n * (2 if rank else 1)),
                                            torch.zeros(n * (2 if rank else 1)))]:
     try:
         bad()
     except (RuntimeError, ValueError, TypeError) as e:
-        assert "ndgrad.distributed" in str(e) or "one tensor per rank" in str(e), e
+        assert ("ndgrad.distributed" in str(e) or "one tensor per rank" in str(e)
+                or "must be Tensor" in str(e) or "not part of group" in str(e)), e
     else:
         raise AssertionError("mismatch not detected")
 # the group still works afterwards

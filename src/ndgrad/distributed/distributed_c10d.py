@@ -686,6 +686,11 @@ def _agree(pg, name, err, dtype=None, numel=0, op=0, root=0, check=True):
                        f"op and root)")
 
 
+def _sig(tensor, a):
+    """(dtype, element count) for the agreement check; (None, 0) for an invalid argument."""
+    return (tensor.dtype, a.size) if a is not None else (None, 0)
+
+
 def _validate(fn):
     """Run fn() (argument checks); its exception, to raise on every rank after _agree."""
     try:
@@ -702,10 +707,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False, _check=True)
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "all_reduce")
-    op = _redop(op)
-    err = _validate(lambda: _check_reduce_dtype("all_reduce", tensor.dtype, op))
-    _agree(pg, "all_reduce", err, tensor.dtype, a.size, op, 0, _check)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "all_reduce")
+        got["op"] = _redop(op)
+        _check_reduce_dtype("all_reduce", tensor.dtype, got["op"])
+    err = _validate(check)
+    a, op = got.get("a"), got.get("op", 0)
+    _agree(pg, "all_reduce", err, *_sig(tensor, a), op, 0, _check)
     r = _Reduce(a, tensor.dtype, op)
     MPI, comm, n = _MPI, pg._comm, pg.size()
     return _run(async_op,
@@ -719,11 +729,16 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "reduce")
-    op = _redop(op)
-    root = _root(pg, dst, group_dst, "dst")
-    err = _validate(lambda: _check_reduce_dtype("reduce", tensor.dtype, op))
-    _agree(pg, "reduce", err, tensor.dtype, a.size, op, root)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "reduce")
+        got["op"] = _redop(op)
+        got["root"] = _root(pg, dst, group_dst, "dst")
+        _check_reduce_dtype("reduce", tensor.dtype, got["op"])
+    err = _validate(check)
+    a, op, root = got.get("a"), got.get("op", 0), got.get("root", 0)
+    _agree(pg, "reduce", err, *_sig(tensor, a), op, root)
     MPI, comm, n = _MPI, pg._comm, pg.size()
     if comm.Get_rank() == root:
         r = _Reduce(a, tensor.dtype, op)
@@ -742,9 +757,14 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None, _che
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "broadcast")
-    root = _root(pg, src, group_src, "src")
-    _agree(pg, "broadcast", None, tensor.dtype, a.size, 0, root, _check)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "broadcast")
+        got["root"] = _root(pg, src, group_src, "src")
+    err = _validate(check)
+    a, root = got.get("a"), got.get("root", 0)
+    _agree(pg, "broadcast", err, *_sig(tensor, a), 0, root, _check)
     m = _Move(a)
     comm = pg._comm
     return _run(async_op, lambda: comm.Ibcast([m.buf, _MPI.BYTE], root),
