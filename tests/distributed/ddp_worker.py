@@ -132,6 +132,17 @@ except RuntimeError as e:
 else:
     raise AssertionError("no error for an unused parameter")
 
+# DDP over a subgroup: ranks 0 and world-1 train together, the others are not involved
+sub = dist.new_group([0, world - 1])
+if rank in (0, world - 1):
+    m = make(False, 60 + rank)
+    ddp = DDP(m, process_group=sub)
+    ((ddp(X[0][rank * B:(rank + 1) * B]) - 1) ** 2).mean().backward()
+    for p in m.parameters():
+        pair = [torch.zeros_like(p.grad), torch.zeros_like(p.grad)]
+        dist.all_gather(pair, p.grad, group=sub)
+        assert torch.equal(pair[0], pair[1])
+
 # DistributedSampler takes num_replicas and rank from the default group
 from ndgrad.utils.data import DistributedSampler
 s = DistributedSampler(range(11), shuffle=False)
