@@ -225,6 +225,21 @@ except ValueError as e:
 else:
     raise AssertionError("send to self")
 
+# batch_isend_irecv and object point-to-point
+got = torch.zeros(3, dtype=torch.int64)
+works = dist.batch_isend_irecv([dist.P2POp(dist.irecv, got, prv),
+                                dist.P2POp(dist.isend, torch.full((3,), rank), nxt)])
+for w in works:
+    w.wait()
+same(got, np.full(3, prv), "batch_isend_irecv")
+box = [None, None]
+if rank == 0:
+    dist.send_object_list([{"a": 1}, "b"], dst=n - 1)
+if rank == n - 1:
+    assert dist.recv_object_list(box, src=0) == 0 and box == [{"a": 1}, "b"], box
+dist.monitored_barrier(timeout=60)
+assert dist.get_node_local_rank() == rank
+
 # ---- barrier, object collectives
 dist.barrier()
 dist.barrier(async_op=True).wait()
@@ -279,12 +294,15 @@ for bad in [lambda: dist.all_reduce(torch.ones(3 + rank)),
             lambda: dist.all_reduce(torch.ones(2), op=ReduceOp.SUM if rank else ReduceOp.MAX),
             lambda: (dist.all_reduce if rank else dist.broadcast)(torch.ones(2)),
             lambda: dist.all_gather([torch.ones(2)] * (n if rank else n + 1), torch.ones(2)),
+            lambda: dist.all_reduce(torch.ones(2) if rank else [1.0, 2.0]),
+            lambda: dist.broadcast(torch.ones(2), src=n + 5 if rank == 0 else 0),
             lambda: dist.all_to_all_single(torch.zeros(n * (2 if rank else 1)),
                                            torch.zeros(n * (2 if rank else 1)))]:
     try:
         bad()
     except (RuntimeError, ValueError, TypeError) as e:
-        assert "ndgrad.distributed" in str(e) or "one tensor per rank" in str(e), e
+        assert ("ndgrad.distributed" in str(e) or "one tensor per rank" in str(e)
+                or "must be Tensor" in str(e) or "not part of group" in str(e)), e
     else:
         raise AssertionError("mismatch not detected")
 # the group still works afterwards

@@ -1,6 +1,8 @@
 """Run under mpiexec: DistributedDataParallel training equals one-process training on the
 concatenated batch (float64), with no_sync accumulation, unused parameters, buffers and a comm
 hook. Prints "ddp ok" on every rank."""
+import contextlib
+
 import numpy as np
 
 import ndgrad as torch
@@ -39,7 +41,7 @@ def make(unused, seed):
     return Net(unused).double()
 
 
-def train(model, opt, step_batches, ddp=None, accumulate=1):
+def train(model, opt, step_batches, ddp=None):
     """Each optimizer step sees `accumulate` micro-batches."""
     for k, (xs, ys) in enumerate(step_batches):
         opt.zero_grad()
@@ -47,19 +49,11 @@ def train(model, opt, step_batches, ddp=None, accumulate=1):
             net = ddp if ddp is not None else model
             model.step = k
             last = m == len(xs) - 1
-            ctx = ddp.no_sync() if ddp is not None and not last else _null()
+            ctx = ddp.no_sync() if ddp is not None and not last else contextlib.nullcontext()
             with ctx:
                 loss = ((net(x) - y) ** 2).mean() / len(xs)
                 loss.backward()
         opt.step()
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
 
 
 def batches(accumulate, local):
@@ -78,8 +72,6 @@ def batches(accumulate, local):
 
 def check(unused, accumulate, bucket_cap_mb, hook=False):
     ref = make(unused, 1)
-    # BatchNorm statistics differ per rank's batch: compare in eval-free way by freezing bn
-    # in train mode only through parameters; running stats are broadcast from rank 0
     opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
     model = make(unused, 100 + rank)   # different init per rank: DDP broadcasts rank 0's
     if rank == 0:
@@ -99,7 +91,7 @@ def check(unused, accumulate, bucket_cap_mb, hook=False):
     assert all(k.startswith("module.") for k in ddp.state_dict())
     assert ddp.module is model
     dopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    ref.bn.eval()          # batch statistics differ per rank: use the (equal) running stats
+    ref.bn.eval()   # batch statistics would differ per rank's batch: use the running ones
     model.bn.eval()
     train(ref, opt, batches(accumulate, False))
     train(model, dopt, batches(accumulate, True), ddp=ddp)
@@ -139,6 +131,17 @@ except RuntimeError as e:
     assert "Expected to have finished reduction in the prior iteration" in str(e), e
 else:
     raise AssertionError("no error for an unused parameter")
+
+# DDP over a subgroup: ranks 0 and world-1 train together, the others are not involved
+sub = dist.new_group([0, world - 1])
+if rank in (0, world - 1):
+    m = make(False, 60 + rank)
+    ddp = DDP(m, process_group=sub)
+    ((ddp(X[0][rank * B:(rank + 1) * B]) - 1) ** 2).mean().backward()
+    for p in m.parameters():
+        pair = [torch.zeros_like(p.grad), torch.zeros_like(p.grad)]
+        dist.all_gather(pair, p.grad, group=sub)
+        assert torch.equal(pair[0], pair[1])
 
 # DistributedSampler takes num_replicas and rank from the default group
 from ndgrad.utils.data import DistributedSampler

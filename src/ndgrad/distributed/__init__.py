@@ -14,5 +14,8 @@ from .distributed_c10d import (  # noqa: F401
     get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
     get_world_size, init_process_group, irecv, is_available, is_gloo_available, is_initialized,
     is_mpi_available, is_nccl_available, is_torchelastic_launched, isend, new_group, recv,
-    reduce, reduce_scatter, reduce_scatter_tensor, scatter, scatter_object_list, send)
+    reduce, reduce_scatter, reduce_scatter_tensor, scatter, scatter_object_list, send,
+    P2POp, batch_isend_irecv, send_object_list, recv_object_list, monitored_barrier,
+    get_node_local_rank, is_backend_available, DistError, DistBackendError, DistNetworkError,
+    DistStoreError, QueueEmptyError)
 from .distributed_c10d import __all__  # noqa: F401

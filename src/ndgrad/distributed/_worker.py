@@ -48,6 +48,7 @@ def _abort(code):
     sys.stdout.flush()
     sys.stderr.flush()
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        time.sleep(0.2)  # let mpiexec forward this rank's last output before the abort
         from mpi4py import MPI
         MPI.COMM_WORLD.Abort(code)
     os._exit(code)
@@ -85,7 +86,8 @@ def main(argv=None):
             _abort(code)
         return 0
     except BaseException:
-        traceback.print_exc()
+        # one write: the whole traceback reaches mpiexec's output forwarding before the abort
+        sys.stderr.write("".join(traceback.format_exc()))
         _record(1)
         _abort(1)
     return 0

@@ -21,6 +21,7 @@ mpi4py is imported on first use, never by `import ndgrad`.
 import enum
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -35,6 +36,9 @@ __all__ = [
     "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_torchelastic_launched", "isend", "new_group", "recv", "reduce",
     "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list", "monitored_barrier",
+    "get_node_local_rank", "is_backend_available", "DistError", "DistBackendError",
+    "DistNetworkError", "DistStoreError", "QueueEmptyError",
 ]
 
 ERR_NOT_INIT = ("Default process group has not been initialized, please make sure to call "
@@ -296,13 +300,19 @@ def _install_abort_on_error():
     previous = sys.excepthook
 
     def hook(exc_type, exc, tb):
-        previous(exc_type, exc, tb)
-        if _world.pg is not None and not issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
-            try:
-                sys.stderr.flush()
-                sys.stdout.flush()
-            finally:
-                _MPI.COMM_WORLD.Abort(1)
+        if _world.pg is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
+            return previous(exc_type, exc, tb)
+        try:
+            if previous is sys.__excepthook__:   # one write, forwarded whole before the abort
+                import traceback
+                sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
+            else:
+                previous(exc_type, exc, tb)
+            sys.stderr.flush()
+            sys.stdout.flush()
+            time.sleep(0.2)   # let mpiexec forward this rank's last output
+        finally:
+            _MPI.COMM_WORLD.Abort(1)
 
     _world.excepthook = hook
     sys.excepthook = hook
@@ -437,7 +447,7 @@ class Work:
 
     def wait(self, timeout=None):
         if not self._done:
-            _mpi().Request.Waitall(self._requests)
+            _wait_all(self._requests)
             self._complete()
         return True
 
@@ -469,6 +479,21 @@ class Work:
 
     def synchronize(self):
         self.wait()
+
+
+def _wait_all(requests, spin=2e-4):
+    """Request.Waitall, but after `spin` seconds of busy testing give the CPU away between
+    tests: ranks that outnumber the cores (or share them with other work) would otherwise burn
+    the time slice of the very rank they wait for."""
+    MPI = _MPI
+    if MPI.Request.Testall(requests):
+        return
+    end = time.perf_counter() + spin
+    while time.perf_counter() < end:
+        if MPI.Request.Testall(requests):
+            return
+    while not MPI.Request.Testall(requests):
+        os.sched_yield()
 
 
 def _done(async_op, result=()):
@@ -535,13 +560,31 @@ class _Move:
             self.a[...] = self.buf.view(self.a.dtype).reshape(self.a.shape)
 
 
+_TYPES = {}   # NumPy dtype -> predefined MPI datatype (filled on first use)
+_RED = {}     # RedOpType -> MPI.Op
+
+
 def _mpi_type(np_dtype):
     """The predefined MPI datatype of a NumPy dtype (MPI's reductions are defined on these)."""
-    MPI = _MPI
-    return {"float32": MPI.FLOAT, "float64": MPI.DOUBLE, "int8": MPI.INT8_T,
+    t = _TYPES.get(np_dtype)
+    if t is None:
+        MPI = _MPI
+        t = _TYPES[np_dtype] = {
+            "float32": MPI.FLOAT, "float64": MPI.DOUBLE, "int8": MPI.INT8_T,
             "int16": MPI.INT16_T, "int32": MPI.INT32_T, "int64": MPI.INT64_T,
             "uint8": MPI.UINT8_T, "complex64": MPI.C_FLOAT_COMPLEX,
             "complex128": MPI.C_DOUBLE_COMPLEX}[np_dtype.name]
+    return t
+
+
+def _mpi_op(op):
+    if not _RED:
+        MPI = _MPI
+        _RED.update({RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM,
+                     RedOpType.PRODUCT: MPI.PROD, RedOpType.MIN: MPI.MIN,
+                     RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND,
+                     RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR})
+    return _RED[op]
 
 
 def _check_reduce_dtype(name, dtype, op):
@@ -563,17 +606,14 @@ class _Reduce:
     __slots__ = ("a", "buf", "mtype", "mop", "copied", "avg")
 
     def __init__(self, a, dtype, op, fill=True):
-        MPI = _mpi()
         self.a = a
         self.avg = op is RedOpType.AVG
-        mop = {RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM, RedOpType.PRODUCT: MPI.PROD,
-               RedOpType.MIN: MPI.MIN, RedOpType.MAX: MPI.MAX, RedOpType.BAND: MPI.BAND,
-               RedOpType.BOR: MPI.BOR, RedOpType.BXOR: MPI.BXOR}[op]
+        mop = _mpi_op(op)
         if dtype is D.float16:
             buf, self.copied = a.astype(np.float32).reshape(-1), True
         elif dtype is D.bool:
             # bools reduce as 0/1 bytes: SUM is logical or, PRODUCT logical and
-            mop = {RedOpType.SUM: MPI.LOR, RedOpType.PRODUCT: MPI.LAND}.get(op, mop)
+            mop = {RedOpType.SUM: _MPI.LOR, RedOpType.PRODUCT: _MPI.LAND}.get(op, mop)
             b = _bytes(a)
             buf, self.copied = (b, False) if b is not None else (
                 a.astype(np.uint8).reshape(-1), True)
@@ -622,7 +662,7 @@ def _agree(pg, name, err, dtype=None, numel=0, op=0, root=0, check=True):
     pg._comm.Allgather(mine, every)
     if err is not None:
         raise err
-    if (every == mine).all():
+    if every.tobytes() == mine.tobytes() * n:
         return
     bad = [r for r in range(n) if every[r, 1]]
     if bad:
@@ -646,6 +686,11 @@ def _agree(pg, name, err, dtype=None, numel=0, op=0, root=0, check=True):
                        f"op and root)")
 
 
+def _sig(tensor, a):
+    """(dtype, element count) for the agreement check; (None, 0) for an invalid argument."""
+    return (tensor.dtype, a.size) if a is not None else (None, 0)
+
+
 def _validate(fn):
     """Run fn() (argument checks); its exception, to raise on every rank after _agree."""
     try:
@@ -662,10 +707,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False, _check=True)
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "all_reduce")
-    op = _redop(op)
-    err = _validate(lambda: _check_reduce_dtype("all_reduce", tensor.dtype, op))
-    _agree(pg, "all_reduce", err, tensor.dtype, a.size, op, 0, _check)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "all_reduce")
+        got["op"] = _redop(op)
+        _check_reduce_dtype("all_reduce", tensor.dtype, got["op"])
+    err = _validate(check)
+    a, op = got.get("a"), got.get("op", 0)
+    _agree(pg, "all_reduce", err, *_sig(tensor, a), op, 0, _check)
     r = _Reduce(a, tensor.dtype, op)
     MPI, comm, n = _MPI, pg._comm, pg.size()
     return _run(async_op,
@@ -679,11 +729,16 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "reduce")
-    op = _redop(op)
-    root = _root(pg, dst, group_dst, "dst")
-    err = _validate(lambda: _check_reduce_dtype("reduce", tensor.dtype, op))
-    _agree(pg, "reduce", err, tensor.dtype, a.size, op, root)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "reduce")
+        got["op"] = _redop(op)
+        got["root"] = _root(pg, dst, group_dst, "dst")
+        _check_reduce_dtype("reduce", tensor.dtype, got["op"])
+    err = _validate(check)
+    a, op, root = got.get("a"), got.get("op", 0), got.get("root", 0)
+    _agree(pg, "reduce", err, *_sig(tensor, a), op, root)
     MPI, comm, n = _MPI, pg._comm, pg.size()
     if comm.Get_rank() == root:
         r = _Reduce(a, tensor.dtype, op)
@@ -702,9 +757,14 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None, _che
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(tensor, "broadcast")
-    root = _root(pg, src, group_src, "src")
-    _agree(pg, "broadcast", None, tensor.dtype, a.size, 0, root, _check)
+    got = {}
+
+    def check():
+        got["a"] = _tensor(tensor, "broadcast")
+        got["root"] = _root(pg, src, group_src, "src")
+    err = _validate(check)
+    a, root = got.get("a"), got.get("root", 0)
+    _agree(pg, "broadcast", err, *_sig(tensor, a), 0, root, _check)
     m = _Move(a)
     comm = pg._comm
     return _run(async_op, lambda: comm.Ibcast([m.buf, _MPI.BYTE], root),
@@ -1193,3 +1253,118 @@ class _ScatterError:
 
     def __init__(self, msg):
         self.msg = msg
+
+
+# ----------------------------------------------------------------- batched p2p, small helpers
+
+class P2POp:
+    """One point-to-point operation for batch_isend_irecv: op is isend or irecv."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
+                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+        self.group_peer = group_peer
+
+    def __repr__(self):
+        return (f"P2POp(op={self.op.__name__}, peer={self.peer}, tag={self.tag}, "
+                f"tensor={tuple(self.tensor.shape)})")
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Start every operation of the list (all non-blocking); their Work handles."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``torch.distributed.P2POp``.")
+    works = []
+    for p in p2p_op_list:
+        if p.op is isend:
+            works.append(isend(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+        else:
+            works.append(irecv(p.tensor, p.peer, p.group, p.tag, p.group_peer))
+    return works
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None):
+    """Send the (picklable) objects of object_list to rank dst."""
+    pg = _group(group)
+    if pg is None:
+        return
+    peer = _peer(pg, dst, group_dst, "dst")
+    if peer == pg.rank():
+        raise ValueError("Invalid destination rank: should not be the same as rank of the "
+                         "current process.")
+    pg._comm.send(list(object_list), dest=peer, tag=_OBJ_TAG)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Fill object_list in place with the objects rank src sent; returns the sender's rank."""
+    pg = _group(group)
+    if pg is None:
+        return -1
+    MPI = _MPI
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else \
+        _peer(pg, src, group_src, "src")
+    status = MPI.Status()
+    objs = pg._comm.recv(source=peer, tag=_OBJ_TAG, status=status)
+    sender = pg._ranks[status.Get_source()]
+    if len(objs) != len(object_list):
+        raise RuntimeError(f"recv_object_list: rank {sender} sent {len(objs)} objects, the "
+                           f"list here holds {len(object_list)}")
+    object_list[:] = objs
+    return sender
+
+
+_OBJ_TAG = 2 ** 20 + 7  # object messages never match tensor messages (user tags are small)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that raises a RuntimeError after `timeout` (a timedelta or seconds) instead of
+    waiting forever for a rank that does not arrive."""
+    pg = _group(group)
+    if pg is None:
+        return
+    limit = None if timeout is None else getattr(timeout, "total_seconds", lambda: timeout)()
+    req = pg._comm.Ibarrier()
+    end = None if limit is None else time.perf_counter() + limit
+    while not req.Test():
+        if end is not None and time.perf_counter() > end:
+            raise RuntimeError(f"Rank {pg._ranks[pg.rank()]}: monitored_barrier timed out "
+                               f"after {limit} s: not every rank of the group reached it")
+        os.sched_yield()
+
+
+def get_node_local_rank(fallback_rank=None):
+    """LOCAL_RANK from the environment (the launcher and init_process_group set it)."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank "
+                       "to allow `get_node_local_rank` to work, assuming you are not running "
+                       "in a multi-device context and want the code to run locally instead.")
+
+
+def is_backend_available(backend):
+    return str(backend).lower() in ("gloo", "mpi") and is_available()
+
+
+class DistError(RuntimeError):
+    """Raised when an error occurs in the distributed library."""
+
+
+class DistBackendError(DistError):
+    """Raised when a backend error occurs in distributed."""
+
+
+class DistNetworkError(DistError):
+    """Raised when a network error occurs in distributed."""
+
+
+class DistStoreError(DistError):
+    """Raised when an error occurs in the distributed store."""
+
+
+class QueueEmptyError(DistStoreError):
+    """Raised when a store queue is empty."""

@@ -83,8 +83,8 @@ class DistributedDataParallel(Module):
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
                  init_sync=True, process_group=None, bucket_cap_mb=None,
                  find_unused_parameters=False, check_reduction=False,
-                 gradient_as_bucket_view=False, static_graph=False, delay_all_reduce_named_params=None,
-                 param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None,
+                 gradient_as_bucket_view=False, static_graph=False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None,
                  skip_all_reduce_unused_params=False):
         super().__init__()
         from ...distributed import distributed_c10d as c10d
@@ -189,6 +189,7 @@ class DistributedDataParallel(Module):
 
     def _prepare_for_backward(self, out):
         self._next = 0                      # the next bucket to start
+        self._polled = 0                    # the first started bucket not known finished
         self._started_backward = False
         for b in self._buckets:
             b.pending = len(b.params)
@@ -221,6 +222,10 @@ class DistributedDataParallel(Module):
         while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
             self._start(self._buckets[self._next])
             self._next += 1
+        # MPI moves a message on only inside MPI calls: test the started buckets' requests at
+        # every gradient, so their transfer progresses while backward computes the others
+        while self._polled < self._next and self._buckets[self._polled].future.done():
+            self._polled += 1
 
     def _start(self, b):
         from ..._tensor import _make
