@@ -197,8 +197,9 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         input, weight = input.unsqueeze(2), weight.unsqueeze(2)
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
-    if input.dtype is not weight.dtype:
-        raise _conv_dtype_error(input, weight, None, "slow_conv2d_cpu")
+    if input.dtype is not weight.dtype or (nd == 3 and input.dtype is D.bool):
+        raise _conv_dtype_error(input, weight, None,
+                                "compute_columns3d" if nd == 3 else "slow_conv2d_cpu")
     out = K.conv2d(input, weight, bias, stride, pads, dilation, groups)
     if nd == 1:
         out = out.squeeze(2)
@@ -216,7 +217,7 @@ def _conv_dtype_error(input, weight, bias, kernel):
         legacy = not (weight.dtype.is_complex or weight.dtype is D.bool)
         return RuntimeError(f"Input type (CPU{i}Type) and weight type "
                             f"({f'torch.{w}Tensor' if legacy else f'CPU{w}Type'}) should be the same")
-    if input.dtype is D.bool or (kernel == "slow_conv_transpose2d_out_cpu"
+    if input.dtype is D.bool or (kernel.startswith("slow_conv_transpose")
                                  and not input.dtype.is_floating_point
                                  and input.dtype is not D.int64):
         return NotImplementedError(f'"{kernel}" not implemented for \'{i}\'')
@@ -233,14 +234,20 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
-    """The transposed 2-D convolution (the gradient of conv2d with respect to its input)."""
-    unbatched = _conv_prep("conv_transpose2d", input, weight, 2)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 3-D convolution over an input of shape (N, C, D, H, W) or (C, D, H, W)."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_padding, groups,
+                    dilation):
+    """The transposed convolution (the gradient of the convolution with respect to its input)
+    over nd spatial dims; 1-d runs as 2-d with a unit height."""
+    unbatched = _conv_prep(name, input, weight, nd)
     if unbatched:
         input = input.unsqueeze(0)
-    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
-    output_padding = _pair(output_padding)
+    stride, padding, dilation = _pair(stride, nd), _pair(padding, nd), _pair(dilation, nd)
+    output_padding = _pair(output_padding, nd)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {list(weight.shape)}, expected "
@@ -253,23 +260,42 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
             f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
             f"Calculated output size per channel: ({' x '.join(map(str, hw))}). "
             "Output size is too small")
-    if input.dtype is not weight.dtype:
-        raise _conv_dtype_error(input, weight, None, "slow_conv_transpose2d_out_cpu")
+    if input.dtype is not weight.dtype or not (input.dtype.is_floating_point
+                                               or input.dtype.is_complex
+                                               or input.dtype is D.int64):
+        raise _conv_dtype_error(input, weight, None, "slow_conv_transpose3d_out_cpu" if nd == 3
+                                else "slow_conv_transpose2d_out_cpu")
     pads = tuple((p, p) for p in padding)
+    if nd == 1:
+        input, weight = input.unsqueeze(2), weight.unsqueeze(2)
+        stride, dilation, pads, hw = (1,) + stride, (1,) + dilation, ((0, 0),) + pads, (1,) + hw
     out = K.conv_transpose2d(input, weight, stride, pads, dilation, groups, hw)
+    if nd == 1:
+        out = out.squeeze(2)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
+        out = out + bias.reshape((1, -1) + (1,) * nd)
     return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 2-D convolution (the gradient of conv2d with respect to its input)."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    unb = input.ndim == 2
-    x = input.unsqueeze(0) if unb else input
-    out = conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1,) + _pair(stride, 1),
-                           (0,) + _pair(padding, 1), (0,) + _pair(output_padding, 1), groups,
-                           (1,) + _pair(dilation, 1)).squeeze(2)
-    return out.squeeze(0) if unb else out
+    """The transposed 1-D convolution (the gradient of conv1d with respect to its input)."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 3-D convolution (the gradient of conv3d with respect to its input)."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
 
 
 # ---------------------------------------------------------------- pooling
@@ -309,26 +335,49 @@ def _check_pool_input(input, nd, name):
         nd, shape = 2, shape[:-1] + [1] + shape[-1:]   # PyTorch's 2-d kernel reports it
     elif nd == 2 and not ok_ndim:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    elif nd == 3:
+        if not ok_ndim:
+            raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+        where = ("max_pool3d_with_indices_out_cpu_template()" if name == "max_pool3d"
+                 else name + "()")
+        raise RuntimeError(
+            f"{where}: Expected input's non-batch dimensions to have positive length, but input "
+            f"has a shape of {shape} and non-batch dimension 0 has length zero!")
     prefix = "max_pool1d: " if name == "max_pool1d" else ""
     raise RuntimeError(
         f"{prefix}Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
         f"size for input, but got:{shape}")
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """2-D max pooling; with return_indices also the flat index of each max in its plane."""
-    unb = _check_pool_input(input, 2, "max_pool2d")
+def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices):
+    """Max pooling over nd (2 or 3) spatial dims; with return_indices also the flat index of
+    each max in its plane (volume)."""
+    unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args("max_pool2d", x, kernel_size, stride, padding, dilation, 2)
+    k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
     pads = tuple((pp, max(pp, (o - 1) * ss + dd * (kk - 1) + 1 - n - pp))
                  for n, o, kk, ss, pp, dd in zip(x.shape[2:], out_hw, k, s, p, d))
-    vals, idx = K.max_pool2d(x, k, s, pads, d, out_hw)
+    vals, idx = (K.max_pool3d if nd == 3 else K.max_pool2d)(x, k, s, pads, d, out_hw)
     if unb:
         vals, idx = vals.squeeze(0), idx.squeeze(0)
     return (vals, idx) if return_indices else vals
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling; with return_indices also the flat index of each max in its plane."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling; with return_indices also the flat index of each max in its volume."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -354,28 +403,46 @@ def _avg_divisor(size, o, k, s, p, count_include_pad):
     return pool, ends_c - starts_c
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    """2-D average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
-    unb = _check_pool_input(input, 2, "avg_pool2d")
+def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+    unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, _ = _pool_args("avg_pool2d", x, kernel_size, stride, padding, 1, 2)
-    N, C, H, W = x.shape
+    k, s, p, _ = _pool_args(name, x, kernel_size, stride, padding, 1, nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    N, C = x.shape[:2]
+    sizes = tuple(x.shape[2:])
     out_hw = tuple(_pool_out(n, kk, ss, pp, 1, ceil_mode)
-                   for n, kk, ss, pp in zip((H, W), k, s, p))
+                   for n, kk, ss, pp in zip(sizes, k, s, p))
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
-                 for n, o, kk, ss, pp in zip((H, W), out_hw, k, s, p))
+                 for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_np.ones((1, 1) + k, dtype=x.dtype.np))
-    y = K.conv2d(x.reshape(N * C, 1, H, W), ones, None, s, pads, (1, 1), 1, out_hw)
+    y = K.conv2d(x.reshape(N * C, 1, *sizes), ones, None, s, pads, (1,) * nd, 1, out_hw)
     y = y.reshape(N, C, *out_hw)
     if divisor_override:
         div = _np.full(out_hw, float(divisor_override))
     else:
-        (ph, ch), (pw, cw) = (_avg_divisor(n, o, kk, ss, pp, count_include_pad)
-                              for n, o, kk, ss, pp in zip((H, W), out_hw, k, s, p))
-        div = _np.outer(ph, pw) if count_include_pad else _np.outer(ch, cw)
+        div = _np.ones(())
+        for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p):
+            pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
+            div = _np.multiply.outer(div, pool if count_include_pad else clipped)
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-D average pooling (a depthwise 3-d convolution with a ones kernel, then a divisor)."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -491,8 +558,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     N, C = input.shape[:2]
-    out = batch_norm(input.reshape(1, N * C, *input.shape[2:]), None, None, None, None, True,
-                     momentum, eps).reshape(input.shape)
+    if not use_input_stats:   # normalise with the running statistics, as batch norm in eval
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if math.prod(input.shape[2:]) <= 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_size_str(input.shape)}")
+    # each (sample, channel) is its own batch-norm channel; the running statistics get the
+    # mean over the batch of the per-instance updates, as PyTorch's
+    stats = [None if s is None else s.detach().repeat(N) for s in (running_mean, running_var)]
+    out = batch_norm(input.reshape(1, N * C, *input.shape[2:]), stats[0], stats[1], None, None,
+                     True, momentum, eps).reshape(input.shape)
+    for buf, s in zip((running_mean, running_var), stats):
+        if buf is not None:
+            buf._data[...] = s._data.reshape(N, C).mean(0)
+            buf._bump_version()
     shape = [1, C] + [1] * (input.ndim - 2)
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -611,13 +690,6 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 2)
-
-
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    raise NotImplementedError("alpha_dropout is not implemented in ndgrad")
 
 
 # ---------------------------------------------------------------- sparse
@@ -1838,14 +1910,15 @@ def _adaptive_max(input, sizes, outs):
     """Adaptive max over the trailing len(sizes) dims; returns values and flat indices."""
     nd = len(sizes)
     lead = tuple(input.shape[:-nd])
-    if nd == 1:
-        pos, _ = _adaptive_windows(sizes[0], outs[0])
-        flatpos = pos  # (o, w)
-    else:
-        ph, _ = _adaptive_windows(sizes[0], outs[0])
-        pw, _ = _adaptive_windows(sizes[1], outs[1])
-        flatpos = (ph[:, None, :, None] * sizes[1] + pw[None, :, None, :]).reshape(
-            outs[0] * outs[1], -1)
+    # flat position of every (output cell, window entry): outer sums over the dims
+    flatpos = _np.zeros((), dtype=_np.int64)
+    for i in range(nd):
+        pos, _ = _adaptive_windows(sizes[i], outs[i])
+        stride = int(_np.prod(sizes[i + 1:], dtype=_np.int64))
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = pos.shape
+        flatpos = flatpos + (pos * stride).reshape(shape)
+    flatpos = flatpos.reshape(int(_np.prod(outs, dtype=_np.int64)), -1)
     P, Wd = flatpos.shape
     x = input.reshape(*lead, -1)
     gidx = _np.broadcast_to(flatpos.reshape(-1), lead + (P * Wd,)).copy()
@@ -1991,6 +2064,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return (loss / _const(lp, _np.maximum(_np.asarray(tgt_len), 1).reshape(loss.shape))).mean()
     return _reduce(loss, reduction)
 
+
+# 3-d/fractional pooling extras, alpha dropouts, channel_shuffle, conv_tbc, pdist, ...
+from ._functional_extra import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "warnings", "Tensor", "Size", "D", "K", "defop", "no_grad", "where", "clamp", "exp",

@@ -1,0 +1,1 @@
+from .data_parallel import DataParallel, data_parallel  # noqa: F401
