@@ -12,6 +12,7 @@ import numpy as _np
 from .._tensor import _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
+from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops._registry import defop
 from ..ops import (where, clamp, exp, log, tanh as _tanh, sigmoid as _sigmoid, relu as _relu,
@@ -1221,19 +1222,50 @@ def prelu(input, weight):
     return _prelu(input, weight)
 
 
+# The backwards of prelu, hardshrink/softshrink and rrelu are ops that depend on `self` with a
+# zero derivative there (PyTorch's ..._backward ops), so second derivatives in the input are
+# zero tensors, as PyTorch's.
+_prelu_input_backward = defop(
+    "prelu_kernel_backward",
+    lambda xp, grad_output, self, weight: xp.where(self > 0, grad_output, grad_output * weight),
+    promote="binary", node_name="PreluKernelBackwardBackward0",
+    grad_output=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
+    self=lambda grad: _zeros_like(grad),
+    weight=lambda grad, self, grad_output: where(self > 0, 0.0, grad * grad_output))
+
 _prelu = defop(
     "prelu_kernel",
     lambda xp, self, weight: xp.where(self > 0, self, self * weight).astype(self.dtype,
                                                                              copy=False),
-    self=lambda grad, self, weight: where(self > 0, grad, grad * weight),
+    self=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
     weight=lambda grad, self: where(self > 0, 0.0, grad * self))
+
+
+def _shrink_backward(name, node):
+    op = defop(name, lambda xp, grad_output, self, lambd: (
+                   grad_output * ((self > lambd) | (self < -lambd))).astype(grad_output.dtype,
+                                                                            copy=False),
+               promote="binary", node_name=node,
+               grad_output=lambda grad, self, lambd: op(grad, self, lambd),
+               self=lambda grad: _zeros_like(grad))
+    return op
+
+
+_hardshrink_backward = _shrink_backward("hardshrink_backward", "HardshrinkBackwardBackward0")
+_softshrink_backward = _shrink_backward("softshrink_backward", "SoftshrinkBackwardBackward0")
+_rrelu_backward = defop(
+    "rrelu_with_noise_backward",
+    lambda xp, grad_output, self, noise: grad_output * noise, promote="binary",
+    node_name="RreluWithNoiseBackwardBackward0",
+    grad_output=lambda grad, self, noise: _rrelu_backward(grad, self, noise),
+    self=lambda grad: _zeros_like(grad), noise=None)
 
 
 _hardshrink = defop(
     "hardshrink",
     lambda xp, self, lambd: xp.where((self > lambd) | (self < -lambd), self, 0).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+    self=lambda grad, self, lambd: _hardshrink_backward(grad, self, lambd))
 
 
 def hardshrink(input, lambd=0.5):
@@ -1246,7 +1278,7 @@ _softshrink = defop(
     lambda xp, self, lambd: xp.where(self > lambd, self - lambd,
                                      xp.where(self < -lambd, self + lambd, 0)).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+    self=lambda grad, self, lambd: _softshrink_backward(grad, self, lambd))
 
 
 def softshrink(input, lambd=0.5):
@@ -1260,11 +1292,12 @@ def softshrink(input, lambd=0.5):
 
 _rrelu = defop("rrelu_with_noise",
                lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
-               self=lambda grad, noise: grad * noise, noise=None)
+               self=lambda grad, self, noise: _rrelu_backward(grad, self, noise), noise=None)
 _rrelu_result = defop("rrelu_with_noise_",
                       lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
                       node_name="RreluWithNoiseBackward1",
-                      self=lambda grad, noise: grad * noise, noise=None)
+                      self=lambda grad, self, noise: _rrelu_backward(grad, self, noise),
+                      noise=None)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
