@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from copy import deepcopy
 
 from ..modules.container import ModuleList, ModuleDict
-from ..modules.module import Module
 from ..parameter import Parameter
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
