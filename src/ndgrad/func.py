@@ -18,14 +18,15 @@ whose ops mix samples); it nests and is differentiable.
 """
 import functools
 
-from . import _creation
+from . import _creation, _vmap as _vm
 from ._tensor import Tensor
+from .ops import _registry
 from .autograd import grad_mode, forward_ad as fwAD
 from .autograd.functional import (_basis_duals, _collect_tangents, _jacobians_from_columns,
                                   _stack)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "stack_module_state", "linearize"]
 
 
 # ---------------------------------------------------------------- tiny pytrees
@@ -392,7 +393,9 @@ def _fn_name(func):
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """vmap(f)(*args): f mapped over dimension `in_dims` of its inputs, results stacked along
-    `out_dims`. Runs f once per sample (so any f is mapped correctly) and stacks."""
+    `out_dims`. Runs f once on the whole batch, each op by its batch rule (see _vmap.py);
+    a function that reads values outside ops runs once per sample instead. `chunk_size`
+    bounds the samples per run; `randomness` as PyTorch's ('error', 'different', 'same')."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -451,43 +454,145 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                              f"dimension, got sizes {sizes} for the mapped dimension")
         B = sizes[0]
-        results = []
-        for b in range(B):
-            sample = []
-            for leaf, d in zip(leaves, dims):
-                if d is None:
-                    sample.append(leaf)
-                else:
-                    d = d % leaf.dim()
-                    sample.append(leaf[(slice(None),) * d + (b,)])
-            results.append(func(*_unflatten(sample, spec), **kwargs))
-        o0, o_spec = _flatten(results[0])
-        per_sample = [_flatten(r)[0] for r in results]
-        od = [out_dims] * len(o0) if isinstance(out_dims, int) or out_dims is None \
-            else _flatten(out_dims)[0]
-        if len(od) != len(o0):
+        if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1) \
+                and chunk_size != -1:
+            raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                             f"{chunk_size})")
+        step = B if chunk_size in (None, -1) else chunk_size
+        od_spec = out_dims
+        pieces = []
+        for lo in range(0, B, step) if B else [0]:
+            n = min(step, B - lo) if B else 0
+            part = [leaf if d is None or (lo == 0 and n == B) else leaf.narrow(d, lo, n)
+                    for leaf, d in zip(leaves, dims)]
+            outs = None
+            if n and _registry._VMAP[0] is None and not any(
+                    isinstance(t, _vm._Batched) for t in part):
+                try:
+                    with _random_mode(randomness, batched=True):
+                        outs = _vmap_batched(func, part, dims, spec, n, kwargs, name)
+                except _vm.NeedsLoop:
+                    outs = None
+            if outs is None:
+                outs = _vmap_loop(func, part, dims, spec, n, kwargs, name, randomness)
+            pieces.append(outs)
+        o_spec = pieces[0][1]
+        n_out = len(pieces[0][0])
+        od = [od_spec] * n_out if isinstance(od_spec, int) or od_spec is None \
+            else _flatten(od_spec)[0]
+        if len(od) != n_out:
             raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure "
                              "of `outputs`.")
-        outs = []
-        for k in range(len(o0)):
-            col = [s[k] for s in per_sample]
-            if not isinstance(col[0], Tensor):
-                raise ValueError(
-                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                    f"{type(col[0])}. Did you mean to set out_dims= to None for output?")
+        result = []
+        for k in range(n_out):
+            col = [p[0][k] for p in pieces]
             d = od[k]
             if d is None:
-                outs.append(col[0])
+                if col[0][1] is None:
+                    raise ValueError(f"vmap({name}, ...): `{name}` can not return a "
+                                     "BatchedTensor when out_dim is None")
+                result.append(col[0][1])
                 continue
-            st = _stack(col)
+            if col[0][0] is None:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                    f"{type(col[0][1])}. Did you mean to set out_dims= to None for output?")
+            st = col[0][0] if len(col) == 1 else _creation_cat([c[0] for c in col])
             nd = st.dim()
             d = d % nd
             if d:
-                st = st.permute(tuple(range(1, d + 1)) + (0,) + tuple(range(d + 1, nd)))
-            outs.append(st)
-        return _unflatten(outs, o_spec)
+                st = st.movedim(0, d)
+            result.append(st)
+        return _unflatten(result, o_spec)
 
     return wrapper
+
+
+def _creation_cat(ts):
+    from .ops.shape import cat
+    return cat(ts, 0)
+
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                 "use the 'same' or 'different' randomness flags on vmap or perform the "
+                 "randomness operation out of vmap")
+
+
+class _random_mode:
+    """While vmap runs the function: random draws raise (randomness='error'), or, in the
+    batched run, fall back to the per-sample loop (where each sample draws its own numbers,
+    or, with 'same', the same ones)."""
+
+    def __init__(self, randomness, batched):
+        self.randomness, self.batched = randomness, batched
+
+    def __enter__(self):
+        self.orig = _creation._rng
+        randomness, batched, orig = self.randomness, self.batched, self.orig
+
+        def guarded(generator):
+            if randomness == "error":
+                raise RuntimeError(_RANDOM_ERROR)
+            if batched:
+                raise _vm.NeedsLoop()
+            return orig(generator)
+        _creation._rng = guarded
+        return self
+
+    def __exit__(self, *exc):
+        _creation._rng = self.orig
+        return False
+
+
+def _vmap_batched(func, leaves, dims, spec, B, kwargs, name):
+    """The batched run: ([(physical output with the batch first, per-sample value)], spec)."""
+    out = _vm.run_batched(func, leaves, dims, spec, B, _unflatten, kwargs)
+    o_leaves, o_spec = _flatten(out)
+    res = []
+    for o in o_leaves:
+        if isinstance(o, _vm._Batched):
+            res.append((o.__dict__["_value"], None))
+        elif isinstance(o, Tensor):   # independent of the mapped inputs: the same per sample
+            res.append((o.unsqueeze(0).expand((B,) + tuple(o.shape)), o))
+        else:   # allowed where out_dims is None
+            res.append((None, o))
+    return res, o_spec
+
+
+def _vmap_loop(func, leaves, dims, spec, B, kwargs, name, randomness):
+    """The per-sample run: f on each sample, outputs stacked along a new dim 0."""
+    results = []
+    state = _creation.get_rng_state() if randomness == "same" else None
+    for b in range(B):
+        if state is not None:
+            _creation.set_rng_state(state)
+        sample = []
+        for leaf, d in zip(leaves, dims):
+            if d is None:
+                sample.append(leaf)
+            else:
+                d = d % leaf.dim()
+                sample.append(leaf[(slice(None),) * d + (b,)])
+        with _random_mode(randomness, batched=False) if randomness == "error" else \
+                _nullcontext():
+            results.append(func(*_unflatten(sample, spec), **kwargs))
+    if not results:
+        raise ValueError(f"vmap({name}, ...): the mapped dimension has size 0")
+    o0, o_spec = _flatten(results[0])
+    per_sample = [_flatten(r)[0] for r in results]
+    res = []
+    for k in range(len(o0)):
+        col = [s[k] for s in per_sample]
+        res.append((_stack(col) if isinstance(col[0], Tensor) else None, col[0]))
+    return res, o_spec
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 # ---------------------------------------------------------------- functional_call
@@ -518,15 +623,21 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             raise RuntimeError("Error(s) in reparametrizing for " + type(module).__name__ +
                                ":\n\t" + ".\n\t".join(parts) + ".")
     if tie_weights:
-        # a replaced parameter also replaces every other name bound to the same tensor
+        # a replaced parameter or buffer also replaces every other name bound to the same
+        # tensor; tied names given different values are ambiguous, as in PyTorch
         by_id = {}
-        for n, p in module.named_parameters(remove_duplicate=False):
-            by_id.setdefault(id(p), []).append(n)
+        for n, p in list(module.named_parameters(remove_duplicate=False)) + \
+                list(module.named_buffers(remove_duplicate=False)):
+            by_id.setdefault(id(p), set()).add(n)
         for names in by_id.values():
-            given = [n for n in names if n in merged]
-            if given:
+            given = [n for n in sorted(names) if n in merged]
+            if len(names) > 1 and given:
+                if len({id(merged[n]) for n in given}) != 1:
+                    raise ValueError(f"functional_call got multiple values for keys "
+                                     f"{sorted(names)}, which are tied. Consider using "
+                                     "tie_weights=False")
                 for n in names:
-                    merged.setdefault(n, merged[given[0]])
+                    merged[n] = merged[given[0]]
     saved = []
     try:
         for name, value in merged.items():
@@ -560,3 +671,69 @@ def _swap(owner, attr, value):
     old = getattr(owner, attr, None)
     object.__setattr__(owner, attr, value)
     return old
+
+
+# ---------------------------------------------------------------- model ensembling
+
+def stack_module_state(models):
+    """({name: stacked parameter}, {name: stacked buffer}) of same-class models, for vmapping
+    functional_call over an ensemble. Stacked parameters are new leaves that require grad
+    when the models' do."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    cls = type(models[0])
+    if not all(type(m) is cls for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors, name):
+        req = [t.requires_grad for t in tensors]
+        if any(req) and not all(req):
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               ".requires_grad")
+        out = _stack([t.detach() for t in tensors])
+        return out.requires_grad_() if all(req) else out
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    params = {k: stacked([p[k] for p in all_params], k) for k in all_params[0]}
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    buffers = {k: stacked([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers
+
+
+# ---------------------------------------------------------------- linearize
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian-vector product of func at
+    `primals` (forward mode), checked against the primals' structure, shapes and dtypes."""
+    output = func(*primals)
+    _, out_spec = _flatten(output)
+    flat_primals, p_spec = _flatten(primals)
+    shapes = [tuple(p.shape) for p in flat_primals]
+    dtypes = [p.dtype for p in flat_primals]
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = _flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the "
+                               f"primals {p_spec}")
+        for i, t in enumerate(flat_t):
+            if tuple(t.shape) != shapes[i]:
+                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree "
+                                   f"doesn't match the shape {_size(shapes[i])} of the "
+                                   "corresponding primal.")
+            if t.dtype != dtypes[i]:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree "
+                                   f"doesn't match the dtype {dtypes[i]} of the corresponding "
+                                   "primal.")
+        _, jv = jvp(func, tuple(primals), tuple(tangents))
+        return jv
+
+    return output, jvp_fn
+
+
+def _size(shape):
+    from ._tensor import Size
+    return Size(shape)

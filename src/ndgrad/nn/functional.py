@@ -12,6 +12,7 @@ import numpy as _np
 from .._tensor import _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
+from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
 from ..ops._registry import defop
@@ -210,8 +211,9 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         input, weight = input.unsqueeze(2), weight.unsqueeze(2)
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
-    if input.dtype is not weight.dtype:
-        raise _conv_dtype_error(input, weight, None, "slow_conv2d_cpu")
+    if input.dtype is not weight.dtype or (nd == 3 and input.dtype is D.bool):
+        raise _conv_dtype_error(input, weight, None,
+                                "compute_columns3d" if nd == 3 else "slow_conv2d_cpu")
     out = K.conv2d(input, weight, bias, stride, pads, dilation, groups)
     if nd == 1:
         out = out.squeeze(2)
@@ -229,7 +231,7 @@ def _conv_dtype_error(input, weight, bias, kernel):
         legacy = not (weight.dtype.is_complex or weight.dtype is D.bool)
         return RuntimeError(f"Input type (CPU{i}Type) and weight type "
                             f"({f'torch.{w}Tensor' if legacy else f'CPU{w}Type'}) should be the same")
-    if input.dtype is D.bool or (kernel == "slow_conv_transpose2d_out_cpu"
+    if input.dtype is D.bool or (kernel.startswith("slow_conv_transpose")
                                  and not input.dtype.is_floating_point
                                  and input.dtype is not D.int64):
         return NotImplementedError(f'"{kernel}" not implemented for \'{i}\'')
@@ -246,14 +248,20 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
-    """The transposed 2-D convolution (the gradient of conv2d with respect to its input)."""
-    unbatched = _conv_prep("conv_transpose2d", input, weight, 2)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 3-D convolution over an input of shape (N, C, D, H, W) or (C, D, H, W)."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_padding, groups,
+                    dilation):
+    """The transposed convolution (the gradient of the convolution with respect to its input)
+    over nd spatial dims; 1-d runs as 2-d with a unit height."""
+    unbatched = _conv_prep(name, input, weight, nd)
     if unbatched:
         input = input.unsqueeze(0)
-    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
-    output_padding = _pair(output_padding)
+    stride, padding, dilation = _pair(stride, nd), _pair(padding, nd), _pair(dilation, nd)
+    output_padding = _pair(output_padding, nd)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {list(weight.shape)}, expected "
@@ -266,23 +274,42 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
             f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
             f"Calculated output size per channel: ({' x '.join(map(str, hw))}). "
             "Output size is too small")
-    if input.dtype is not weight.dtype:
-        raise _conv_dtype_error(input, weight, None, "slow_conv_transpose2d_out_cpu")
+    if input.dtype is not weight.dtype or not (input.dtype.is_floating_point
+                                               or input.dtype.is_complex
+                                               or input.dtype is D.int64):
+        raise _conv_dtype_error(input, weight, None, "slow_conv_transpose3d_out_cpu" if nd == 3
+                                else "slow_conv_transpose2d_out_cpu")
     pads = tuple((p, p) for p in padding)
+    if nd == 1:
+        input, weight = input.unsqueeze(2), weight.unsqueeze(2)
+        stride, dilation, pads, hw = (1,) + stride, (1,) + dilation, ((0, 0),) + pads, (1,) + hw
     out = K.conv_transpose2d(input, weight, stride, pads, dilation, groups, hw)
+    if nd == 1:
+        out = out.squeeze(2)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
+        out = out + bias.reshape((1, -1) + (1,) * nd)
     return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 2-D convolution (the gradient of conv2d with respect to its input)."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    unb = input.ndim == 2
-    x = input.unsqueeze(0) if unb else input
-    out = conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1,) + _pair(stride, 1),
-                           (0,) + _pair(padding, 1), (0,) + _pair(output_padding, 1), groups,
-                           (1,) + _pair(dilation, 1)).squeeze(2)
-    return out.squeeze(0) if unb else out
+    """The transposed 1-D convolution (the gradient of conv1d with respect to its input)."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 3-D convolution (the gradient of conv3d with respect to its input)."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
 
 
 # ---------------------------------------------------------------- pooling
@@ -322,26 +349,49 @@ def _check_pool_input(input, nd, name):
         nd, shape = 2, shape[:-1] + [1] + shape[-1:]   # PyTorch's 2-d kernel reports it
     elif nd == 2 and not ok_ndim:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    elif nd == 3:
+        if not ok_ndim:
+            raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+        where = ("max_pool3d_with_indices_out_cpu_template()" if name == "max_pool3d"
+                 else name + "()")
+        raise RuntimeError(
+            f"{where}: Expected input's non-batch dimensions to have positive length, but input "
+            f"has a shape of {shape} and non-batch dimension 0 has length zero!")
     prefix = "max_pool1d: " if name == "max_pool1d" else ""
     raise RuntimeError(
         f"{prefix}Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
         f"size for input, but got:{shape}")
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """2-D max pooling; with return_indices also the flat index of each max in its plane."""
-    unb = _check_pool_input(input, 2, "max_pool2d")
+def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices):
+    """Max pooling over nd (2 or 3) spatial dims; with return_indices also the flat index of
+    each max in its plane (volume)."""
+    unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args("max_pool2d", x, kernel_size, stride, padding, dilation, 2)
+    k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
     pads = tuple((pp, max(pp, (o - 1) * ss + dd * (kk - 1) + 1 - n - pp))
                  for n, o, kk, ss, pp, dd in zip(x.shape[2:], out_hw, k, s, p, d))
-    vals, idx = K.max_pool2d(x, k, s, pads, d, out_hw)
+    vals, idx = (K.max_pool3d if nd == 3 else K.max_pool2d)(x, k, s, pads, d, out_hw)
     if unb:
         vals, idx = vals.squeeze(0), idx.squeeze(0)
     return (vals, idx) if return_indices else vals
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling; with return_indices also the flat index of each max in its plane."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling; with return_indices also the flat index of each max in its volume."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -367,28 +417,46 @@ def _avg_divisor(size, o, k, s, p, count_include_pad):
     return pool, ends_c - starts_c
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    """2-D average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
-    unb = _check_pool_input(input, 2, "avg_pool2d")
+def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+    unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, _ = _pool_args("avg_pool2d", x, kernel_size, stride, padding, 1, 2)
-    N, C, H, W = x.shape
+    k, s, p, _ = _pool_args(name, x, kernel_size, stride, padding, 1, nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    N, C = x.shape[:2]
+    sizes = tuple(x.shape[2:])
     out_hw = tuple(_pool_out(n, kk, ss, pp, 1, ceil_mode)
-                   for n, kk, ss, pp in zip((H, W), k, s, p))
+                   for n, kk, ss, pp in zip(sizes, k, s, p))
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
-                 for n, o, kk, ss, pp in zip((H, W), out_hw, k, s, p))
+                 for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_np.ones((1, 1) + k, dtype=x.dtype.np))
-    y = K.conv2d(x.reshape(N * C, 1, H, W), ones, None, s, pads, (1, 1), 1, out_hw)
+    y = K.conv2d(x.reshape(N * C, 1, *sizes), ones, None, s, pads, (1,) * nd, 1, out_hw)
     y = y.reshape(N, C, *out_hw)
     if divisor_override:
         div = _np.full(out_hw, float(divisor_override))
     else:
-        (ph, ch), (pw, cw) = (_avg_divisor(n, o, kk, ss, pp, count_include_pad)
-                              for n, o, kk, ss, pp in zip((H, W), out_hw, k, s, p))
-        div = _np.outer(ph, pw) if count_include_pad else _np.outer(ch, cw)
+        div = _np.ones(())
+        for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p):
+            pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
+            div = _np.multiply.outer(div, pool if count_include_pad else clipped)
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-D average pooling (a depthwise 3-d convolution with a ones kernel, then a divisor)."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -504,8 +572,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     N, C = input.shape[:2]
-    out = batch_norm(input.reshape(1, N * C, *input.shape[2:]), None, None, None, None, True,
-                     momentum, eps).reshape(input.shape)
+    if not use_input_stats:   # normalise with the running statistics, as batch norm in eval
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if math.prod(input.shape[2:]) <= 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_size_str(input.shape)}")
+    # each (sample, channel) is its own batch-norm channel; the running statistics get the
+    # mean over the batch of the per-instance updates, as PyTorch's
+    stats = [None if s is None else s.detach().repeat(N) for s in (running_mean, running_var)]
+    out = batch_norm(input.reshape(1, N * C, *input.shape[2:]), stats[0], stats[1], None, None,
+                     True, momentum, eps).reshape(input.shape)
+    for buf, s in zip((running_mean, running_var), stats):
+        if buf is not None:
+            buf._data[...] = s._data.reshape(N, C).mean(0)
+            buf._bump_version()
     shape = [1, C] + [1] * (input.ndim - 2)
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -624,13 +704,6 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 2)
-
-
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    raise NotImplementedError("alpha_dropout is not implemented in ndgrad")
 
 
 # ---------------------------------------------------------------- sparse
@@ -1162,19 +1235,50 @@ def prelu(input, weight):
     return _prelu(input, weight)
 
 
+# The backwards of prelu, hardshrink/softshrink and rrelu are ops that depend on `self` with a
+# zero derivative there (PyTorch's ..._backward ops), so second derivatives in the input are
+# zero tensors, as PyTorch's.
+_prelu_input_backward = defop(
+    "prelu_kernel_backward",
+    lambda xp, grad_output, self, weight: xp.where(self > 0, grad_output, grad_output * weight),
+    promote="binary", node_name="PreluKernelBackwardBackward0",
+    grad_output=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
+    self=lambda grad: _zeros_like(grad),
+    weight=lambda grad, self, grad_output: where(self > 0, 0.0, grad * grad_output))
+
 _prelu = defop(
     "prelu_kernel",
     lambda xp, self, weight: xp.where(self > 0, self, self * weight).astype(self.dtype,
                                                                              copy=False),
-    self=lambda grad, self, weight: where(self > 0, grad, grad * weight),
+    self=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
     weight=lambda grad, self: where(self > 0, 0.0, grad * self))
+
+
+def _shrink_backward(name, node):
+    op = defop(name, lambda xp, grad_output, self, lambd: (
+                   grad_output * ((self > lambd) | (self < -lambd))).astype(grad_output.dtype,
+                                                                            copy=False),
+               promote="binary", node_name=node,
+               grad_output=lambda grad, self, lambd: op(grad, self, lambd),
+               self=lambda grad: _zeros_like(grad))
+    return op
+
+
+_hardshrink_backward = _shrink_backward("hardshrink_backward", "HardshrinkBackwardBackward0")
+_softshrink_backward = _shrink_backward("softshrink_backward", "SoftshrinkBackwardBackward0")
+_rrelu_backward = defop(
+    "rrelu_with_noise_backward",
+    lambda xp, grad_output, self, noise: grad_output * noise, promote="binary",
+    node_name="RreluWithNoiseBackwardBackward0",
+    grad_output=lambda grad, self, noise: _rrelu_backward(grad, self, noise),
+    self=lambda grad: _zeros_like(grad), noise=None)
 
 
 _hardshrink = defop(
     "hardshrink",
     lambda xp, self, lambd: xp.where((self > lambd) | (self < -lambd), self, 0).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+    self=lambda grad, self, lambd: _hardshrink_backward(grad, self, lambd))
 
 
 def hardshrink(input, lambd=0.5):
@@ -1187,7 +1291,7 @@ _softshrink = defop(
     lambda xp, self, lambd: xp.where(self > lambd, self - lambd,
                                      xp.where(self < -lambd, self + lambd, 0)).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, lambd: where((self > lambd) | (self < -lambd), grad, 0.0))
+    self=lambda grad, self, lambd: _softshrink_backward(grad, self, lambd))
 
 
 def softshrink(input, lambd=0.5):
@@ -1201,11 +1305,12 @@ def softshrink(input, lambd=0.5):
 
 _rrelu = defop("rrelu_with_noise",
                lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
-               self=lambda grad, noise: grad * noise, noise=None)
+               self=lambda grad, self, noise: _rrelu_backward(grad, self, noise), noise=None)
 _rrelu_result = defop("rrelu_with_noise_",
                       lambda xp, self, noise: (self * noise).astype(self.dtype, copy=False),
                       node_name="RreluWithNoiseBackward1",
-                      self=lambda grad, noise: grad * noise, noise=None)
+                      self=lambda grad, self, noise: _rrelu_backward(grad, self, noise),
+                      noise=None)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -1851,14 +1956,15 @@ def _adaptive_max(input, sizes, outs):
     """Adaptive max over the trailing len(sizes) dims; returns values and flat indices."""
     nd = len(sizes)
     lead = tuple(input.shape[:-nd])
-    if nd == 1:
-        pos, _ = _adaptive_windows(sizes[0], outs[0])
-        flatpos = pos  # (o, w)
-    else:
-        ph, _ = _adaptive_windows(sizes[0], outs[0])
-        pw, _ = _adaptive_windows(sizes[1], outs[1])
-        flatpos = (ph[:, None, :, None] * sizes[1] + pw[None, :, None, :]).reshape(
-            outs[0] * outs[1], -1)
+    # flat position of every (output cell, window entry): outer sums over the dims
+    flatpos = _np.zeros((), dtype=_np.int64)
+    for i in range(nd):
+        pos, _ = _adaptive_windows(sizes[i], outs[i])
+        stride = int(_np.prod(sizes[i + 1:], dtype=_np.int64))
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = pos.shape
+        flatpos = flatpos + (pos * stride).reshape(shape)
+    flatpos = flatpos.reshape(int(_np.prod(outs, dtype=_np.int64)), -1)
     P, Wd = flatpos.shape
     x = input.reshape(*lead, -1)
     gidx = _np.broadcast_to(flatpos.reshape(-1), lead + (P * Wd,)).copy()
@@ -2004,6 +2110,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return (loss / _const(lp, _np.maximum(_np.asarray(tgt_len), 1).reshape(loss.shape))).mean()
     return _reduce(loss, reduction)
 
+
+# 3-d/fractional pooling extras, alpha dropouts, channel_shuffle, conv_tbc, pdist, ...
+from ._functional_extra import *  # noqa: E402,F401,F403
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "warnings", "Tensor", "Size", "D", "K", "defop", "no_grad", "where", "clamp", "exp",

@@ -2,7 +2,7 @@
 from .._tensor import Tensor, _make
 from .._creation import empty
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 class Parameter(Tensor):
@@ -83,3 +83,43 @@ class UninitializedParameter(Parameter):
 
     def __reduce_ex__(self, proto):
         return (UninitializedParameter, (self._requires_grad,))
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (lazy modules); `materialize(shape)` gives it
+    storage and turns it into a plain Tensor."""
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        b = cls._make_subclass(empty(0, dtype=dtype), requires_grad)
+        b._lazy_dtype = dtype
+        b.persistent = persistent
+        b._is_buffer = True
+        return b
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINIT_MSG)
+
+    def size(self, dim=None):
+        raise RuntimeError(_UNINIT_MSG)
+
+    def materialize(self, shape, device=None, dtype=None):
+        dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
+        self._data = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype)._data
+        if dtype is not None:
+            self.dtype = dtype
+        for name in ("persistent", "_is_buffer", "_lazy_dtype"):
+            self.__dict__.pop(name, None)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedBuffer(self._requires_grad)
+        return memo[id(self)]

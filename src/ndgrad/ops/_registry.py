@@ -61,6 +61,7 @@ _raw_state = _raw.state
 _fw_state = _forward_ad._state
 _fw_propagate = _forward_ad._propagate
 _OPS = {}  # name -> OpDef, every registered op
+_VMAP = [None]  # the batched-vmap dispatcher while one runs (see _vmap.py), else None
 _ndarray = _np.ndarray
 _asarray = _np.asarray
 _DEFAULT = D._default
@@ -293,6 +294,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
 
     def fn(*args, **kwargs):
+        if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
+            return _VMAP[0](op, args, kwargs)
         return apply(op, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name

@@ -9,7 +9,8 @@ from .._backend import numpy as _np
 from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
 from ._registry import defop
-from .pointwise import exp, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name
+from .pointwise import (exp, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name,
+                        threshold_backward, _zeros_like)
 from .reduction import sum as _sum
 
 __all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",
@@ -262,12 +263,33 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 # ---------------------------------------------------------------- piecewise-linear
+# Their backwards are ops of their own, as PyTorch's hardtanh_backward/leaky_relu_backward: the
+# gradient in `self` is zero, but the result depends on `self`, so a second derivative in the
+# input is a zero tensor (as PyTorch's), not a missing one.
+
+def _masked_backward(name, node, factor):
+    """An op grad_output * factor(xp, self, param): linear in grad_output (its own derivative),
+    of zero derivative in self."""
+    op = defop(name, lambda xp, grad_output, self, param: (
+                   grad_output * factor(xp, self, param)).astype(grad_output.dtype, copy=False),
+               promote="binary", node_name=node,
+               grad_output=lambda grad, self, param: op(grad, self, param),
+               self=lambda grad: _zeros_like(grad))
+    return op
+
+
+leaky_relu_backward = _masked_backward(
+    "leaky_relu_backward", "LeakyReluBackwardBackward0",
+    lambda xp, self, slope: xp.where(self > 0, 1.0, slope))
+hardtanh_backward = _masked_backward(
+    "hardtanh_backward", "HardtanhBackwardBackward0",
+    lambda xp, self, bounds: (self > bounds[0]) & (self < bounds[1]))
 
 _leaky_relu = defop(
     "leaky_relu",
     lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, negative_slope: where(self > 0, grad, grad * negative_slope))
+    self=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -280,8 +302,7 @@ _hardtanh = defop(
     "hardtanh",
     lambda xp, self, min_val, max_val: xp.minimum(xp.maximum(self, min_val), max_val).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, min_val, max_val: where(
-        (self > min_val) & (self < max_val), grad, 0.0))
+    self=lambda grad, self, min_val, max_val: hardtanh_backward(grad, self, (min_val, max_val)))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -326,7 +347,7 @@ _threshold = defop(
     "threshold",
     lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
         self.dtype, copy=False),
-    self=lambda grad, self, threshold: where(self > threshold, grad, 0.0))
+    self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -355,7 +376,7 @@ def _leaky_relu_result_grad(grad, result, negative_slope):
             "slope, please call out-of-place version instead. File an issue at "
             "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
             "backward calculation with negative slope")
-    return where(result > 0, grad, grad * negative_slope)
+    return leaky_relu_backward(grad, result, negative_slope)
 
 
 _elu_result = defop("elu_", _elu_fwd, promote="float", node_name="EluBackward1",
@@ -373,7 +394,7 @@ _threshold_result = defop(
     lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
         self.dtype, copy=False),
     node_name="ThresholdBackward1",  # (PyTorch's saves the input, not the result)
-    self=lambda grad, self, threshold: where(self > threshold, grad, 0.0))
+    self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
 
 
 def softsign(input):

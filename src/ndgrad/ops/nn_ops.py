@@ -7,11 +7,11 @@ derivative stays in this closed family (Note [Convolution family]):
     x' = conv_transpose(g, w)       dg = conv(gx', w)               dw = conv_weight(gx', g)
     w' = conv_weight(x, g)          dx = conv_transpose(g, gw')     dg = conv(x, gw')
 
-All three run on im2col columns laid out (C, kh, kw, N, Ho, Wo), built with one slice copy per
+All three run on im2col columns laid out (C, *kernel, N, *out), built with one slice copy per
 kernel tap (no 6-d transpose, no strided-view argmax), so that one BLAS matmul per group covers
 the whole batch; col2im is the same tap loop adding slices. The batch is chunked so the im2col
-buffer stays bounded. Spatial ops are 2-d; 1-d callers add a unit height. Padding is given as
-((top, bottom), (left, right)).
+buffer stays bounded. The kernels take any number of spatial dims (1-d callers add a unit
+height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial dim.
 
 Also here: linear (one matmul, AddmmBackward0), nll_loss over a constant coefficient array
 (one-hot * class weight / normaliser, built by nn.functional), take/index_add (gather and
@@ -21,12 +21,14 @@ scatter-add whose derivative is the matching gather, and training-mode batch nor
 its backward recomputes the batch statistics with ndgrad ops so that it is itself
 differentiable).
 """
+import itertools
 import math
 import threading
 
 from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "max_pool2d",
+           "max_pool3d",
            "take", "index_add", "batch_norm"]
 
 _IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
@@ -37,13 +39,15 @@ _SCRATCH = threading.local()
 # ---------------------------------------------------------------- convolution family
 
 def _padded(xp, x, padding, value=0):
-    """x inside a border of `value` ((top, bottom), (left, right)); x itself without one."""
-    (pt, pb), (pl, pr) = padding
-    if not (pt or pb or pl or pr):
+    """x inside a border of `value` (one (before, after) pair per spatial dim); x itself
+    without one."""
+    if not any(a or b for a, b in padding):
         return x
-    N, C, H, W = x.shape
-    out = xp.full((N, C, H + pt + pb, W + pl + pr), value, dtype=x.dtype)
-    out[:, :, pt:pt + H, pl:pl + W] = x
+    N, C = x.shape[:2]
+    sizes = tuple(n + a + b for n, (a, b) in zip(x.shape[2:], padding))
+    out = xp.full((N, C) + sizes, value, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(a, a + n)
+                                           for n, (a, _) in zip(x.shape[2:], padding))] = x
     return out
 
 
@@ -54,11 +58,12 @@ def _out_hw(x, kernel, stride, dilation):
 
 
 def _taps(kernel, stride, dilation, out_hw):
-    """Each kernel tap (i, j) with the row and column slices of the padded input it reads."""
-    (kh, kw), (sh, sw), (dh, dw), (Ho, Wo) = kernel, stride, dilation, out_hw
-    return [(i, j, slice(i * dh, i * dh + (Ho - 1) * sh + 1, sh),
-             slice(j * dw, j * dw + (Wo - 1) * sw + 1, sw))
-            for i in range(kh) for j in range(kw)]
+    """Each kernel tap (its index tuple) with the slices of the padded input it reads, one per
+    spatial dim, prefixed by the two full slices of batch and channel."""
+    whole = (slice(None), slice(None))
+    return [(tap, whole + tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
+                                for i, s, d, o in zip(tap, stride, dilation, out_hw)))
+            for tap in itertools.product(*map(range, kernel))]
 
 
 def _chunks(n, per_sample):
@@ -82,72 +87,82 @@ def _scratch(xp, shape, dtype):
 
 
 def _im2col(xp, x, kernel, stride, dilation, out_hw):
-    """The windows of the padded x as a contiguous (C, kh, kw, N, Ho, Wo) array: one slice
+    """The windows of the padded x as a contiguous (C, *kernel, N, *out) array: one slice
     copy per kernel tap. With the batch inside, one matmul per group covers the whole batch."""
     N, C = x.shape[:2]
     cols = _scratch(xp, (C,) + tuple(kernel) + (N,) + tuple(out_hw), x.dtype)
-    for i, j, rows, cs in _taps(kernel, stride, dilation, out_hw):
-        cols[:, i, j] = x[:, :, rows, cs].transpose(1, 0, 2, 3)
+    for tap, sl in _taps(kernel, stride, dilation, out_hw):
+        cols[(slice(None),) + tap] = x[sl].swapaxes(0, 1)
     return cols
 
 
 def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw=None):
-    """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to NCHW."""
-    O, Cg, kh, kw = weight.shape
+    """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to (N, O, *out)."""
+    O, Cg = weight.shape[:2]
+    kernel = weight.shape[2:]
     x = _padded(xp, input, padding)
     N = x.shape[0]
-    Ho, Wo = out_hw or _out_hw(x, (kh, kw), stride, dilation)
-    K = Cg * kh * kw
+    out_hw = tuple(out_hw or _out_hw(x, kernel, stride, dilation))
+    P = math.prod(out_hw)
+    K = Cg * math.prod(kernel)
     wm = weight.reshape(groups, O // groups, K)
-    out = xp.empty((N, O, Ho, Wo), dtype=xp.result_type(input, weight))
-    for sl in _chunks(N, groups * K * Ho * Wo):
+    out = xp.empty((N, O) + out_hw, dtype=xp.result_type(input, weight))
+    for sl in _chunks(N, groups * K * P):
         n = sl.stop - sl.start
-        cols = _im2col(xp, x[sl], (kh, kw), stride, dilation, (Ho, Wo))
-        y = xp.matmul(wm, cols.reshape(groups, K, n * Ho * Wo))       # (G, Og, n*Ho*Wo)
-        out[sl] = y.reshape(O, n, Ho, Wo).transpose(1, 0, 2, 3)
+        cols = _im2col(xp, x[sl], kernel, stride, dilation, out_hw)
+        y = xp.matmul(wm, cols.reshape(groups, K, n * P))       # (G, Og, n*P)
+        out[sl] = y.reshape((O, n) + out_hw).swapaxes(0, 1)
     if bias is not None:
-        out += bias.reshape(O, 1, 1)
+        out += bias.reshape((O,) + (1,) * len(out_hw))
     return out
 
 
 def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
     """The adjoint of conv in its input: cols[g] = w[g].T @ x[g], then each kernel tap adds
     its slice of cols into the (padded) output (col2im)."""
-    Cin, Cg, kh, kw = weight.shape
-    N, _, Hi, Wi = input.shape
-    (pt, _), (pl, _) = padding
-    H, W = out_hw
-    fh = max((Hi - 1) * stride[0] + dilation[0] * (kh - 1) + 1, pt + H)
-    fw = max((Wi - 1) * stride[1] + dilation[1] * (kw - 1) + 1, pl + W)
-    Ig, K = Cin // groups, Cg * kh * kw
+    Cin, Cg = weight.shape[:2]
+    kernel = weight.shape[2:]
+    N = input.shape[0]
+    in_hw = input.shape[2:]
+    full_hw = tuple(max((i - 1) * s + d * (k - 1) + 1, p + o) for i, s, d, k, (p, _), o in zip(
+        in_hw, stride, dilation, kernel, padding, out_hw))
+    P = math.prod(in_hw)
+    Ig, K = Cin // groups, Cg * math.prod(kernel)
     wt = weight.reshape(groups, Ig, K).transpose(0, 2, 1)          # (G, K, Ig)
-    full = xp.empty((N, groups * Cg, fh, fw), dtype=xp.result_type(input, weight))
+    full = xp.empty((N, groups * Cg) + full_hw, dtype=xp.result_type(input, weight))
     full.fill(0)
-    taps = _taps((kh, kw), stride, dilation, (Hi, Wi))
-    for sl in _chunks(N, groups * K * Hi * Wi):
+    taps = _taps(kernel, stride, dilation, in_hw)
+    for sl in _chunks(N, groups * K * P):
         n = sl.stop - sl.start
-        rows = input[sl].transpose(1, 0, 2, 3).reshape(groups, Ig, n * Hi * Wi)
-        cols = xp.matmul(wt, rows).reshape(groups * Cg, kh, kw, n, Hi, Wi)
+        rows = input[sl].swapaxes(0, 1).reshape(groups, Ig, n * P)
+        cols = xp.matmul(wt, rows).reshape((groups * Cg,) + tuple(kernel) + (n,) + tuple(in_hw))
         tgt = full[sl]
-        for i, j, r, c in taps:
-            tgt[:, :, r, c] += cols[:, i, j].transpose(1, 0, 2, 3)
-    return full[:, :, pt:pt + H, pl:pl + W]
+        for tap, s in taps:
+            tgt[s] += cols[(slice(None),) + tap].swapaxes(0, 1)
+    return full[(slice(None), slice(None)) + tuple(slice(p, p + o)
+                                                   for (p, _), o in zip(padding, out_hw))]
 
 
 def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation, groups):
     """dw[g] = gy[g] @ cols[g].T, contracting batch and positions in one matmul per chunk."""
-    O, Cg, kh, kw = weight_shape
+    O, Cg = weight_shape[:2]
+    kernel = tuple(weight_shape[2:])
     x = _padded(xp, input, padding)
     N, C = x.shape[:2]
-    Ho, Wo = grad_output.shape[2:]
-    K, Og = Cg * kh * kw, O // groups
+    out_hw = tuple(grad_output.shape[2:])
+    P = math.prod(out_hw)
+    K, Og = Cg * math.prod(kernel), O // groups
     out = xp.zeros((groups, Og, K), dtype=xp.result_type(input, grad_output))
-    for sl in _chunks(N, C * kh * kw * Ho * Wo):
+    for sl in _chunks(N, C * math.prod(kernel) * P):
         n = sl.stop - sl.start
-        cols = _im2col(xp, x[sl], (kh, kw), stride, dilation, (Ho, Wo))
-        g = grad_output[sl].transpose(1, 0, 2, 3).reshape(groups, Og, n * Ho * Wo)
-        out += xp.matmul(g, cols.reshape(groups, K, n * Ho * Wo).transpose(0, 2, 1))
+        cols = _im2col(xp, x[sl], kernel, stride, dilation, out_hw)
+        g = grad_output[sl].swapaxes(0, 1).reshape(groups, Og, n * P)
+        out += xp.matmul(g, cols.reshape(groups, K, n * P).transpose(0, 2, 1))
     return out.reshape(weight_shape)
+
+
+def _sum_but_channels(grad):
+    return grad.sum((0,) + tuple(range(2, grad.ndim)))
 
 
 conv2d = defop(
@@ -156,7 +171,7 @@ conv2d = defop(
         grad, weight, stride, padding, dilation, groups, tuple(input_shape[2:])),
     weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv2d_weight(
         input, grad, tuple(weight_shape), stride, padding, dilation, groups),
-    bias=lambda grad: grad.sum((0, 2, 3)))
+    bias=_sum_but_channels)
 
 conv_transpose2d = defop(
     "convolution_transpose", _conv_tr_fwd, promote="binary", node_name="ConvolutionBackward0",
@@ -249,33 +264,39 @@ index_add = defop("index_add_rows", _index_add_fwd, node_name="IndexAddBackward0
 def _max_pool_fwd(xp, self, kernel, stride, padding, dilation, out_hw):
     """Returns (values, flat indices into each input plane), PyTorch's choice of index: the
     first maximum of a window, or its last NaN; the padding is never chosen."""
-    W = self.shape[3]
+    sizes = self.shape[2:]
+    nd = len(sizes)
+    plane = [math.prod(sizes[i + 1:]) for i in range(nd)]      # row-major strides of a plane
+    ktap = [math.prod(kernel[i + 1:]) for i in range(nd)]      # ... and of the kernel taps
     floating = self.dtype.kind == "f"
     x = _padded(xp, self, padding, -xp.inf if floating else xp.iinfo(self.dtype).min)
     taps = _taps(kernel, stride, dilation, out_hw)
-    kw, (sh, sw), (dh, dw), (Ho, Wo) = kernel[1], stride, dilation, out_hw
-    (pt, _), (pl, _) = padding
-    top, left = xp.arange(Ho) * sh - pt, xp.arange(Wo) * sw - pl      # window corners
-    # a window starts at its first tap inside the input, which any later maximum replaces
-    first = (-(xp.minimum(top, 0) // dh))[:, None] * kw + (-(xp.minimum(left, 0) // dw))
+    first = xp.zeros(tuple(out_hw), dtype=xp.int64)
+    index = xp.zeros(tuple(out_hw), dtype=xp.int64)
+    for i in range(nd):
+        along = [1] * nd
+        along[i] = out_hw[i]
+        start = xp.arange(out_hw[i]) * stride[i] - padding[i][0]     # window corners
+        # a window starts at its first tap inside the input, which any later maximum replaces
+        first = first + (-(xp.minimum(start, 0) // dilation[i]) * ktap[i]).reshape(along)
+        index = index + (start * plane[i]).reshape(along)
     vals, tap = _running_max(xp, x, taps, first, nan=False)
     if floating and xp.isnan(vals).any():
         vals, tap = _running_max(xp, x, taps, first, nan=True)
-    index = xp.asarray([i * dh * W + j * dw for i, j, _, _ in taps], dtype=xp.int64)[tap]
-    index += top[:, None] * W + left
+    offsets = [sum(t * d * p for t, d, p in zip(tp, dilation, plane)) for tp, _ in taps]
+    index = xp.asarray(offsets, dtype=xp.int64)[tap] + index
     return vals, index
 
 
 def _running_max(xp, x, taps, first, nan):
     """The maximum over the taps and the (last) tap that set it; tap numbers only grow, so
     the tap is a running maximum too. With `nan`, a NaN beats anything."""
-    _, _, rows, cols = taps[0]
-    best = x[:, :, rows, cols].copy()
+    best = x[taps[0][1]].copy()
     itype = xp.int8 if len(taps) < 128 else xp.int64
     tap = xp.empty(best.shape, dtype=itype)
     tap[...] = first
-    for t, (_, _, rows, cols) in enumerate(taps[1:], 1):
-        v = x[:, :, rows, cols]
+    for t, (_, sl) in enumerate(taps[1:], 1):
+        v = x[sl]
         won = v > best
         if nan:
             won |= v != v
@@ -286,8 +307,8 @@ def _running_max(xp, x, taps, first, nan):
 
 def _pool_scatter_fwd(xp, grad, indices, hw):
     N, C = grad.shape[:2]
-    L = hw[0] * hw[1]
-    out = xp.empty((N, C, hw[0], hw[1]), dtype=grad.dtype)
+    L = math.prod(hw)
+    out = xp.empty((N, C) + tuple(hw), dtype=grad.dtype)
     out.fill(0)  # (not xp.zeros: calloc hands out fresh pages, see _scratch)
     flat = _scratch(xp, (N * C, math.prod(indices.shape[2:])), indices.dtype)
     xp.add(indices.reshape(flat.shape), xp.arange(0, N * C * L, L).reshape(-1, 1), out=flat)
@@ -317,6 +338,8 @@ def _max_pool_grad(grad, result1, self_shape):
 
 max_pool2d = defop("max_pool2d_with_indices", _max_pool_fwd, outputs=2, nondiff_outputs=(1,),
                    node_name="MaxPool2DWithIndicesBackward0", self=_max_pool_grad)
+max_pool3d = defop("max_pool3d_with_indices", _max_pool_fwd, outputs=2, nondiff_outputs=(1,),
+                   node_name="MaxPool3DWithIndicesBackward0", self=_max_pool_grad)
 
 
 # ---------------------------------------------------------------- batch norm (training)

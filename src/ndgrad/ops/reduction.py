@@ -7,7 +7,7 @@
 # Full max/min/median/amax/amin split the gradient evenly between ties, as PyTorch does.
 from .. import _dtype as D
 from .._backend import numpy as _np
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, _make
 from ..return_types import make as _return_type
 from ._registry import defop
 from .shape import expand, reshape
@@ -680,33 +680,30 @@ def _cumprod_fwd(xp, self, dim, dtype=None):
     return xp.cumprod(self, axis=dim) if self.ndim else self.copy()
 
 
-def _cumprod_zero_bwd_fwd(xp, grad, self, dim):
-    """dL/dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j (inputs with zeros)."""
-    g = xp.moveaxis(grad, dim, -1)
-    x = xp.moveaxis(self, dim, -1)
-    out = xp.empty_like(g)
-    for k in range(x.shape[-1]):
-        xk = x.copy()
-        xk[..., k] = 1
-        c = xp.cumprod(xk, axis=-1)
-        out[..., k] = (g[..., k:] * c[..., k:]).sum(-1)
-    return xp.moveaxis(out, -1, dim)
-
-
-def _no_double(grad):
-    raise RuntimeError("the second derivative of cumprod at inputs with zeros is not "
-                       "implemented")
-
-
-_cumprod_zero_bwd = defop("cumprod_backward", _cumprod_zero_bwd_fwd, grad=_no_double,
-                          self=_no_double)
+def _cumprod_zero_grad(grad, self, dim):
+    """dL/dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j, for inputs with zeros (where the
+    division by x_k of the usual formula fails): for each k, the cumulative product of x with
+    x_k replaced by one. Composed of ndgrad ops (cumprod included), so it is differentiable
+    again, to any order."""
+    from .pointwise import where
+    from .shape import movedim, stack
+    g = movedim(grad, dim, -1)
+    x = movedim(self, dim, -1)
+    n = x.shape[-1]
+    cols = []
+    for k in range(n):
+        hole = _np.zeros(n, dtype=bool)
+        hole[k] = True
+        c = _cumprod(where(_make(hole), 1.0, x), x.ndim - 1)
+        cols.append((g[..., k:] * c[..., k:]).sum(-1))
+    return movedim(stack(cols, -1), -1, dim)
 
 
 def _cumprod_grad(grad, self, result, dim):
     if not self._data.ndim:
         return grad
     if (self._data == 0).any():
-        return _cumprod_zero_bwd(grad, self, dim)
+        return _cumprod_zero_grad(grad, self, dim)
     return _revcumsum(grad * result, dim) / self
 
 

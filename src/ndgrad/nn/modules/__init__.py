@@ -32,3 +32,17 @@ from .embedding_bag import EmbeddingBag
 from .lazy import LazyLinear
 from .loss import (MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    TripletMarginWithDistanceLoss, CTCLoss)
+from .conv import Conv3d, ConvTranspose3d
+from .pooling import MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, LPPool3d
+from .pooling_more import (MaxUnpool3d, FractionalMaxPool2d, FractionalMaxPool3d, CrossMapLRN2d,
+                           ChannelShuffle)
+from .normalization import InstanceNorm3d, SyncBatchNorm
+from .dropout import Dropout3d, FeatureAlphaDropout
+from .padding import ConstantPad3d, ZeroPad3d, ReflectionPad3d, ReplicationPad3d, CircularPad3d
+from .lazy import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                   LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
+from .container import Container
+from .loss import NLLLoss2d
+from .rnn import RNNCellBase
+from .adaptive import AdaptiveLogSoftmaxWithLoss

@@ -1,12 +1,13 @@
 """Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 from collections import OrderedDict
 import operator
+import warnings
 
 from .module import Module, _addindent
 from ..parameter import Parameter
 from ..._tensor import Tensor
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx, n):
@@ -355,3 +356,15 @@ class ParameterDict(Module):
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
+
+
+class Container(Module):
+    """Deprecated: a Module holding the modules given as keyword arguments."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d/2d."""
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d (one _ConvNd for every spatial rank)."""
 import math
 
 from .module import Module
@@ -6,7 +6,7 @@ from ..parameter import Parameter
 from .. import functional as F, init
 from ..._creation import empty
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(x, n):
@@ -176,4 +176,32 @@ class ConvTranspose1d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size)
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op,
+                                  self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution layer over (N, C, D, H, W) inputs."""
+    _nd = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         False, 0, groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias, F.conv3d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _nd = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                         groups, bias, dilation, padding_mode, device, dtype)
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op,
                                   self.groups, self.dilation)

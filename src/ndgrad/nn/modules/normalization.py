@@ -1,4 +1,6 @@
-"""BatchNorm1d/2d, LayerNorm, GroupNorm, InstanceNorm, RMSNorm."""
+"""BatchNorm1d/2d/3d, SyncBatchNorm, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d, RMSNorm."""
+import warnings
+
 from .module import Module
 from ..parameter import Parameter
 from .. import functional as F, init
@@ -6,7 +8,7 @@ from ..._creation import empty, zeros, ones, tensor
 from ... import _dtype as D
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
-           "InstanceNorm2d", "RMSNorm"]
+           "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "SyncBatchNorm"]
 
 
 def _affine_parameters(module, shape, affine, bias, dtype):
@@ -104,17 +106,87 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm whose statistics are reduced across processes. ndgrad's tensors live on the
+    CPU, so, as PyTorch's CPU SyncBatchNorm, it is a BatchNorm over any (N, C, ...) input
+    unless a process group is initialized, where PyTorch refuses non-GPU inputs."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        if self.training and _distributed_initialized():
+            raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or "
+                             "privateuseone")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """A copy of the module tree with every BatchNorm*d replaced by a SyncBatchNorm that
+        shares its parameters and buffers."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group,
+                                bias=module.bias is not None)
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+def _distributed_initialized():
+    import sys
+    dist = sys.modules.get("ndgrad.distributed")
+    return bool(dist is not None and getattr(dist, "is_initialized", lambda: False)())
+
+
 class _InstanceNorm(_BatchNorm):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
                          bias=bias)
 
+    def _check_input_dim(self, input):
+        n = self._nd
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+
     def forward(self, input):
+        self._check_input_dim(input)
         unb = input.ndim == self._nd + 1
+        feature_dim = 0 if unb else 1
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                          "You can silence this warning by not passing in num_features, which "
+                          "is not used because affine=False", stacklevel=2)
         x = input.unsqueeze(0) if unb else input
-        out = F.instance_norm(x, None, None, self.weight, self.bias, True, self.momentum,
-                              self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
         return out.squeeze(0) if unb else out
 
 
@@ -124,6 +196,10 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _nd = 3
 
 
 class LayerNorm(Module):

@@ -15,7 +15,7 @@ from ...ops.shape import stack, cat
 from ...ops import tanh, sigmoid, relu
 from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -242,12 +242,41 @@ class GRU(RNNBase):
                          bidirectional, 0, device, dtype)
 
 
-class _CellBase(Module):
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell: weight_ih (num_chunks * hidden_size,
+    input_size), weight_hh (num_chunks * hidden_size, hidden_size) and the two biases."""
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self):
+        _reset_uniform(self)
+
+
+class _CellBase(RNNCellBase):
     _mode = None
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
-        super().__init__()
+        Module.__init__(self)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.nonlinearity = nonlinearity
         g = _GATES[self._mode] * hidden_size

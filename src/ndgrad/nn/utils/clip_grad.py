@@ -66,3 +66,20 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         g = p.grad
         _np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients by min(1, max_norm / (total_norm + 1e-6)), total_norm being given
+    (e.g. by get_total_norm): the second half of clip_grad_norm_."""
+    grads = [p.grad for p in _grads(parameters)]
+    if not grads:
+        return
+    tn = _np.asarray(total_norm._data if isinstance(total_norm, Tensor) else total_norm)
+    if tn.dtype.kind != "f":
+        tn = tn.astype(_np.float32)
+    one = tn.dtype.type
+    coef = _np.minimum(one(float(max_norm)) / (tn + one(1e-6)), one(1.0))  # in the norm's dtype
+    with no_grad():
+        for g in grads:
+            _np.multiply(g._data, coef, out=g._data, casting="unsafe")
+            g._bump_version()

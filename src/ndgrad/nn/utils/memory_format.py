@@ -1,0 +1,28 @@
+"""convert_conv2d/3d_weight_memory_format: PyTorch re-lays the weights of Conv2d/3d and
+ConvTranspose2d/3d out in `memory_format`. ndgrad arrays have one layout, so the weights are
+re-made as contiguous copies (what PyTorch's clone gives for contiguous_format) and the module
+is returned."""
+from ...autograd.grad_mode import no_grad
+
+__all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
+
+
+def _convert(module, memory_format, classes):
+    if isinstance(module, classes):
+        with no_grad():
+            w = module.weight
+            w._data = w._data.copy()
+            w._bump_version()
+    for child in module.children():
+        _convert(child, memory_format, classes)
+    return module
+
+
+def convert_conv2d_weight_memory_format(module, memory_format):
+    from ..modules.conv import Conv2d, ConvTranspose2d
+    return _convert(module, memory_format, (Conv2d, ConvTranspose2d))
+
+
+def convert_conv3d_weight_memory_format(module, memory_format):
+    from ..modules.conv import Conv3d, ConvTranspose3d
+    return _convert(module, memory_format, (Conv3d, ConvTranspose3d))
