@@ -156,6 +156,52 @@ def w1(lib, quick):
     return step, n_ops
 
 
+def w1_nograd(lib, quick):
+    """W1's forward chain under no_grad (no graph): the per-op cost of the op itself."""
+    n_ops = W1_OPS
+    x0 = np.array([[0.3, -0.2], [0.5, 0.1]], dtype=F32)
+    kinds = [i % 6 for i in range(n_ops)]
+    if lib == "numpy":
+        def step():
+            y = x0
+            for k in kinds:
+                if k == 0:
+                    y = y + F32(0.1)
+                elif k == 1:
+                    y = y * F32(0.9)
+                elif k == 2:
+                    y = np.tanh(y)
+                elif k == 3:
+                    y = 1 / (1 + np.exp(-y))
+                elif k == 4:
+                    y = np.exp(y)
+                else:
+                    y = np.log(y)
+            return y
+        return step, n_ops
+    T = _lib(lib)
+
+    def step():
+        x = T.tensor(x0, requires_grad=True)
+        y = x
+        with T.no_grad():
+            for k in kinds:
+                if k == 0:
+                    y = y + 0.1
+                elif k == 1:
+                    y = y * 0.9
+                elif k == 2:
+                    y = T.tanh(y)
+                elif k == 3:
+                    y = T.sigmoid(y)
+                elif k == 4:
+                    y = T.exp(y)
+                else:
+                    y = T.log(y)
+        return y
+    return step, n_ops
+
+
 # ---------------------------------------------------------------- W2 MLP training step
 
 def _mlp_init():
@@ -559,6 +605,7 @@ def bench(name, make, libs, rounds, quick, rtol=2e-3, atol=1e-4):
 WORKLOADS = [
     # name, description, unit, scale, maker, rounds (full, quick)
     ("W1", "per-op overhead: (2,2) chain of 1000 ops, fwd+bwd", "us/op", 1e6, w1, (15, 5)),
+    ("W1-ng", "W1's chain forward under no_grad", "us/op", 1e6, w1_nograd, (15, 5)),
     ("W2", "MLP 784-256-128-10 train step, batch 64", "ms/step", 1e3, w2, (40, 10)),
     ("W3-1e3", "chain of 10^3 muls on (8,), fwd+bwd", "us/op", 1e6, w3(10 ** 3), (15, 5)),
     ("W3-1e4", "chain of 10^4 muls on (8,), fwd+bwd", "us/op", 1e6, w3(10 ** 4), (5, 2)),

@@ -160,6 +160,8 @@ def _op_caller(op):
     single = op.nout == 1
 
     def call(*args, **kwargs):
+        if kwargs:
+            return other(args, kwargs)
         dt = None
         for a in args:
             if type(a) is _ndarray:
@@ -169,14 +171,9 @@ def _op_caller(op):
                     raise RawFallback
             elif isinstance(a, _generic) or hasattr(a, "__cuda_array_interface__"):
                 return other(args, kwargs)
-        if promote is not None:
-            if dt is not None and dt.kind not in "fc":
-                raise RawFallback  # integer/bool math: PyTorch's promotion rules, not NumPy's
-            if kwargs:
-                for v in kwargs.values():
-                    if hasattr(v, "dtype"):
-                        raise RawFallback
-        out = forward(_np, *args, **kwargs)
+        if promote is not None and dt is not None and dt.kind not in "fc":
+            raise RawFallback  # integer/bool math: PyTorch's promotion rules, not NumPy's
+        out = forward(_np, *args)
         if single:
             return out if type(out) is _ndarray else _asarray(out)
         return tuple(o if type(o) is _ndarray else _asarray(o) for o in out)

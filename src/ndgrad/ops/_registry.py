@@ -40,6 +40,7 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   backward formulas (double-VJP), so every op has forward mode either way.
 """
 import inspect
+from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
@@ -100,13 +101,13 @@ class OpNode(Node):
             for k, v in saved.items():
                 env[k] = v.unpack(self) if type(v) in _SAVED else v
         if op.joint is not None:
-            return op.joint(*map(env.__getitem__, op.joint_params))
+            return op.joint(*op.joint_getter(env))
         out = [None] * len(op.formulas)
         for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):  # (graph.py, Note
             if child is not None:                                         # [Edges in slots])
                 f = op.formulas[i]
                 if f is not None:
-                    out[i] = f(*map(env.__getitem__, op.formula_params[i]))
+                    out[i] = f(*op.formula_getters[i](env))
                 else:  # a None formula: the input keeps its edge and gets zeros, as in PyTorch
                     out[i] = self._zeros_for(i, grads)
         return out
@@ -154,17 +155,27 @@ class OpNode(Node):
                     env[k] = a
                 elif isinstance(v, Tensor):
                     raise _raw.RawFallback
+                elif tv is float and op.name in _SCALAR_OPERAND:
+                    env[k] = _scalar_array(v, dt)  # (see apply)
                 else:
                     env[k] = v
         if op.joint is not None:
-            res = raw[0](*map(env.__getitem__, op.joint_params))
+            res = raw[0](*op.joint_getter(env))
             return [_wrap_raw(r, a0, g0) for r in res]
+        if not self._crest:  # only input 0 has an edge (graph.py, Note [Edges in slots])
+            f = raw[0]
+            if f is None:
+                return [self._zeros_for(0, grads)]
+            r = f(*op.formula_getters[0](env))
+            if type(r) is _ndarray:
+                return [g0 if r is a0 else _make(r)]
+            return [_wrap_raw(r, a0, g0)]
         out = [None] * len(op.formulas)
         for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
             if child is not None:
                 f = raw[i]
                 if f is not None:
-                    out[i] = _wrap_raw(f(*map(env.__getitem__, op.formula_params[i])), a0, g0)
+                    out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
                 else:
                     out[i] = self._zeros_for(i, grads)
         return out
@@ -229,7 +240,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw")
+                 "raw", "formula_getters", "joint_getter")
 
 
 def _fn_params(f):
@@ -247,6 +258,23 @@ def _formula_params(f, _by_code={}):
     if p is None:
         p = _by_code[code] = _fn_params(f)
     return p
+
+
+def _getter(names, _made={}):
+    """env -> the tuple of env[name] for names (a C-level itemgetter: `f(*map(...))` costs
+    several times more per formula call); one per distinct names tuple (cat of n: O(n))."""
+    g = _made.get(names)
+    if g is not None:
+        return g
+    if len(names) > 1:
+        g = _itemgetter(*names)
+    elif names:
+        name = names[0]
+        g = lambda env: (env[name],)  # noqa: E731
+    else:
+        g = lambda env: ()  # noqa: E731
+    _made[names] = g
+    return g
 
 
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
@@ -280,6 +308,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                                   for f in op.formulas)
     _pos = {n: i for i, n in enumerate(op.params)}  # (issue 15: linear in the inputs)
     op.input_pos = tuple(_pos.get(n, -1) for n in op.inputs)
+    op.formula_getters = tuple(_getter(p) for p in op.formula_params)
+    op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
     op.promote = promote
     op.view = view
     op.nout = outputs
@@ -419,7 +449,11 @@ def apply(op, args, kwargs):
                                 out = None
                         elif (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
                                 cb is bool or b is None:
-                            out = op.forward(_np, d, b)
+                            if cat >= 2 and op.name in _SCALAR_OPERAND and cb is not bool and \
+                                    b is not None:
+                                out = op.forward(_np, d, _scalar_array(b, d.dtype))
+                            else:
+                                out = op.forward(_np, d, b)
                             requires = a._requires_grad
                         else:
                             out = None
@@ -445,6 +479,27 @@ def apply(op, args, kwargs):
                     if out is not None:
                         return _finish(op, args, kwargs, out, _np, requires, 4)
     return _apply(op, args, kwargs)
+
+
+# Ops whose forward is one ufunc of (tensor, number): NumPy takes a 0-d array of the tensor's
+# dtype faster than a Python number (which it converts to exactly that), bench W1/W3.
+_SCALAR_OPERAND = frozenset({"add", "sub", "mul", "div", "rsub"})
+_SCALAR_ARRAYS = {}  # (number, numpy dtype) -> read-only 0-d array
+
+
+def _scalar_array(b, npdtype):
+    """`b` as a 0-d array of `npdtype` (cached), or `b` itself where the cache cannot tell
+    values apart (0.0 vs -0.0) or the cast could overflow."""
+    if not (-1e4 <= b <= 1e4) or b == 0:
+        return b
+    key = (b, npdtype)
+    a = _SCALAR_ARRAYS.get(key)
+    if a is None:
+        if len(_SCALAR_ARRAYS) > 1024:
+            _SCALAR_ARRAYS.clear()
+        a = _SCALAR_ARRAYS[key] = _np.array(b, npdtype)
+        a.flags.writeable = False
+    return a
 
 
 def _finish(op, args, kwargs, out, xp, requires, depth):
