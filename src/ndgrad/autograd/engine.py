@@ -251,6 +251,9 @@ def _pre_hooks(node, grads):
 
 
 def _post_hooks(node, outs, grads):
+    n = len(node.next_functions)   # one grad_input per edge, as next_functions lists them
+    if len(outs) < n:          # (a node's fast path may return only the first ones)
+        outs = list(outs) + [None] * (n - len(outs))
     for fn in list(node._hooks.values()):
         r = fn(tuple(outs), tuple(grads))
         if r is not None:

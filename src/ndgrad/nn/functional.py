@@ -114,8 +114,9 @@ def linear(input, weight, bias=None):
             f"{weight.shape[1]}x{weight.shape[0]})")
     if input.dtype is not weight.dtype:
         _linear_dtype_check(input, weight, bias)
-    if weight.ndim != 2 or input.ndim == 0:
-        return K.linear(input, weight, bias)
+    if weight.ndim != 2 or input.ndim == 0 or "_value" in input.__dict__ or \
+            "_value" in weight.__dict__ or (bias is not None and "_value" in bias.__dict__):
+        return K.linear(input, weight, bias)   # (vmap's batched tensors: the fused op's rule)
     # PyTorch's graph: addmm(bias, input, weight.t()) (AddmmBackward0 whose edges are bias,
     # input, TBackward0), through 2-d views for other ranks; matmul without a bias.
     wt = weight.t()

@@ -339,8 +339,10 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
 # entered through NumPy's own context variable when it has one (numpy >= 2: a fraction of
 # np.errstate's cost), else with np.errstate. No process-wide warning filter.
 
-_QUIET_MODULES = frozenset("ndgrad.ops." + m for m in (
-    "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing"))
+_QUIET_MODULES = frozenset(["ndgrad.ops." + m for m in (
+    "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing",
+    "tensor_api", "complex", "special")] + ["ndgrad.nn.functional", "ndgrad.nn._functional_extra",
+                                             "ndgrad.fft"])
 
 
 def _errstate_var():
