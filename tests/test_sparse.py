@@ -187,3 +187,55 @@ def test_sparse_leaf_grad_keeps_pattern():
     assert not s.is_leaf                              # made from values that require grad
     ndgrad.sparse.sum(s).backward()
     assert v.grad.tolist() == [1.0] * 5
+
+
+def _emb_run(L, opt_name, steps=4, padding_idx=None, **kw):
+    L.manual_seed(0)
+    w0 = np.random.default_rng(3).standard_normal((6, 3))
+    emb = L.nn.Embedding(6, 3, sparse=True, padding_idx=padding_idx).double()
+    with L.no_grad():
+        emb.weight.copy_(L.tensor(w0))
+    opt = getattr(L.optim, opt_name)(emb.parameters(), **kw)
+    idx = L.tensor([[1, 2, 1], [4, 0, 2]])
+    grads = []
+    for k in range(steps):
+        opt.zero_grad()
+        out = emb(idx)
+        (out * L.tensor(np.arange(18.0).reshape(2, 3, 3) / (k + 1))).pow(2).sum().backward()
+        grads.append(emb.weight.grad)
+        opt.step()
+    return emb.weight.detach().numpy(), grads
+
+
+@pytest.mark.parametrize("opt,kw", [("SGD", {"lr": 0.01}), ("SGD", {"lr": 0.01, "momentum": 0.9}),
+                                    ("Adagrad", {"lr": 0.1}), ("SparseAdam", {"lr": 0.05}),
+                                    ("SparseAdam", {"lr": 0.05, "maximize": True})])
+def test_embedding_sparse_gradients_and_optimizers_match_pytorch(opt, kw):
+    torch = _torch()
+    (w, g), (tw, tg) = _emb_run(ndgrad, opt, **kw), _emb_run(torch, opt, **kw)
+    np.testing.assert_allclose(w, tw, rtol=1e-12, atol=1e-12)
+    assert g[0].is_sparse and tg[0].is_sparse and not g[0].is_coalesced()
+    np.testing.assert_array_equal(g[0]._indices().numpy(), tg[0]._indices().numpy())
+    _same(g[0], tg[0])
+
+
+def test_embedding_sparse_padding_idx_and_accumulation():
+    torch = _torch()
+    res = []
+    for L in (ndgrad, torch):
+        emb = L.nn.Embedding(5, 2, sparse=True, padding_idx=0).double()
+        idx = L.tensor([0, 3, 3, 1])
+        emb(idx).sum().backward()
+        emb(L.tensor([3])).sum().backward()          # a second backward: summed into .grad
+        res.append(emb.weight.grad)
+    assert res[0].is_sparse and res[1].is_sparse
+    _same(res[0], res[1])                               # (compared coalesced)
+
+
+def test_sparse_adam_refuses_dense_gradients():
+    p = ndgrad.nn.Parameter(ndgrad.ones(3))
+    opt = ndgrad.optim.SparseAdam([p])
+    p.sum().backward()
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, please "
+                                           "consider Adam instead"):
+        opt.step()

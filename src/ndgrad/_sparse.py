@@ -373,6 +373,41 @@ def _rebuild_sparse(idx, vals, size, coalesced):
     return _sparse(idx, vals, size, coalesced)
 
 
+class _SparseData:
+    """What the engine reads of a gradient's `_data` (its shape and dtype), for a sparse
+    gradient (Embedding(sparse=True)); `+=` is the engine's in-place sum of two of them."""
+    __slots__ = ("t",)
+    base = None
+
+    def __init__(self, t):
+        self.t = t
+
+    @property
+    def shape(self):
+        return self.t._size
+
+    @property
+    def dtype(self):
+        return self.t._vals._data.dtype
+
+    @property
+    def ndim(self):
+        return len(self.t._size)
+
+    def __iadd__(self, other):
+        merged = _sparse_cat(self.t, other.t)
+        self.t._idx, self.t._vals, self.t._coalesced = merged._idx, merged._vals, False
+        return self
+
+
+def _sparse_cat(a, b):
+    """a + b as PyTorch sums sparse gradients: the entries of both, uncoalesced."""
+    xp = xp_of(a._idx)
+    from .ops.shape import cat
+    return _sparse(xp.concatenate([a._idx, b._idx], axis=1), cat([a._vals, b._vals]), a._size,
+                   False)
+
+
 def _sparse(idx, vals, size, coalesced):
     t = object.__new__(SparseTensor)
     t._idx = idx
@@ -380,7 +415,7 @@ def _sparse(idx, vals, size, coalesced):
     t._size = tuple(int(s) for s in size)
     t._coalesced = bool(coalesced)
     t._leaf = not vals.requires_grad
-    t._data = None
+    t._data = _SparseData(t)
     t._requires_grad = False
     t._vc = [0]
     return t
@@ -416,6 +451,18 @@ def _sparse_mul(a, b):
     va = a._vals.index_select(0, _make(ia.astype("int64")))
     vb = b._vals.index_select(0, _make(ib.astype("int64")))
     return _sparse(a._idx[:, ia], va * vb, a._size, True)
+
+
+def add_into(dense, s, alpha=1.0):
+    """dense (an array) += alpha * s, touching only s's rows (duplicates add up)."""
+    xp = xp_of(dense)
+    vals = s._vals._data if alpha == 1 else s._vals._data * alpha
+    key = tuple(s._idx)
+    if xp is not None and hasattr(xp, "add") and hasattr(xp.add, "at"):
+        xp.add.at(dense, key, vals.astype(dense.dtype, copy=False))
+    else:
+        dense[key] += vals
+    return dense
 
 
 # ---------------------------------------------------------------- construction

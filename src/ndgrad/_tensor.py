@@ -495,6 +495,8 @@ class Tensor:
         over), any other is copied into a new tensor (copy_: version 1); each later in-place
         accumulation is one more in-place change."""
         old = self._grad
+        if g.is_sparse or (old is not None and old.is_sparse):
+            return self._accumulate_sparse_grad(old, g)
         if old is None:
             if create_graph or owned:
                 self._grad = g
@@ -506,6 +508,22 @@ class Tensor:
         else:
             old._data += g._data
             bump_version(old._vc)
+
+    def _accumulate_sparse_grad(self, old, g):
+        """A sparse gradient (Embedding(sparse=True)) into .grad, as PyTorch's AccumulateGrad:
+        kept sparse (sums of sparse gradients concatenate their entries), added into a dense
+        .grad in place, or made dense when a dense gradient joins a sparse one."""
+        from ._sparse import _sparse_cat, add_into
+        if old is None:
+            self._grad = g.detach()
+        elif old.is_sparse and g.is_sparse:
+            self._grad = _sparse_cat(old, g.detach())
+        elif g.is_sparse:
+            add_into(old._data, g)
+            bump_version(old._vc)
+        else:
+            d = g._data.copy()
+            self._grad = _make(add_into(d, old))
 
     def _check_inplace(self):
         """PyTorch's checks before an in-place op changes this tensor."""

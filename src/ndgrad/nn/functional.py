@@ -727,6 +727,27 @@ _embedding = defop("embedding", _embedding_fwd, node_name="EmbeddingBackward0",
                    weight=_embedding_grad)
 
 
+def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    """sparse=True: the weight's gradient as a COO tensor, one entry per lookup (uncoalesced,
+    padding_idx lookups left out), as PyTorch's embedding_sparse_backward."""
+    from .._sparse import sparse_coo_tensor
+    idx = indices._data.reshape(-1)
+    g = grad.reshape(-1, weight_shape[1])
+    if scale_grad_by_freq:
+        counts = _np.bincount(idx, minlength=weight_shape[0])
+        g = g / _const(g, counts[idx][:, None])
+    if padding_idx is not None:
+        keep = _np.nonzero(idx != padding_idx)[0]
+        idx = idx[keep]
+        g = g.index_select(0, _make(keep.astype(_np.int64)))
+    return sparse_coo_tensor(_make(idx.reshape(1, -1).astype(_np.int64)), g, weight_shape,
+                             check_invariants=False)
+
+
+_embedding_sparse = defop("embedding_sparse", _embedding_fwd, node_name="EmbeddingBackward0",
+                          weight=_embedding_sparse_grad)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer tensor `input` (padding_idx rows get no gradient)."""
@@ -749,7 +770,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             norms = _np.linalg.norm(w, ord=norm_type, axis=1, keepdims=True)
             scale = _np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight._data[rows] = w * scale
-    return _embedding(weight, _make(idx), padding_idx, scale_grad_by_freq)
+    op = _embedding_sparse if sparse else _embedding
+    return op(weight, _make(idx), padding_idx, scale_grad_by_freq)
 
 
 # ---------------------------------------------------------------- padding and resampling

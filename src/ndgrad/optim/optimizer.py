@@ -59,7 +59,15 @@ def _grad_array(p, maximize, weight_decay):
     decay `grad.add(param, alpha=weight_decay)` (a new array whenever it differs from .grad,
     which is never written)."""
     from ._kernels import add
-    grad = p._grad._data
+    g = p._grad
+    if g.is_sparse:   # (optimizers without a sparse path use the dense equivalent)
+        if weight_decay != 0:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
+        from .._sparse import add_into
+        grad = add_into(p._data * 0, g)
+        return -grad if maximize else grad
+    grad = g._data
     if maximize:
         grad = -grad
     if weight_decay != 0:

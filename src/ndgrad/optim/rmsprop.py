@@ -116,6 +116,20 @@ class Adagrad(Optimizer):
                     continue
                 state = self.state[p]
                 xp = xp_of(p._data)
+                if p._grad.is_sparse:
+                    if wd != 0:
+                        raise RuntimeError("weight_decay option is not compatible with sparse "
+                                           "gradients")
+                    step = _advance_step(state)
+                    clr = lr / (1 + (step - 1) * lr_decay)
+                    g = p._grad.coalesce()      # the update is non-linear: unique indices
+                    key, v = tuple(g._idx), g._vals._data
+                    v = -v if maximize else v
+                    s = state["sum"]._data
+                    s[key] += v * v
+                    p._data[key] -= clr * (v / (xp.sqrt(s[key]) + eps))
+                    _bump_versions(p, state)
+                    continue
                 step = _advance_step(state)
                 grad = K.as_real(_grad_array(p, maximize, wd))
                 clr = lr / (1 + (step - 1) * lr_decay)

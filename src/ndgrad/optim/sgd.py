@@ -46,6 +46,11 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p._grad is None:
                     continue
+                if p._grad.is_sparse and momentum == 0 and wd == 0:  # only the touched rows
+                    from .._sparse import add_into
+                    add_into(p._data, p._grad, lr if maximize else -lr)
+                    p._bump_version()
+                    continue
                 d_p = K.as_real(_grad_array(p, maximize, wd))
                 if momentum != 0:
                     state = self.state[p]

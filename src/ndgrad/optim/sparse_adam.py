@@ -1,5 +1,9 @@
-"""SparseAdam (torch.optim.SparseAdam): Adam for sparse gradients. ndgrad's gradients are
-dense, so step() raises PyTorch's error for dense gradients, as PyTorch does."""
+"""SparseAdam (torch.optim.SparseAdam): Adam for sparse gradients (Embedding(sparse=True)),
+updating only the rows a gradient touches, in PyTorch's operation order; dense gradients get
+PyTorch's error."""
+import math
+
+from .._tensor import _make
 from .optimizer import Optimizer, _closure_loss, _check_lr
 
 __all__ = ["SparseAdam"]
@@ -31,7 +35,39 @@ class SparseAdam(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             for p in group["params"]:
-                if p._grad is not None:
+                if p._grad is not None and not p._grad.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
+        for group in self.param_groups:
+            lr, eps, maximize = group["lr"], group["eps"], group["maximize"]
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = _make(p._data * 0)
+                    state["exp_avg_sq"] = _make(p._data * 0)
+                state["step"] += 1
+                g = p._grad.coalesce()          # the update is non-linear: unique indices
+                v = g._vals._data
+                if v.size == 0:
+                    continue
+                v = -v if maximize else v
+                key = tuple(g._idx)
+                m, s = state["exp_avg"]._data, state["exp_avg_sq"]._data
+                old_m, old_s = m[key], s[key]
+                upd_m = (v - old_m) * (1 - beta1)          # old <- old + (1 - b) * (new - old)
+                m[key] += upd_m
+                upd_s = (v * v - old_s) * (1 - beta2)
+                s[key] += upd_s
+                numer = upd_m + old_m
+                denom = (upd_s + old_s) ** 0.5 + eps
+                step = state["step"]
+                step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+                p._data[key] += -step_size * (numer / denom)
+                p._bump_version()
+                state["exp_avg"]._vc[0] += 1
+                state["exp_avg_sq"]._vc[0] += 1
         return loss
