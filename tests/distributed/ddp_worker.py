@@ -41,10 +41,10 @@ def make(unused, seed):
     return Net(unused).double()
 
 
-def train(model, opt, step_batches, ddp=None):
+def train(model, opt, step_batches, ddp=None, set_to_none=True):
     """Each optimizer step sees `accumulate` micro-batches."""
     for k, (xs, ys) in enumerate(step_batches):
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=set_to_none)
         for m, (x, y) in enumerate(zip(xs, ys)):
             net = ddp if ddp is not None else model
             model.step = k
@@ -70,13 +70,14 @@ def batches(accumulate, local):
     return out
 
 
-def check(unused, accumulate, bucket_cap_mb, hook=False):
+def check(unused, accumulate, bucket_cap_mb, hook=False, as_view=False, set_to_none=True):
     ref = make(unused, 1)
     opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
     model = make(unused, 100 + rank)   # different init per rank: DDP broadcasts rank 0's
     if rank == 0:
         model.load_state_dict(ref.state_dict())
-    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb, find_unused_parameters=unused)
+    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb, find_unused_parameters=unused,
+              gradient_as_bucket_view=as_view)
     early = []
     if hook:
         from ndgrad.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
@@ -93,8 +94,13 @@ def check(unused, accumulate, bucket_cap_mb, hook=False):
     dopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     ref.bn.eval()   # batch statistics would differ per rank's batch: use the running ones
     model.bn.eval()
-    train(ref, opt, batches(accumulate, False))
-    train(model, dopt, batches(accumulate, True), ddp=ddp)
+    train(ref, opt, batches(accumulate, False), set_to_none=set_to_none)
+    train(model, dopt, batches(accumulate, True), ddp=ddp, set_to_none=set_to_none)
+    if as_view:      # .grad lives in the bucket buffers
+        flats = [b.flat for b in ddp._buckets]
+        assert all(any(np.shares_memory(p.grad.numpy(), f) for f in flats)
+                   for p in model.parameters() if p.grad is not None and
+                   not (unused and (p is model.extra.weight or p is model.extra.bias)))
     if hook:
         assert any(early), early
     for (name, p), q in zip(ref.named_parameters(), model.parameters()):
@@ -112,6 +118,9 @@ check(unused=False, accumulate=1, bucket_cap_mb=25)
 check(unused=False, accumulate=2, bucket_cap_mb=0.0001, hook=True)  # tiny buckets, no_sync
 check(unused=True, accumulate=1, bucket_cap_mb=0.0005)
 check(unused=True, accumulate=3, bucket_cap_mb=0.0002, hook=True)
+check(unused=False, accumulate=2, bucket_cap_mb=0.0001, as_view=True, set_to_none=False)
+check(unused=False, accumulate=1, bucket_cap_mb=25, as_view=True)
+check(unused=True, accumulate=2, bucket_cap_mb=0.0003, as_view=True, set_to_none=False)
 
 # buffers are broadcast from rank 0 at construction and before each forward
 m = make(False, 7 + rank)

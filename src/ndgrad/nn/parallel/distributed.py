@@ -14,6 +14,7 @@ import contextlib
 
 import numpy as np
 
+from ..._tensor import _make
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -64,7 +65,7 @@ class GradBucket:
 
 
 class _Bucket:
-    __slots__ = ("index", "params", "pending", "buffer", "future", "sizes")
+    __slots__ = ("index", "params", "pending", "buffer", "future", "sizes", "flat", "views")
 
     def __init__(self, index, params):
         self.index = index
@@ -73,6 +74,15 @@ class _Bucket:
         self.pending = 0
         self.buffer = None
         self.future = None
+        self.flat = self.views = None   # gradient_as_bucket_view: the persistent buffer
+
+    def make_views(self):
+        """One flat buffer for the bucket; each parameter's gradient becomes a view of it."""
+        self.flat = np.zeros(sum(self.sizes), self.params[0]._data.dtype)
+        self.views, off = [], 0
+        for p, n in zip(self.params, self.sizes):
+            self.views.append(self.flat[off:off + n].reshape(p._data.shape))
+            off += n
 
 
 class DistributedDataParallel(Module):
@@ -116,6 +126,9 @@ class DistributedDataParallel(Module):
         if init_sync:
             self._sync_module_states()
         self._buckets = self._make_buckets()
+        if gradient_as_bucket_view:
+            for b in self._buckets:
+                b.make_views()
         self._bucket_of = {}
         for b in self._buckets:
             for p in b.params:
@@ -228,17 +241,26 @@ class DistributedDataParallel(Module):
             self._polled += 1
 
     def _start(self, b):
-        from ..._tensor import _make
-        dtype = b.params[0]._data.dtype
-        flat = np.empty(sum(b.sizes), dtype)
-        off = 0
-        for p, n in zip(b.params, b.sizes):
-            g = p._grad
-            if g is None or id(p) in self._unused_ids:  # an unused parameter counts as zeros
-                flat[off:off + n] = 0
-            else:
-                flat[off:off + n] = g._data.reshape(-1)
-            off += n
+        if b.flat is not None:     # gradient_as_bucket_view: gradients already there are kept
+            flat = b.flat
+            for p, v in zip(b.params, b.views):
+                g = p._grad
+                if g is None or id(p) in self._unused_ids:
+                    if g is not None and g._data is v:  # an unused .grad keeps its value
+                        p._grad = _make(v.copy())
+                    v[...] = 0
+                elif g._data is not v:
+                    v[...] = g._data
+        else:
+            flat = np.empty(sum(b.sizes), b.params[0]._data.dtype)
+            off = 0
+            for p, n in zip(b.params, b.sizes):
+                g = p._grad
+                if g is None or id(p) in self._unused_ids:  # an unused parameter: zeros
+                    flat[off:off + n] = 0
+                else:
+                    flat[off:off + n] = g._data.reshape(-1)
+                off += n
         bucket = GradBucket(b.index, _make(flat), b.params, b.index == len(self._buckets) - 1)
         if self._comm_hook is None:
             from ...distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
@@ -259,19 +281,26 @@ class DistributedDataParallel(Module):
             for p in self._params:
                 if id(p) in self._ready and id(p) not in self._unused_ids:
                     flags[self._param_index[id(p)]] = 1
-            from ..._tensor import _make
             self._c10d.all_reduce(_make(flags), op=self._c10d.ReduceOp.MAX,
                                   group=self.process_group, _check=False)
             used = flags
         for b in self._buckets[:self._next]:
             result = b.future.wait()
             data = result._data
+            if b.flat is not None:
+                if data is not b.flat:       # a comm hook that returned a new tensor
+                    b.flat[...] = data.reshape(-1)
+                for p, v in zip(b.params, b.views):
+                    if used is None or used[self._param_index[id(p)]]:
+                        if p._grad is None or p._grad._data is not v:
+                            p._grad = _make(v)   # .grad is a view of the bucket from now on
+                b.future = b.buffer = None
+                continue
             off = 0
             for p, n in zip(b.params, b.sizes):
                 if used is None or used[self._param_index[id(p)]]:
                     piece = data[off:off + n].reshape(p._data.shape)
                     if p._grad is None:
-                        from ..._tensor import _make
                         p._grad = _make(piece.copy())
                     else:
                         p._grad._data[...] = piece
