@@ -67,8 +67,8 @@ def main(argv=None):
         return 2
     _env_from_mpi()
     if as_torch:
-        from ._torch_alias import install
-        install()
+        from .._alias import alias_torch  # (the same alias as python -m ndgrad.run)
+        alias_torch()
     target, sys.argv = argv[0], argv
     try:
         if module:
