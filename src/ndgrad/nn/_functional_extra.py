@@ -21,7 +21,29 @@ __all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_wi
            "alpha_dropout", "channel_shuffle", "native_channel_shuffle", "conv_tbc", "pdist",
            "upsample_nearest", "upsample_bilinear", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
-           "boolean_dispatch", "assert_int_or_pair", "linear_cross_entropy", "grouped_mm"]
+           "boolean_dispatch", "assert_int_or_pair", "linear_cross_entropy", "grouped_mm",
+           "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES",
+           "reproducibility_notes", "sparse_support_notes", "tf32_notes"]
+
+# grid_sample's mode and padding_mode names and their kernel codes, as PyTorch's
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+# the notes PyTorch's docstrings are formatted with (same keys)
+reproducibility_notes = {
+    "forward_reproducibility_note": "The forward computation is deterministic in ndgrad "
+                                    "(NumPy on the CPU).",
+    "backward_reproducibility_note": "The backward computation is deterministic in ndgrad "
+                                     "(NumPy on the CPU).",
+    "cudnn_reproducibility_note": "ndgrad has no cuDNN: results do not depend on "
+                                  "torch.backends.cudnn settings.",
+}
+sparse_support_notes = {
+    "sparse_beta_warning": "Sparse layouts are not supported by ndgrad.",
+}
+tf32_notes = {
+    "tf32_note": "ndgrad computes float32 in float32: no TensorFloat32 rounding.",
+}
 
 
 def _sizes(output_size, input, nd):
