@@ -240,3 +240,63 @@ def test_functional_call_tied_weights():
             assert a == b
         else:
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("pattern,lengths", [
+    ("a b c d -> d (a b) c", {}), ("a (h w) c d -> a h w c d", {"h": 3}),
+    ("... c -> c ...", {}), ("a b c d -> a 1 b (c d)", {}), ("a b ... -> (a b) ...", {}),
+    ("b c (h p) (w q) -> b (h w) (p q c)", {"p": 2, "q": 5}),
+    ("a ... (h w) -> h ... w a", {"w": 5}), ("a b c d -> a b c e", {}), ("a b -> b a", {}),
+    ("a (h w) c d -> a h w c d", {"h": 2})])
+def test_rearrange_as_torch(pattern, lengths):
+    torch = _torch()
+    from torch.func import rearrange as trearrange
+    x = np.arange(120.0).reshape(2, 3, 4, 5)
+    try:
+        want = trearrange(torch.tensor(x), pattern, **lengths)
+    except Exception as e:
+        with pytest.raises(Exception) as got:
+            ndgrad.func.rearrange(ndgrad.tensor(x), pattern, **lengths)
+        assert type(got.value).__name__ == type(e).__name__
+        return
+    t = ndgrad.tensor(x, requires_grad=True)
+    got = ndgrad.func.rearrange(t, pattern, **lengths)
+    np.testing.assert_array_equal(got.detach().numpy(), want.numpy())
+    (got * ndgrad.tensor(np.arange(got.numel(), dtype=float).reshape(tuple(got.shape)))
+     ).sum().backward()   # a permutation: the gradient is the inverse rearrangement
+    assert sorted(t.grad.numpy().reshape(-1).tolist()) == list(range(120))
+
+
+def test_functionalize_debug_unwrap_replace_batch_norm():
+    torch = _torch()
+    for L in (ndgrad, torch):
+        m = L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2))
+        assert L.func.replace_all_batch_norm_modules_(m) is m
+        assert list(m.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+        assert m[1].running_mean is None and not m[1].track_running_stats
+        x = L.ones(3)
+        y = L.func.functionalize(lambda t: t.add_(1)[:2])(x)
+        assert x.tolist() == [2.0, 2.0, 2.0] and y.tolist() == [2.0, 2.0]
+        z = L.func.functionalize(lambda t: t[:2], remove="mutations_and_views")(x)
+        z.mul_(10)
+        assert x.tolist() == [2.0, 2.0, 2.0]
+        assert L.func.debug_unwrap(x) is x
+    with pytest.raises(RuntimeError) as want:
+        torch.func.functionalize(lambda t: t, remove="x")
+    with pytest.raises(RuntimeError) as got:
+        ndgrad.func.functionalize(lambda t: t, remove="x")
+    assert str(got.value) == str(want.value)
+    # under vmap, debug_unwrap shows the batch
+    seen = []
+    vmap(lambda t: seen.append(tuple(ndgrad.func.debug_unwrap(t).shape)) or t * 1)(
+        ndgrad.ones(4, 3))
+    assert seen == [(4, 3)]
+
+
+def test_functional_constants_as_torch():
+    torch = _torch()
+    F, TF = ndgrad.nn.functional, torch.nn.functional
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
+    assert F.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES
+    for name in ("reproducibility_notes", "sparse_support_notes", "tf32_notes"):
+        assert sorted(getattr(F, name)) == sorted(getattr(TF, name))

@@ -416,3 +416,92 @@ def test_sdpa_kernel_context():
     assert A.current_flash_attention_impl() is None
     with pytest.raises(ValueError, match="Unknown flash attention impl 'nope'"):
         A.activate_flash_attention_impl("nope")
+
+
+def test_linear_cross_entropy_as_torch():
+    torch = _torch()
+    rng = np.random.default_rng(4)
+    x, w, b = rng.standard_normal((4, 5)), rng.standard_normal((6, 5)), rng.standard_normal(6)
+    wk, bk = rng.standard_normal((6, 2, 5)), rng.standard_normal((6, 2))
+    t = rng.integers(0, 6, 4)
+    tk = rng.integers(0, 6, (4, 2))
+    cases = [
+        (lambda L, x, w, b: L.nn.functional.linear_cross_entropy(x, w, L.tensor(t),
+                                                                 linear_bias=b), (x, w, b)),
+        (lambda L, x, w: L.nn.functional.linear_cross_entropy(
+            x, w, L.tensor(t), reduction="none", label_smoothing=0.1, ignore_index=2), (x, w)),
+        (lambda L, x, w, b: L.nn.functional.linear_cross_entropy(x, w, L.tensor(tk),
+                                                                 linear_bias=b), (x, wk, bk)),
+        (lambda L, x, w: L.nn.functional.linear_cross_entropy(x[0], w, L.tensor(t[0])), (x, w)),
+    ]
+    for f, arrays in cases:
+        a = [ndgrad.tensor(v, requires_grad=True) for v in arrays]
+        r = [torch.tensor(v, requires_grad=True) for v in arrays]
+        yo, yt = f(ndgrad, *a), f(torch, *r)
+        np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+        yo.sum().backward()
+        yt.sum().backward()
+        for p, q in zip(a, r):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12)
+    ours = nn.LinearCrossEntropyLoss(5, 6, out_features=(2,), bias=True).double()
+    theirs = torch.nn.LinearCrossEntropyLoss(5, 6, out_features=(2,), bias=True).double()
+    _copy_params(ours, theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(ours(ndgrad.tensor(x), ndgrad.tensor(tk)).detach().numpy(),
+                               theirs(torch.tensor(x), torch.tensor(tk)).detach().numpy(),
+                               rtol=1e-12)
+    opts = nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+    y1 = F.linear_cross_entropy(ndgrad.tensor(x), ndgrad.tensor(w), ndgrad.tensor(t),
+                                options=opts)
+    y2 = F.linear_cross_entropy(ndgrad.tensor(x), ndgrad.tensor(w), ndgrad.tensor(t))
+    np.testing.assert_allclose(y1.numpy(), y2.numpy())
+    for call in [lambda L: L.nn.LinearCrossEntropyOptions(acc_policy="fast"),
+                 lambda L: L.nn.LinearCrossEntropyOptions(chunking_method="rows"),
+                 lambda L: L.nn.LinearCrossEntropyOptions(batch_chunk_size=0),
+                 lambda L: L.nn.functional.linear_cross_entropy(L.ones(2, 3), L.ones(4, 2),
+                                                                L.zeros(2).long()),
+                 lambda L: L.nn.functional.linear_cross_entropy(L.ones(3), L.ones(4, 2, 3),
+                                                                L.zeros(2).long()),
+                 lambda L: L.nn.LinearCrossEntropyLoss(3, 4, label_smoothing=2.0)]:
+        with pytest.raises(Exception) as want:
+            call(torch)
+        with pytest.raises(type(want.value)) as got:
+            call(ndgrad)
+        assert str(got.value) == str(want.value)
+
+
+def test_grouped_mm_as_torch():
+    torch = _torch()
+    rng = np.random.default_rng(6)
+    offs = np.array([4, 8], dtype=np.int32)   # (PyTorch needs 16-byte aligned groups)
+    cases = [((8, 4), (2, 4, 4), offs), ((2, 4, 4), (2, 4, 4), None), ((4, 8), (8, 4), offs),
+             ((2, 4, 4), (4, 8), np.array([4, 8], dtype=np.int32))]
+    for sa, sb, off in cases:
+        a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(
+            np.float32)
+        res = []
+        for L in (ndgrad, torch):
+            ta, tb = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+            o = L.nn.functional.grouped_mm(ta, tb, offs=None if off is None else L.tensor(off))
+            g = np.random.default_rng(7).standard_normal(tuple(o.shape)).astype(np.float32)
+            (o * L.tensor(g)).sum().backward()   # (a dense gradient: PyTorch's kernel refuses
+            # the stride-0 one of o.sum())
+            res.append((o.detach().numpy(), ta.grad.numpy(), tb.grad.numpy()))
+        for x, y in zip(*res):
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+    a, b = torch.randn(8, 4), torch.randn(2, 4, 4)
+    o32 = torch.tensor(offs)
+    for call in [lambda L, a, b, o: L.nn.functional.grouped_mm(a, b),
+                 lambda L, a, b, o: L.nn.functional.grouped_mm(a.double(), b.double(), offs=o),
+                 lambda L, a, b, o: L.nn.functional.grouped_mm(a, b, offs=o.long()),
+                 lambda L, a, b, o: L.nn.functional.grouped_mm(a, b, offs=o,
+                                                               out_dtype=L.float64),
+                 lambda L, a, b, o: L.nn.functional.grouped_mm(a, b, offs=o,
+                                                               bias=L.ones(2, 4))]:
+        with pytest.raises(RuntimeError) as want:
+            call(torch, a, b, o32)
+        with pytest.raises(RuntimeError) as got:
+            call(ndgrad, ndgrad.tensor(a.numpy()), ndgrad.tensor(b.numpy()),
+                 ndgrad.tensor(offs))
+        assert str(got.value) == str(want.value)

@@ -26,7 +26,8 @@ from .autograd.functional import (_basis_duals, _collect_tangents, _jacobians_fr
                                   _stack)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state", "linearize"]
+           "functional_call", "stack_module_state", "linearize", "functionalize",
+           "debug_unwrap", "replace_all_batch_norm_modules_", "rearrange"]
 
 
 # ---------------------------------------------------------------- tiny pytrees
@@ -737,3 +738,167 @@ def linearize(func, *primals):
 def _size(shape):
     from ._tensor import Size
     return Size(shape)
+
+
+# ---------------------------------------------------------------- functionalize and helpers
+
+_FUNCTIONALIZE_REMOVE = (
+    "functionalize(f, remove='mutations'): received invalid argument for remove={}. Valid "
+    "options are:\n     remove='mutations': all inplace and out= operators will be removed "
+    "from the program, and replaced with their out-of-place equivalents.\n     "
+    "remove='mutations_and_views': In addition to the above, all aliasing operators {{view}} "
+    "will be replaced with their non-aliasing counterparts, {{view}}_copy.\n")
+
+
+def functionalize(func, *, remove="mutations"):
+    """func with its mutations removed from the program, as PyTorch's: the observable results
+    are func's (outputs, and the mutations of its inputs, which ndgrad's eager ops perform
+    directly); with remove='mutations_and_views' no output aliases an input."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(_FUNCTIONALIZE_REMOVE.format(remove))
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        out = func(*args, **kwargs)
+        if remove == "mutations":
+            return out
+        ins = [t for t in _flatten((args, kwargs))[0] if isinstance(t, Tensor)]
+        leaves, spec = _flatten(out)
+
+        def shares(t):
+            base = t._data
+            return any(_np_shares(base, i._data) for i in ins)
+        return _unflatten([t.clone() if isinstance(t, Tensor) and shares(t) else t
+                           for t in leaves], spec)
+
+    return wrapped
+
+
+def _np_shares(a, b):
+    import numpy
+    return numpy.shares_memory(a, b)
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor under a transform's wrapper; ndgrad's transforms hand functions plain
+    tensors, so it is the tensor itself."""
+    if isinstance(tensor, _vm._Batched):
+        return tensor.__dict__["_value"]
+    return tensor
+
+
+def replace_all_batch_norm_modules_(root):
+    """In place: every batch norm of `root` stops tracking running statistics (running_mean,
+    running_var and num_batches_tracked become None), so it normalises with batch statistics
+    under vmap; returns root."""
+    from .nn.modules.normalization import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+# ---------------------------------------------------------------- rearrange (einops notation)
+
+class DimensionBindError(Exception):
+    """A rearrange pattern whose axis lengths do not fit the tensor."""
+
+
+def _parse_side(side):
+    """'a (h w) ... 1' -> items: a name, a list of names (a group), '...' or 1."""
+    items, group = [], None
+    for tok in side.replace("(", " ( ").replace(")", " ) ").split():
+        if tok == "(":
+            if group is not None:
+                raise ValueError(f"Nested parentheses are not allowed: {side}")
+            group = []
+        elif tok == ")":
+            if group is None:
+                raise ValueError(f"Unmatched parenthesis in: {side}")
+            items.append(group)
+            group = None
+        else:
+            item = 1 if tok == "1" else tok
+            if tok != "1" and tok != "..." and not tok.isidentifier():
+                raise ValueError(f"Invalid axis identifier: {tok}")
+            (group if group is not None else items).append(item)
+    if group is not None:
+        raise ValueError(f"Unmatched parenthesis in: {side}")
+    return items
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """einops-style rearrange: 'b (h w) c -> b h w c' splits, transposes and merges axes with
+    one reshape, one permute and one reshape (axes_lengths gives split sizes)."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = _stack(list(tensor))
+    left_s, arrow, right_s = pattern.partition("->")
+    if not arrow:
+        raise ValueError("Pattern must contain '->'")
+    left, right = _parse_side(left_s), _parse_side(right_s)
+
+    def names(items):
+        out = []
+        for it in items:
+            for n in (it if isinstance(it, list) else [it]):
+                if n != 1 and n != "...":
+                    out.append(n)
+        return out
+    ln, rn = names(left), names(right)
+    if set(ln) ^ set(rn):
+        raise ValueError("Identifiers only on one side of rearrange expression (should be on "
+                         f"both): {set(ln) ^ set(rn)}")
+    shape = tuple(tensor.shape)
+    has_ell = any(it == "..." for it in left)
+    n_fixed = len(left) - (1 if has_ell else 0)
+    if (has_ell and len(shape) < n_fixed) or (not has_ell and len(shape) != n_fixed):
+        raise ValueError(f"Number of dimensions in pattern ({n_fixed}) must be equal to the "
+                         f"number of dimensions in the tensor ({len(shape)})")
+    ell = [f"...{i}" for i in range(len(shape) - n_fixed)] if has_ell else []
+
+    def expand(items):
+        out = []
+        for it in items:
+            if it == "...":
+                out.extend(ell)
+            elif isinstance(it, list):
+                out.append([e for x in it for e in (ell if x == "..." else [x])])
+            else:
+                out.append(it)
+        return out
+    left, right = expand(left), expand(right)
+    sizes = dict(axes_lengths)
+    elementary = []
+    for it, n in zip(left, shape):
+        group = it if isinstance(it, list) else [it]
+        unknown = [a for a in group if a != 1 and a not in sizes]
+        known = 1
+        for a in group:
+            if a != 1 and a in sizes:
+                known *= sizes[a]
+        if len(unknown) > 1:
+            raise DimensionBindError(f"Could not infer sizes for {set(unknown)}")
+        if unknown:
+            if known == 0 or n % known:
+                raise DimensionBindError("inferred dimension does not evenly fit into larger "
+                                         f"dimension: {n} vs {tuple(sizes[a] for a in group if a in sizes) + ('?',)}")
+            sizes[unknown[0]] = n // known
+        elif known != n:
+            raise DimensionBindError(f"Dimension {n} does not match the pattern's {known}")
+        elementary += [a for a in group if a != 1]
+    x = tensor.reshape(tuple(sizes[a] for a in elementary)) if elementary else tensor.reshape(())
+    order = [a for it in right for a in (it if isinstance(it, list) else [it]) if a != 1]
+    perm = tuple(elementary.index(a) for a in order)
+    if perm != tuple(range(len(perm))):
+        x = x.permute(perm)
+    out_shape = []
+    for it in right:
+        group = it if isinstance(it, list) else [it]
+        n = 1
+        for a in group:
+            n *= 1 if a == 1 else sizes[a]
+        out_shape.append(n)
+    return x.reshape(tuple(out_shape))

@@ -21,7 +21,29 @@ __all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_wi
            "alpha_dropout", "channel_shuffle", "native_channel_shuffle", "conv_tbc", "pdist",
            "upsample_nearest", "upsample_bilinear", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function",
-           "boolean_dispatch", "assert_int_or_pair"]
+           "boolean_dispatch", "assert_int_or_pair", "linear_cross_entropy", "grouped_mm",
+           "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES",
+           "reproducibility_notes", "sparse_support_notes", "tf32_notes"]
+
+# grid_sample's mode and padding_mode names and their kernel codes, as PyTorch's
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+# the notes PyTorch's docstrings are formatted with (same keys)
+reproducibility_notes = {
+    "forward_reproducibility_note": "The forward computation is deterministic in ndgrad "
+                                    "(NumPy on the CPU).",
+    "backward_reproducibility_note": "The backward computation is deterministic in ndgrad "
+                                     "(NumPy on the CPU).",
+    "cudnn_reproducibility_note": "ndgrad has no cuDNN: results do not depend on "
+                                  "torch.backends.cudnn settings.",
+}
+sparse_support_notes = {
+    "sparse_beta_warning": "Sparse layouts are not supported by ndgrad.",
+}
+tf32_notes = {
+    "tf32_note": "ndgrad computes float32 in float32: no TensorFloat32 rounding.",
+}
 
 
 def _sizes(output_size, input, nd):
@@ -374,6 +396,59 @@ def _lrn_grad(grad, input, size, alpha, beta, k):
 
 _cross_map_lrn2d = defop("cross_map_lrn2d", _lrn_fwd, node_name="CrossMapLRN2dBackward",
                          input=_lrn_grad)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...) (see
+    nn/modules/linear_cross_entropy.py)."""
+    from .modules.linear_cross_entropy import linear_cross_entropy as lce
+    return lce(input, linear_weight, target, linear_bias=linear_bias, weight=weight,
+               reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+               options=options)
+
+
+def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
+    """Per-group matrix products (mixture-of-experts layers), as PyTorch's CPU kernel: 2-d x 3-d
+    slices mat_a's rows by `offs` (group g uses mat_b[g]), 3-d x 2-d slices mat_b's columns,
+    2-d x 2-d slices the contraction dim (one (M, N) result per group), 3-d x 3-d is a batched
+    matmul. Rows or columns beyond offs[-1] are zero. Composed of slices and matmuls, so it is
+    differentiable."""
+    from .. import _dtype as D
+    from ..ops import cat, stack
+    if (mat_a.ndim == 2 or mat_b.ndim == 2) != (offs is not None):
+        raise RuntimeError("Have to provide offsets if there is a 2d matrix, or no offset if both "
+                           "matrices are 3d")
+    for name, m in (("mat_a", mat_a), ("mat_b", mat_b)):
+        if m.dtype not in (D.float32, getattr(D, "bfloat16", D.float32), D.float16):
+            from ..ops.linalg import _sname
+            raise RuntimeError(f"Expected {name} to be Float32, BFloat16 or Float16 matrix, got "
+                               f"{_sname(m.dtype)}")
+    if offs is not None and offs.dtype is not D.int32:
+        raise RuntimeError("Offsets have to be int32")
+    if out_dtype is not None and out_dtype is not mat_a.dtype:
+        raise RuntimeError("Grouped gemm output dtype must match `mat_a` dtype")
+    if bias is not None:
+        raise RuntimeError("Bias not supported yet")
+    if mat_a.shape[-1] != mat_b.shape[-2]:
+        raise RuntimeError("contraction dimension of mat_a and mat_b must match")
+    if offs is None:
+        return mat_a @ mat_b
+    ends = [int(v) for v in offs._data.reshape(-1)]
+    starts = [0] + ends[:-1]
+    if mat_a.ndim == 2 and mat_b.ndim == 3:
+        parts = [mat_a[s:e] @ mat_b[g] for g, (s, e) in enumerate(zip(starts, ends))]
+        rest = mat_a.shape[0] - ends[-1]
+        if rest > 0:
+            parts.append(mat_a.new_zeros((rest, mat_b.shape[-1])))
+        return cat(parts, 0)
+    if mat_a.ndim == 3 and mat_b.ndim == 2:
+        parts = [mat_a[g] @ mat_b[:, s:e] for g, (s, e) in enumerate(zip(starts, ends))]
+        rest = mat_b.shape[1] - ends[-1]
+        if rest > 0:
+            parts.append(mat_a.new_zeros((mat_a.shape[1], rest)))
+        return cat(parts, 1)
+    return stack([mat_a[:, s:e] @ mat_b[s:e] for s, e in zip(starts, ends)], 0)
 
 
 # ---------------------------------------------------------------- torch-function helpers

@@ -46,3 +46,4 @@ from .container import Container
 from .loss import NLLLoss2d
 from .rnn import RNNCellBase
 from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
