@@ -280,7 +280,7 @@ def _as_bytes(arr):
     return memoryview(arr.view(np.uint8)) if arr.size else b""
 
 
-def _write_zip(fh, prefix, data_pkl, storages):
+def _write_zip(fh, prefix, data_pkl, storages, byteorder=True):
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
         def record(name, data):
             name = f"{prefix}/{name}"
@@ -289,7 +289,8 @@ def _write_zip(fh, prefix, data_pkl, storages):
         record("data.pkl", data_pkl)
         record(".format_version", b"1")
         record(".storage_alignment", str(STORAGE_ALIGNMENT).encode())
-        record("byteorder", sys.byteorder.encode())
+        if byteorder:
+            record("byteorder", sys.byteorder.encode())
         for key, st in storages.items():
             record(f"data/{key}", _as_bytes(st.array))
         record("version", b"3\n")
@@ -370,7 +371,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         data_pkl, pickler = _pickle(obj, protocol)
 
         def write(fh):
-            _write_zip(fh, _archive_name(f), data_pkl, pickler.storages)
+            _write_zip(fh, _archive_name(f), data_pkl, pickler.storages,
+                       byteorder=not _disable_byteorder_record)
     else:
         def write(fh):
             _write_legacy(fh, obj, protocol)
