@@ -1,4 +1,5 @@
-"""ndgrad.save / ndgrad.load: round trips, sharing, safety against malicious files, and the\narchives of ndgrad's earlier format ("ndgrad-1"), which load still reads."""
+"""ndgrad.save / ndgrad.load: round trips, sharing, safety against malicious files, and the
+archives of ndgrad's earlier format ("ndgrad-1"), which load still reads."""
 import collections
 import io
 import os
@@ -168,7 +169,7 @@ def test_malicious_file_is_refused_and_nothing_runs(tmp_path, evil, container):
     assert not marker.exists()
     # the same file would indeed run code if loaded unsafely: the test is not vacuous
     if evil is _EvilEval:
-        if container == "raw":     # as PyTorch: the stream's first pickle runs, then is no magic number
+        if container == "raw":     # as PyTorch: the first pickle runs, is no magic number
             with pytest.raises(RuntimeError, match="Invalid magic number; corrupt file"):
                 ndgrad.load(path, weights_only=False)
         else:

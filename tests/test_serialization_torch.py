@@ -56,7 +56,8 @@ def test_archive_layout_is_pytorchs(tmp_path):
     nlen, elen = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
     data_off = info.header_offset + 30 + nlen + elen
     assert data_off % 64 == 0                               # aligned, so mmap views are aligned
-    assert raw[data_off:data_off + 24] == np.arange(6, dtype=np.float32).tobytes()   # one storage, both tensors
+    # one storage for both tensors
+    assert raw[data_off:data_off + 24] == np.arange(6, dtype=np.float32).tobytes()
     pkl = zf.read("model/data.pkl")
     assert pkl[:2] == b"\x80\x02"                            # protocol 2, as torch.save
     for name in (b"torch._utils\n_rebuild_tensor_v2", b"torch\nFloatStorage",
@@ -352,8 +353,7 @@ def test_zip_bomb_record_is_refused():
         zf.writestr("archive/version", "3\n")
     data = bytearray(bomb.getvalue())
     # claim a 4 GiB uncompressed size for data.pkl in the central directory
-    cd = data.rindex(b"PK\x01\x02archive/data.pkl"[:4], 0, data.index(b"archive/version") + 200)
-    cd = data.index(b"PK\x01\x02")
+    cd = data.index(b"PK\x01\x02")                       # data.pkl's central directory entry
     data[cd + 24:cd + 28] = struct.pack("<I", 0xFFFFFFF0)
     with pytest.raises(RuntimeError, match="corrupted or truncated") as info:
         ndgrad.load(io.BytesIO(bytes(data)))

@@ -4,8 +4,9 @@
 PyTorch's (see docs/checkpoints.md). The default is a zip archive of stored (uncompressed)
 records, each record's data aligned to 64 bytes:
 
-    <name>/data.pkl                the object, pickled (protocol 2) with each storage replaced by
-                                   a persistent id ("storage", torch.FloatStorage, key, "cpu", numel)
+    <name>/data.pkl                the object, pickled (protocol 2) with each storage replaced
+                                   by a persistent id
+                                   ("storage", torch.FloatStorage, key, "cpu", numel)
     <name>/.format_version  "1"    <name>/.storage_alignment  "64"    <name>/byteorder  "little"
     <name>/data/<key>              one storage's raw bytes
     <name>/version  "3"            <name>/.data/serialization_id
