@@ -1,4 +1,5 @@
-"""ndgrad.save / ndgrad.load: round trips, sharing, safety against malicious files, and the\narchives of ndgrad's earlier format ("ndgrad-1"), which load still reads."""
+"""ndgrad.save / ndgrad.load: round trips, sharing, safety against malicious files, and the
+archives of ndgrad's earlier format ("ndgrad-1"), which load still reads."""
 import collections
 import io
 import os
@@ -168,7 +169,7 @@ def test_malicious_file_is_refused_and_nothing_runs(tmp_path, evil, container):
     assert not marker.exists()
     # the same file would indeed run code if loaded unsafely: the test is not vacuous
     if evil is _EvilEval:
-        if container == "raw":     # as PyTorch: the stream's first pickle runs, then is no magic number
+        if container == "raw":     # as PyTorch: the first pickle runs, is no magic number
             with pytest.raises(RuntimeError, match="Invalid magic number; corrupt file"):
                 ndgrad.load(path, weights_only=False)
         else:
@@ -298,3 +299,51 @@ def test_in_bounds_crafted_view_loads(tmp_path):
     assert t.tolist() == [1.0, 2.0, 3.0]
     t = ndgrad.load(_persid_file(tmp_path, (24, (2, 2), (-8, -16))))
     assert t.tolist() == [[3.0, 1.0], [2.0, 0.0]]
+
+
+# A checkpoint written by ndgrad's earlier save ("ndgrad-1": .npy records, tagged persistent ids),
+# zlib-compressed and base64-encoded: nn.Linear(2, 3)'s state_dict after manual_seed(0), a
+# Parameter, a tensor with two views of it, float16/bool tensors, metadata, an ndarray.
+NDGRAD_V1 = (
+    "eNq9ll9IFEEcx2dv9+60jML0oejhIuqU/HenHlF2CoVRQ3YKIRESe7dz7ua6u+yu/xUOUzNYKHICX4KefPFJgh4Skt56"
+    "z5foTSgqIoKs8Klm9vbKXfak0hwdbnd+3+/MfObvpiDLVQCaLkm3eioi79dLyDPN+0nm9YwoDaL6QaQbkqooQq/OC7Wx"
+    "lMu0eHNt6S0DAM0HNpkE3uTrtD45xz14zdhqMIGrrGC/KiAZW3szqiyjjEnqNcjbFV1AOhLOSxkTz+HqLqIMDSGpVzTp"
+    "k4kUQ9WxxTRgMXzHCmdllTcb47gDAhN3Wlxa4g1cJYYtJkYFYmkHZEhgwGK0fHEcW6Uar/P9yEQ6nqWCAHUyw/l4Y94G"
+    "AQxAdgbDMsjN4NsYslTE6uoQlYkH86IyyE5jyE1TAWfXYm4OA8jCAKmDg2V2HUG7iyIvZ/NtNW1iiCUIQ8gWZGW+Ny9o"
+    "tgVcWlVlEg3bUdJxHvfQ8RPMEQ1hKygpdARmaNCQRhGGDG2VvocENChliIbNaAO05C6uotF755g0tkrSA5JsSnTUwxm1"
+    "X5PRMBnxC62f83P062EGd2FkBRSN6BSB13V+hExAwm4hoApY5MgsWUwfadgYqKNrojZvBEfBaq7zxQ8nlYMK15qob6hT"
+    "tBGGrJV5R1/4neu4ejl1jQGDYCwqICOjR09Hoi3ZpmhNJJpVdVPnlRsqXSekvJ2XDUTKDZHXEHmvaqyJxKtrIhORf057"
+    "Rrvbk4mlhWd6/YmVY6X1K99W15IbSmWrm63y45exomyxApvl6K2dYdseGWF7KR9OXq9ZSK4/Hj/r5hlP3j9SlCde4Jl1"
+    "9LM7wRPfPg8AuVaa3Swbb7pxUZbG/7LuEjvBQhPlAW3kn+QcyY/a3GwfFvctF2VrKrBNOfqprdniuzZPLaDFzfHp0HJP"
+    "UY7mAseko5/cimM8HdstDga4KV49efquKEXi73aNdOqPKLbLQChYpx8pyAQq2OIXfyHl7Ivb8xngNXs/AH6bm30+B6i7"
+    "lnVfFfPOZix3uS8GgM/F4fXT49hyDlq3/zgLfA5nr58ef7POFLn9X73+uJ+fHjn+/X/OAZ8DyOun23rK2bBu/8Mg8Nnk"
+    "Xj/dTpPORnH7UQj4bC6vny5kf/6TYeCzrFMwGKLxUvJ3hszQ9zB9+wmrT467")
+
+
+def test_reads_checkpoints_of_ndgrad_before_the_pytorch_format():
+    import base64
+    import zlib
+    raw = zlib.decompress(base64.b64decode(NDGRAD_V1))
+    assert zipfile.ZipFile(io.BytesIO(raw)).read("archive/version") == b"ndgrad-1"
+    ck = ndgrad.load(io.BytesIO(raw))
+    model = nn.Linear(2, 3)
+    model.load_state_dict(ck["model"])
+    assert np.allclose(model.weight.detach().numpy(), [[0.19369307, -0.32557076],
+                                                       [-0.64916146, -0.68373317],
+                                                       [0.44303101, 0.58372456]])
+    assert np.allclose(model.bias.detach().numpy(), [0.15080576, 0.32455716, 0.06169505])
+    assert type(ck["p"]) is nn.Parameter and ck["p"].requires_grad
+    assert ck["x"].tolist() == [[0., 1., 2.], [3., 4., 5.]]
+    assert ck["row"].tolist() == [3., 4., 5.] and ck["t"].tolist() == [[0., 3.], [1., 4.],
+                                                                        [2., 5.]]
+    ck["x"]._data[1, 0] = -1.0                        # the views still share memory
+    assert ck["row"][0].item() == -1.0 and ck["t"][0, 1].item() == -1.0
+    assert ck["half"].dtype == ndgrad.float16 and ck["flag"].tolist() == [True, False]
+    assert ck["meta"] == [ndgrad.int32, ndgrad.Size([1, 2]), ndgrad.device("cpu"), {1, 2}, b"b",
+                          1 + 1j]
+    assert isinstance(ck["np"], np.ndarray) and ck["np"] == 3
+    assert type(ck["od"]) is collections.OrderedDict
+    # and saving it again writes PyTorch's format
+    buf = io.BytesIO()
+    ndgrad.save(ck, buf)
+    assert zipfile.ZipFile(buf).read("archive/version") == b"3\n"

@@ -532,5 +532,5 @@ def _invalid(key):
 
 for _op in (pickle.INST, pickle.OBJ, pickle.EXT1, pickle.EXT2, pickle.EXT4):
     Unpickler.dispatch[_op[0]] = _refuser(_op[0])
-for _k in range(256):                 # a byte that is no opcode: a corrupt pickle, not a refused one
+for _k in range(256):           # a byte that is no opcode: a corrupt pickle, not a refused one
     Unpickler.dispatch.setdefault(_k, _invalid(_k))

@@ -4,8 +4,9 @@
 PyTorch's (see docs/checkpoints.md). The default is a zip archive of stored (uncompressed)
 records, each record's data aligned to 64 bytes:
 
-    <name>/data.pkl                the object, pickled (protocol 2) with each storage replaced by
-                                   a persistent id ("storage", torch.FloatStorage, key, "cpu", numel)
+    <name>/data.pkl                the object, pickled (protocol 2) with each storage replaced
+                                   by a persistent id
+                                   ("storage", torch.FloatStorage, key, "cpu", numel)
     <name>/.format_version  "1"    <name>/.storage_alignment  "64"    <name>/byteorder  "little"
     <name>/data/<key>              one storage's raw bytes
     <name>/version  "3"            <name>/.data/serialization_id
@@ -280,7 +281,7 @@ def _as_bytes(arr):
     return memoryview(arr.view(np.uint8)) if arr.size else b""
 
 
-def _write_zip(fh, prefix, data_pkl, storages):
+def _write_zip(fh, prefix, data_pkl, storages, byteorder=True):
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
         def record(name, data):
             name = f"{prefix}/{name}"
@@ -289,7 +290,8 @@ def _write_zip(fh, prefix, data_pkl, storages):
         record("data.pkl", data_pkl)
         record(".format_version", b"1")
         record(".storage_alignment", str(STORAGE_ALIGNMENT).encode())
-        record("byteorder", sys.byteorder.encode())
+        if byteorder:
+            record("byteorder", sys.byteorder.encode())
         for key, st in storages.items():
             record(f"data/{key}", _as_bytes(st.array))
         record("version", b"3\n")
@@ -370,7 +372,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         data_pkl, pickler = _pickle(obj, protocol)
 
         def write(fh):
-            _write_zip(fh, _archive_name(f), data_pkl, pickler.storages)
+            _write_zip(fh, _archive_name(f), data_pkl, pickler.storages,
+                       byteorder=not _disable_byteorder_record)
     else:
         def write(fh):
             _write_legacy(fh, obj, protocol)

@@ -26,7 +26,7 @@ import numpy as np
 __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
 
 MP_STATUS_CHECK_INTERVAL = 5.0     # seconds the main process waits for a worker to exit
-WORKER_POLL_INTERVAL = 1.0         # seconds between a worker's checks for shutdown and a dead parent
+WORKER_POLL_INTERVAL = 1.0         # seconds between a worker's checks for shutdown, dead parent
 
 _worker_info = None
 
