@@ -210,6 +210,8 @@ for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "
     globals().pop(_name, None)
 del _name
 
+from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
+
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
     import functools
