@@ -19,6 +19,7 @@ import warnings
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor
+from .ops._inplace import _can_cast, _type_name  # (canCast, and Float/Long/... names)
 
 __all__ = ["install", "OUT_FUNCTIONS"]
 
@@ -26,13 +27,6 @@ _CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64"
         "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
         "bool": "bool", "complex64": "c10::complex<float>",
         "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
-
-
-def _can_cast(src, dst):
-    return src._category <= dst._category
 
 
 # ---------------------------------------------------------------- the rules per op
@@ -45,7 +39,8 @@ _CAST = "result type {R} can't be cast to the desired output type {O}"
 _EXACT = "Expected out tensor to have dtype {r}, but got {o} instead"
 _FOUND = "Found dtype {O} but expected {R}"
 _CAT = "torch.cat(): input types can't be cast to the desired output type {O}"
-_SAFE = "{name}: Expected result to be safely castable from {R} dtype, but got result with dtype {O}"
+_SAFE = ("{name}: Expected result to be safely castable from {R} dtype, but got result with "
+         "dtype {O}")
 
 RULES = {}
 
@@ -146,7 +141,7 @@ OUT_FUNCTIONS = set(RULES)
 # ---------------------------------------------------------------- the protocol
 
 def _names(res, out):
-    return dict(R=_SCALAR.get(res.name, res.name), O=_SCALAR.get(out.name, out.name),
+    return dict(R=_type_name(res), O=_type_name(out),
                 r=_CPP.get(res.name, res.name), o=_CPP.get(out.name, out.name))
 
 
@@ -158,7 +153,8 @@ def _check_dtype(name, rule, res, out, extra):
         msg = "{name} expects a complex output tensor, but got {O}"
     elif kind == "diag" and not _can_cast(res, out):
         msg = "diag: result type {R} can't be cast to the desired out= type {O}"
-    ok = {"cast": _can_cast(res, out), "fft": _can_cast(res, out), "bool": out is D.bool, "any": True,
+    castable = _can_cast(res, out)
+    ok = {"cast": castable, "fft": castable, "bool": out is D.bool, "any": True,
           "dtype": True}.get(kind, res is out)
     if not ok:
         raise exc((msg or _CAST).format(name=name, **_names(res, out), **extra))
@@ -225,8 +221,8 @@ def _with_out(fn, name, rule):
             (o,) = _out_tensors(name, out, 1)
             dt = kwargs.get("dtype")
             if dt is not None and dt is not o.dtype:
-                raise RuntimeError(f"dtype {_SCALAR[dt.name]} does not match dtype of out "
-                                   f"parameter ({_SCALAR[o.dtype.name]})")
+                raise RuntimeError(f"dtype {_type_name(dt)} does not match dtype of out "
+                                   f"parameter ({_type_name(o.dtype)})")
             kwargs["dtype"] = o.dtype
             kwargs.pop("requires_grad", None)
             return _write(o, fn(*args, **kwargs))

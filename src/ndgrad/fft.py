@@ -203,15 +203,16 @@ def _out(r, out):
     if out is None:
         return r
     import sys
-    from ._out import _SCALAR, _write
+    from ._out import _write
+    from .ops._inplace import _type_name
     caller = sys._getframe(1).f_code.co_name
     name = _MSG_NAME.get(caller, caller)
     if r.dtype.is_complex and not out.dtype.is_complex:
         raise RuntimeError(f"{name} expects a complex output tensor, but got "
-                           f"{_SCALAR[out.dtype.name]}")
+                           f"{_type_name(out.dtype)}")
     if not r.dtype.is_complex and not out.dtype.is_floating_point:
         raise RuntimeError(f"{name} expects a floating point output tensor, but got "
-                           f"{_SCALAR[out.dtype.name]}")
+                           f"{_type_name(out.dtype)}")
     if r.requires_grad or out.requires_grad:
         prim = {"FftR2CBackward0": "_fft_r2c", "FftC2CBackward0": "_fft_c2c",
                 "FftC2RBackward0": "_fft_c2r"}.get(type(r.grad_fn).__name__, "_fft_c2c")

@@ -162,7 +162,7 @@ _select_scatter = _make_scatter("select_scatter", _set_select, _t_select)
 _slice_scatter = _make_scatter("slice_scatter", _set_slice, _t_slice)
 
 
-def _check_src(name, input, src, view):
+def _check_src(src, view):
     if tuple(src.shape) != tuple(view.shape):
         raise RuntimeError(
             f"expected src to have a size equal to the slice of self. src size = "
@@ -174,7 +174,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """torch.diagonal_scatter: input with its diagonal (offset, dim1, dim2) replaced by src."""
     nd = input.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
-    _check_src("diagonal_scatter", input, src, input.diagonal(offset, d1, d2))
+    _check_src(src, input.diagonal(offset, d1, d2))
     return _diagonal_scatter(input, src, (int(offset), d1, d2))
 
 
@@ -182,7 +182,7 @@ def select_scatter(input, src, dim, index):
     """torch.select_scatter: input with input.select(dim, index) replaced by src."""
     d = _wrap_dim(dim, input.ndim)
     view = input.select(d, index)
-    _check_src("select_scatter", input, src, view)
+    _check_src(src, view)
     n = input.shape[d]
     return _select_scatter(input, src, (d, int(index) + n if index < 0 else int(index)))
 
@@ -194,7 +194,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         step = 1
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    _check_src("slice_scatter", input, src, _t_slice(input, (d, start, end, step)))
+    _check_src(src, _t_slice(input, (d, start, end, step)))
     return _slice_scatter(input, src, (d, start, end, step))
 
 
@@ -444,7 +444,7 @@ def _map2_(self, x, y, callable):
 def _as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor")
-    r = self.view_as(self) if self.ndim or True else self
+    r = self.view_as(self)   # (an alias: same data, still in the graph)
     r.__class__ = cls
     return r
 

@@ -89,6 +89,22 @@ def _check_lr(lr):
         raise ValueError("Tensor lr must be 1-element")
 
 
+def _check_adam_args(lr, eps, betas, weight_decay):
+    """The argument checks the Adam family shares (Adam, AdamW, Adamax, NAdam, RAdam), in
+    PyTorch's order and with its messages."""
+    _check_lr(lr)
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def _check_fused(optimizer, fused, foreach, differentiable):
     """PyTorch's checks of `fused=True` (the fused CPU kernels ndgrad's loop stands in for)."""
     if fused:

@@ -1,7 +1,7 @@
 """RAdam (torch.optim.RAdam): Adam with the variance rectification term, optional decoupled
 weight decay."""
 from .optimizer import (Optimizer, _zeros_like, _step_tensor, _closure_loss, _bump_versions,
-                        _grad_array, _advance_step, _check_capturable, _to_scalar, _check_lr)
+                        _grad_array, _advance_step, _check_capturable, _to_scalar, _check_adam_args)
 from . import _kernels as K
 from .._backend import xp_of
 
@@ -16,17 +16,7 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_args(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
                         decoupled_weight_decay=decoupled_weight_decay,
