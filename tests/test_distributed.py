@@ -107,7 +107,7 @@ def test_pytorch_script_runs_unchanged_and_prints_what_torchrun_prints():
     """The DDP + DistributedSampler + no_sync + all_reduce script of tests/distributed, run by
     ndgrad's launcher; where PyTorch is installed, its torchrun output is the reference."""
     script = os.path.join(HERE, "torch_ddp_script.py")
-    proc = launch(2, script, launcher_args=["--as-torch"])
+    proc = launch(2, script)      # the command the user types: no flag, `import torch` is ndgrad
     assert proc.returncode == 0, proc.stderr
     assert "parameters equal on every rank: True" in proc.stdout
     assert proc.stdout.count("epoch") == 4

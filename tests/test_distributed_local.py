@@ -205,9 +205,19 @@ def test_launcher_accepts_torchruns_flags():
     cmd = launcher.build_command(a, "mpiexec")
     assert cmd[:3] == ["mpiexec", "-n", "3"]
     assert cmd[3:7] == [sys.executable, "-u", "-m", "ndgrad.distributed._worker"]
-    assert cmd[7:] == ["train.py", "--lr", "0.1", "-m"]
+    # `import torch` is ndgrad in the ranks unless --no-alias
+    assert cmd[7:] == ["--as-torch", "train.py", "--lr", "0.1", "-m"]
     b = launcher.parse_args(["--nproc_per_node", "2", "-m", "--as-torch", "pkg.train"])
     assert launcher.build_command(b, "mpiexec")[-3:] == ["--as-torch", "-m", "pkg.train"]
+    c = launcher.parse_args(["--nproc_per_node", "2", "--no-alias", "-m", "pkg.train"])
+    assert launcher.build_command(c, "mpiexec")[-3:] == ["ndgrad.distributed._worker", "-m",
+                                                         "pkg.train"]
+
+
+def test_launcher_refuses_contradicting_alias_flags(capsys):
+    with pytest.raises(SystemExit):
+        launcher.parse_args(["--as-torch", "--no-alias", "t.py"])
+    assert "--as-torch and --no-alias contradict each other" in capsys.readouterr().err
 
 
 def test_launcher_several_nodes_use_mpiexec_hosts(capsys):

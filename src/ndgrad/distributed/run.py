@@ -9,8 +9,13 @@ through ndgrad.distributed._worker, which sets RANK, WORLD_SIZE, LOCAL_RANK, LOC
 MASTER_ADDR and MASTER_PORT before the script runs and aborts the whole MPI job when the script
 raises on any rank. The launcher's exit code is the first non-zero exit code of a rank (0 when
 all succeed). torchrun's rendezvous flags (--standalone, --rdzv_*, --master_*, --max_restarts, ...)
-are accepted; MPI does the rendezvous. With --as-torch, `import torch` in the script (and every
-`torch.*` module) is ndgrad, so a PyTorch training script runs on ndgrad unchanged.
+are accepted; MPI does the rendezvous.
+
+The script runs on ndgrad: `import torch` in it (and every `torch.*` module) is ndgrad, as under
+`python -m ndgrad.run`, so a PyTorch training script runs on ndgrad unchanged (starting ndgrad's
+launcher is the request for that; `import ndgrad` alone never shadows a real torch).
+`--no-alias` leaves `import torch` to whatever torch is installed (MPI then only starts the
+processes). `--as-torch` is accepted for the earlier spelling of the default.
 """
 import argparse
 import glob
@@ -62,8 +67,8 @@ def _nnodes(value):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m ndgrad.distributed.run",
-        description="Start a data-parallel ndgrad (or, with --as-torch, PyTorch) script on "
-                    "several processes through mpiexec.")
+        description="Start a data-parallel PyTorch-style script on several processes "
+                    "through mpiexec, on ndgrad (`import torch` is ndgrad unless --no-alias).")
     add = p.add_argument
     add("--nproc_per_node", "--nproc-per-node", type=_nproc, default=1,
         help="processes per node (default 1; 'auto'/'cpu': one per CPU core)")
@@ -75,7 +80,9 @@ def parse_args(argv=None):
     add("--mpiexec_args", "--mpiexec-args", default="",
         help="extra arguments for mpiexec, e.g. \"-bind-to core\"")
     add("--as-torch", "--as_torch", action="store_true",
-        help="run the script with `import torch` bound to ndgrad")
+        help="bind `import torch` in the script to ndgrad (the default)")
+    add("--no-alias", "--no_alias", action="store_true",
+        help="do not bind `import torch` to ndgrad: the script imports the installed torch")
     add("-m", "--module", action="store_true",
         help="run the script as a module (python -m)")
     add("--no_python", "--no-python", action="store_true",
@@ -94,6 +101,9 @@ def parse_args(argv=None):
     add("training_script", help="the script (or, with -m, the module) to run")
     add("training_script_args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
+    if args.as_torch and args.no_alias:
+        p.error("--as-torch and --no-alias contradict each other")
+    args.as_torch = not args.no_alias
     if args.nnodes > 1 and not (args.hosts or args.hostfile):
         p.error(f"--nnodes={args.nnodes} needs the machines: --hosts=host1,host2,... or "
                 f"--hostfile=FILE (MPI starts the processes there over ssh)")
