@@ -47,6 +47,7 @@ from . import fft  # noqa: E402  (torch.fft; shadows no torch-level name)
 special = _importlib.import_module(".special", __name__)  # (`from .ops import *` bound ops.special)
 from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
+from . import testing  # noqa: E402
 
 __version__ = "0.1.0"
 
