@@ -310,6 +310,13 @@ CUDA = [
     lambda T: T.cuda.is_current_stream_capturing(), lambda T: T.cuda.StreamContext(None).__enter__(),
     lambda T: T.ones(1, device="cuda"), lambda T: T.ones(1).cuda(),
     lambda T: T.cuda.amp.autocast().__enter__() is not None,
+    lambda T: T.cuda.FloatStorage(2), lambda T: isinstance(T.ones(1), T.cuda.FloatStorage),
+    lambda T: (T.cuda.cudaStatus.SUCCESS, T.cuda.cudaStatus.ERROR_NOT_READY),
+    lambda T: T.cuda.CUDAGraph(), lambda T: T.cuda.MemPool(), lambda T: T.cuda.graph(None),
+    lambda T: T.cuda.graph_pool_handle(), lambda T: T.cuda.make_graphed_callables(None, ()),
+    lambda T: T.cuda.use_mem_pool(None).__enter__(), lambda T: T.cuda.caching_allocator_enable(True),
+    lambda T: T.cuda.host_memory_stats_as_nested_dict(), lambda T: T.cuda.cudart(),
+    lambda T: T.cuda.get_stream_from_external(0), lambda T: dict(T.cuda.host_memory_stats()),
 ]
 
 

@@ -7,6 +7,7 @@ those that need one raise PyTorch's errors ("Torch not compiled with CUDA enable
     torch.cuda.manual_seed_all(0)            # a no-op, as in PyTorch without CUDA
 """
 import collections
+import contextlib
 import warnings
 
 from .._backend import cuda_available, device as _device
@@ -329,3 +330,99 @@ IntTensor = _legacy("IntTensor", "int32")
 LongTensor = _legacy("LongTensor", "int64")
 BoolTensor = _legacy("BoolTensor", "bool")
 BFloat16Tensor = _legacy("BFloat16Tensor", "float16")   # (NumPy has no bfloat16)
+
+
+# ---------------------------------------------------------------- legacy storages, graphs, pools
+
+class _StorageMeta(type):
+    def __instancecheck__(cls, obj):
+        return False          # no CUDA storage can exist without CUDA
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _storage(name):
+    def __new__(cls, *args, **kwargs):
+        raise AssertionError(ERR_NOT_COMPILED)
+    return _StorageMeta(name, (), {"__new__": __new__, "__module__": __name__})
+
+
+FloatStorage, DoubleStorage, HalfStorage = (_storage(n) for n in
+                                            ("FloatStorage", "DoubleStorage", "HalfStorage"))
+ByteStorage, CharStorage, ShortStorage = (_storage(n) for n in
+                                          ("ByteStorage", "CharStorage", "ShortStorage"))
+IntStorage, LongStorage, BoolStorage = (_storage(n) for n in
+                                        ("IntStorage", "LongStorage", "BoolStorage"))
+BFloat16Storage, ComplexFloatStorage, ComplexDoubleStorage = (
+    _storage(n) for n in ("BFloat16Storage", "ComplexFloatStorage", "ComplexDoubleStorage"))
+
+
+class cudaStatus:
+    SUCCESS = 0
+    ERROR_NOT_READY = 34
+
+
+def _dummy(name):
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError(f"Tried to instantiate dummy base class {name}")
+    return __new__
+
+
+class CUDAGraph:
+    __new__ = _dummy("CUDAGraph")
+
+
+class MemPool:
+    __new__ = _dummy("MemPool")
+
+
+class graph:
+    """`with torch.cuda.graph(g):` captures on a side stream, which needs CUDA."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global",
+                 enable_annotations=False, check_input_liveness=False):
+        Stream()
+
+
+def graph_pool_handle():
+    raise RuntimeError("Tried to instantiate dummy base class _graph_pool_handle")
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False,
+                           pool=None):
+    CUDAGraph()
+
+
+@contextlib.contextmanager
+def use_mem_pool(pool, device=None):
+    raise AssertionError(ERR_NOT_COMPILED)
+    yield
+
+
+def caching_allocator_enable(value=True):
+    if is_initialized():
+        raise AssertionError(ERR_NOT_COMPILED)
+
+
+def caching_allocator_disabled():
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def host_memory_stats_as_nested_dict():
+    return {}
+
+
+reset_accumulated_memory_stats = reset_accumulated_host_memory_stats = _not_compiled
+reset_peak_host_memory_stats = get_allocator_backend = change_current_allocator = _not_compiled
+check_error = _not_compiled
+
+__all__ += [
+    "BFloat16Storage", "BoolStorage", "ByteStorage", "CUDAGraph", "CharStorage",
+    "ComplexDoubleStorage", "ComplexFloatStorage", "DoubleStorage", "FloatStorage",
+    "HalfStorage", "IntStorage", "LongStorage", "MemPool", "ShortStorage",
+    "caching_allocator_disabled", "caching_allocator_enable", "change_current_allocator",
+    "check_error", "cudaStatus", "cudart", "get_allocator_backend", "get_stream_from_external",
+    "graph", "graph_pool_handle", "host_memory_stats_as_nested_dict", "make_graphed_callables",
+    "memory_snapshot", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+    "reset_peak_host_memory_stats", "use_mem_pool"]
