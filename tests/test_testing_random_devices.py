@@ -611,3 +611,26 @@ def test_nn_parallel_matches_torch_without_gpu(i):
     mine, theirs = _same(PAR[i])
     if mine[0] == "OK":
         assert mine == theirs
+
+
+def test_graph_exec_group():
+    ck = ndgrad.utils.checkpoint
+    w = ndgrad.tensor([0.5, -1.0, 2.0], dtype=ndgrad.float64, requires_grad=True)
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        return (x.sin() * x).sum()
+
+    with ck.GraphExecGroup() as g:
+        assert ck.GraphExecGroup._get_current_group() is g
+        with pytest.raises(RuntimeError, match="GraphExecGroup contexts cannot be nested"):
+            ck.GraphExecGroup().__enter__()
+        out = ck.checkpoint(fn, w, use_reentrant=False)
+        out.backward(retain_graph=True)
+        first = w.grad.clone()
+        out.backward()
+    assert ck.GraphExecGroup._get_current_group() is None
+    assert len(calls) == 2          # the forward, then one recomputation for both backwards
+    expected = (w.detach().sin() + w.detach() * w.detach().cos()).numpy()
+    assert np.allclose(first.numpy(), expected) and np.allclose(w.grad.numpy(), 2 * expected)

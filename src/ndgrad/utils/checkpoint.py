@@ -25,7 +25,8 @@ __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "Checkpoint
            "check_backward_validity", "detach_variable", "get_device_states",
            "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
            "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
-           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts"]
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "GraphExecGroup"]
 
 WARN_REENTRANT = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -204,6 +205,29 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
     else:
         raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
     return _SelectiveContext(policy_fn, False), _SelectiveContext(policy_fn, True)
+
+
+_graph_exec_group = [None]
+
+
+class GraphExecGroup:
+    """`with GraphExecGroup():` backward calls inside recompute each checkpointed region at
+    most once. ndgrad's checkpoint frames keep their recomputed tensors until the graph is freed,
+    so that holds in and out of a group; the group itself cannot nest, as in PyTorch."""
+
+    def __enter__(self):
+        if _graph_exec_group[0] is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. "
+                               f"Already inside group {_graph_exec_group[0]}")
+        _graph_exec_group[0] = self
+        return self
+
+    def __exit__(self, *args):
+        _graph_exec_group[0] = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group[0]
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
