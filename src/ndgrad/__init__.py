@@ -47,6 +47,7 @@ from . import fft  # noqa: E402  (torch.fft; shadows no torch-level name)
 special = _importlib.import_module(".special", __name__)  # (`from .ops import *` bound ops.special)
 from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
+from . import testing  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -131,45 +132,9 @@ ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
 
 
-class _Cuda:
-    @staticmethod
-    def is_available():
-        from ._backend import cuda_available
-        return cuda_available()
-
-    @staticmethod
-    def device_count():
-        return 1 if _Cuda.is_available() else 0
-
-    @staticmethod
-    def manual_seed(seed):
-        pass
-
-    manual_seed_all = manual_seed
-
-
-class _CudaAmp:
-    """`torch.cuda.amp.autocast` / `GradScaler`: the deprecated spellings of `torch.amp`'s."""
-
-    @staticmethod
-    def autocast(enabled=True, dtype=float16, cache_enabled=True):
-        _warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        return amp.autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-    @staticmethod
-    def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                   growth_interval=2000, enabled=True):
-        _warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        return amp.GradScaler("cuda", init_scale, growth_factor, backoff_factor,
-                              growth_interval, enabled)
-
-
-_Cuda.amp = _CudaAmp()
-cuda = _Cuda()
+from . import cuda, accelerator, random  # noqa: E402
+from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E402,F811
+                     set_rng_state)
 
 from . import amp  # noqa: E402
 from .amp import autocast, is_autocast_enabled  # noqa: E402,F401

@@ -6,7 +6,6 @@ based and draws in a different order).
 """
 import builtins
 import math
-import pickle
 
 from . import _dtype as D
 from ._backend import numpy as np, device as _device, CPU, to_numpy
@@ -446,7 +445,11 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 # ---------------------------------------------------------------- random numbers
 
 class Generator:
-    """torch.Generator: an independent random stream (NumPy PCG64 inside)."""
+    """torch.Generator: an independent random stream (NumPy PCG64 inside).
+
+    Its state (get_state / set_state, torch.get_rng_state) is a uint8 tensor of
+    _STATE_BYTES bytes: the initial seed, PCG64's 128-bit state and increment, and its buffered
+    32-bit half-word, so a state round-trips exactly."""
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
@@ -455,6 +458,8 @@ class Generator:
 
     def manual_seed(self, seed):
         seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise ValueError("Overflow when unpacking long long")
         if seed < 0:
             seed += 1 << 64
         self._seed = seed
@@ -471,20 +476,38 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        raw = pickle.dumps((self._seed, self._rng.bit_generator.state))
+        st = self._rng.bit_generator.state
+        raw = (self._seed.to_bytes(8, "little")
+               + st["state"]["state"].to_bytes(16, "little")
+               + st["state"]["inc"].to_bytes(16, "little")
+               + int(st["has_uint32"]).to_bytes(4, "little")
+               + int(st["uinteger"]).to_bytes(4, "little"))
         return _make(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, new_state):
-        seed, state = pickle.loads(to_numpy(new_state._data).tobytes())
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64())
-        self._rng.bit_generator.state = state
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not D.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = to_numpy(new_state._data).reshape(-1).tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
+                               f"found the input RNG state size to be {len(raw)}")
+        word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
+        bit_gen = np.random.PCG64()
+        bit_gen.state = {"bit_generator": "PCG64",
+                         "state": {"state": word(8, 24), "inc": word(24, 40)},
+                         "has_uint32": word(40, 44), "uinteger": word(44, 48)}
+        self._seed, self._rng = word(0, 8), np.random.Generator(bit_gen)
         return self
 
     def clone_state(self):
         g = Generator(self.device)
         g.set_state(self.get_state())
         return g
+
+
+_STATE_BYTES = 48
 
 
 default_generator = Generator()

@@ -550,6 +550,10 @@ class Tensor:
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
+        if device is not None:
+            from ._backend import cuda_available
+            if not cuda_available():     # PyTorch without CUDA looks the device index up first
+                raise RuntimeError("Cannot access accelerator device when none is available.")
         return self.to("cuda")
 
     def __dlpack__(self, stream=None):

@@ -13,7 +13,7 @@ import warnings
 
 from ._backend import cuda_available
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 
 def is_autocast_available(device_type):
@@ -53,6 +53,76 @@ class autocast:
 
 def is_autocast_enabled(device_type=None):
     return False
+
+
+def _autocast_dtype(device_type):
+    """torch.get_autocast_dtype: float16 for CUDA; CPU's bfloat16 does not exist in NumPy."""
+    from ._dtype import float16
+    return float16 if device_type == "cuda" else None
+
+
+def _cast(value, device_type, dtype):
+    import collections.abc
+    from ._tensor import Tensor
+    if isinstance(value, Tensor):
+        eligible = (value.is_floating_point() and value.device.type == device_type
+                    and value.dtype.name != "float64")
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        it = (_cast(v, device_type, dtype) for v in value)
+        return type(value)(it) if isinstance(value, (list, tuple)) else it
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom Function's forward: records on ctx whether autocast was on, and
+    with `cast_inputs` runs the forward with autocast off and its floating inputs cast.
+
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+        def forward(ctx, x): ..."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        args[0]._dtype = _autocast_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        on = is_autocast_enabled(device_type)
+        args[0]._fwd_used_autocast = False
+        if on:
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast(args, device_type, cast_inputs),
+                           **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for a custom Function's backward: runs it under the autocast state that its
+    forward (decorated with custom_fwd) saw."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        with autocast(device_type=device_type, enabled=args[0]._fwd_used_autocast,
+                      dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
 
 
 class _OptState:

@@ -208,3 +208,15 @@ class _ExecutionEngine:
 
 
 Variable._execution_engine = _ExecutionEngine()
+
+
+def variable(*args, **kwargs):
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
+
+
+from .grad_mode import set_multithreading_enabled, enforce_grad_layout_policy  # noqa: E402
+
+__all__ = ["Variable", "Function", "backward", "grad_mode", "detect_anomaly", "enable_grad",
+           "grad", "gradcheck", "gradgradcheck", "inference_mode", "no_grad",
+           "set_detect_anomaly", "set_grad_enabled", "set_multithreading_enabled",
+           "enforce_grad_layout_policy", "variable"]

@@ -149,3 +149,48 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+_multithreading = [True]
+_grad_layout_enforced = [True]
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """set_multithreading_enabled(mode): PyTorch's switch for its multithreaded backward. ndgrad's
+    engine runs backward on the calling thread either way; the flag is kept and restored."""
+
+    def __init__(self, mode):
+        self.prev = _multithreading[0]
+        _multithreading[0] = self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def _is_multithreading_enabled():
+    return _multithreading[0]
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """enforce_grad_layout_policy(enable=True): PyTorch's switch for matching .grad's strides to
+    the parameter's. ndgrad's gradients are always laid out like their parameter; the flag is
+    kept and restored."""
+
+    def __init__(self, enable=True):
+        self.prev = _grad_layout_enforced[0]
+        _grad_layout_enforced[0] = self.mode = enable
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _grad_layout_enforced[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

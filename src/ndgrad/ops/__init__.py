@@ -263,10 +263,26 @@ def _matrix_property(name):
 _mT = _matrix_property("mT")
 
 
+ERR_NO_ATEN_CUDA = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you are "
+    "trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
+    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library "
+    "dependencies if you don't depend on any of their symbols.  You can check if this has "
+    "occurred by using ldd on your binary to see if there is a dependency on *_cuda.so library.")
+
+
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         from ..autograd.graph import _type_string
         return _type_string(self)
+    if (getattr(dtype, "is_cuda", False) is True
+            or (isinstance(dtype, str) and dtype.startswith("torch.cuda."))):
+        from .._backend import cuda_available
+        if not cuda_available():
+            raise RuntimeError(ERR_NO_ATEN_CUDA)
     if isinstance(dtype, str):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,

@@ -11,6 +11,8 @@ them. Two variants, as in PyTorch:
 - use_reentrant=True: a custom Function (CheckpointFunctionBackward) runs the forward under
   no_grad and, in its backward, reruns it with grad on and backpropagates through that rerun.
 """
+import contextlib
+import enum
 import warnings
 
 from .. import _creation
@@ -19,7 +21,12 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "check_backward_validity", "detach_variable", "get_device_states",
+           "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "GraphExecGroup"]
 
 WARN_REENTRANT = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -45,18 +52,204 @@ class _RNG:
             _creation.set_rng_state(self.outer)
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+class CheckpointError(RuntimeError):
+    pass
+
+
+_checkpoint_debug_enabled = None
+_enable_checkpoint_early_stop = None
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """Within the block, checkpoint's `debug` flag is `enabled` (None: each call's own)."""
+    global _checkpoint_debug_enabled
+    prev, _checkpoint_debug_enabled = _checkpoint_debug_enabled, enabled
+    try:
+        yield
+    finally:
+        _checkpoint_debug_enabled = prev
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Within the block, non-reentrant checkpoint's early stop is `enable` (ndgrad recomputes
+    the whole region either way; the gradients are the same)."""
+    global _enable_checkpoint_early_stop
+    prev, _enable_checkpoint_early_stop = _enable_checkpoint_early_stop, enable
+    try:
+        yield
+    finally:
+        _enable_checkpoint_early_stop = prev
+
+
+def detach_variable(inputs):
+    """The tensors of the tuple `inputs` detached, each keeping its requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for inp in inputs:
+        if not isinstance(inp, Tensor):
+            out.append(inp)
+            continue
+        x = inp.detach()
+        x.requires_grad = inp.requires_grad
+        out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs):
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint saves besides the CPU's."""
+
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+            acc = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def _tensors_in(args):
+    if isinstance(args, Tensor):
+        yield args
+    elif isinstance(args, (list, tuple)):
+        for a in args:
+            yield from _tensors_in(a)
+    elif isinstance(args, dict):
+        for a in args.values():
+            yield from _tensors_in(a)
+
+
+def get_device_states(*args):
+    """(device ids, RNG states) of the accelerator devices the tensors in `args` live on: none
+    for CPU tensors."""
+    ids = [t.get_device() for t in _tensors_in(args) if t.device.type not in ("cpu", "meta")]
+    from .. import cuda
+    states = []
+    for i in ids:
+        with cuda.device(i):
+            states.append(cuda.get_rng_state())
+    return ids, states
+
+
+def set_device_states(devices, states, *, device_type=None):
+    from .. import cuda
+    for device, state in zip(devices, states):
+        with cuda.device(device):
+            cuda.set_rng_state(state)
+
+
+def noop_context_fn():
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class CheckpointPolicy(enum.Enum):
+    """What a selective-checkpoint policy says about an op's outputs."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """The `ctx` a selective-checkpoint policy function receives."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class _SelectiveContext:
+    """One of the pair create_selective_checkpoint_contexts returns. ndgrad has no operator
+    dispatch to intercept, so every op of the region is recomputed: the policy decides only what
+    is cached, and recomputing an op PyTorch would have cached gives the same values (the RNG
+    state is restored for the recomputation)."""
+
+    def __init__(self, policy_fn, is_recompute):
+        self.policy_fn, self.is_recompute = policy_fn, is_recompute
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The (forward, recompute) context pair for checkpoint(..., context_fn=...)."""
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:      # ndgrad has no OpOverload objects to name ops by
+            raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
+                             f"of type {type(op)}. ")
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return _SelectiveContext(policy_fn, False), _SelectiveContext(policy_fn, True)
+
+
+_graph_exec_group = [None]
+
+
+class GraphExecGroup:
+    """`with GraphExecGroup():` backward calls inside recompute each checkpointed region at
+    most once. ndgrad's checkpoint frames keep their recomputed tensors until the graph is freed,
+    so that holds in and out of a group; the group itself cannot nest, as in PyTorch."""
+
+    def __enter__(self):
+        if _graph_exec_group[0] is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. "
+                               f"Already inside group {_graph_exec_group[0]}")
+        _graph_exec_group[0] = self
+        return self
+
+    def __exit__(self, *args):
+        _graph_exec_group[0] = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group[0]
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
+               determinism_check="default",
                debug=False, early_stop=True, preserve_rng_state=True, **kwargs):
     """function(*args, **kwargs), without keeping its activations: they are recomputed in
     backward. Gradients are the same as without checkpointing."""
     if use_reentrant is None:
         warnings.warn(WARN_REENTRANT, UserWarning, stacklevel=2)
         use_reentrant = True
+    if context_fn is None:
+        context_fn = noop_context_fn
     if use_reentrant:
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs, context_fn)
 
 
 # ---------------------------------------------------------------- non-reentrant
@@ -64,8 +257,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
 class _Frame:
     """One checkpointed call: the recomputed saved tensors, by pack order."""
 
-    def __init__(self, function, args, kwargs, preserve):
+    def __init__(self, function, args, kwargs, preserve, recompute_context):
         self.function, self.args, self.kwargs = function, args, kwargs
+        self.recompute_context = recompute_context
         self.rng = _RNG(preserve)
         self.count = 0
         self.recomputed = None
@@ -101,15 +295,17 @@ class _Frame:
 
         args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
                      for a in self.args)
-        with self.rng, grad_mode.enable_grad(), saved_tensors_hooks(pack, unpack):
+        with self.rng, grad_mode.enable_grad(), saved_tensors_hooks(pack, unpack), \
+                self.recompute_context:
             self.function(*args, **self.kwargs)
         self.recomputed = store
         self.args = self.kwargs = None  # the inputs are no longer needed
 
 
-def _checkpoint_without_reentrant(function, preserve, args, kwargs):
-    frame = _Frame(function, args, kwargs, preserve)
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+def _checkpoint_without_reentrant(function, preserve, args, kwargs, context_fn):
+    forward_context, recompute_context = context_fn()
+    frame = _Frame(function, args, kwargs, preserve, recompute_context)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         out = function(*args, **kwargs)
     return out
 

@@ -1,0 +1,428 @@
+"""torch.cuda as a CPU-only PyTorch build has it: ndgrad runs on NumPy and is "not compiled with
+CUDA", so every function behaves as it does in PyTorch's CPU wheel. Queries that need no device
+answer (is_available() False, device_count() 0, memory counters 0, seeding queued and dropped);
+those that need one raise PyTorch's errors ("Torch not compiled with CUDA enabled", ...).
+
+    if torch.cuda.is_available(): ...        # False
+    torch.cuda.manual_seed_all(0)            # a no-op, as in PyTorch without CUDA
+"""
+import collections
+import contextlib
+import warnings
+
+from .._backend import cuda_available, device as _device
+from . import amp  # noqa: F401
+
+ERR_NOT_COMPILED = "Torch not compiled with CUDA enabled"
+ERR_NVML = "nvidia-ml-py does not seem to be installed or it can't be imported."
+
+__all__ = [
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "CudaError",
+    "DeferredCudaCallError", "DoubleTensor", "Event", "ExternalStream", "FloatTensor",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Stream", "StreamContext", "amp",
+    "caching_allocator_alloc", "caching_allocator_delete", "can_device_access_peer",
+    "clock_rate", "current_blas_handle", "current_device", "current_solver_handle",
+    "current_stream", "default_generators", "default_stream", "device", "device_count",
+    "device_memory_used", "device_of", "empty_cache", "get_arch_list", "get_device_capability",
+    "get_device_name", "get_device_properties", "get_gencode_flags",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all",
+    "get_sync_debug_mode", "has_half", "has_magma", "host_memory_stats", "init", "initial_seed",
+    "ipc_collect", "is_available", "is_bf16_supported", "is_current_stream_capturing",
+    "is_initialized", "is_tf32_supported", "list_gpu_processes", "manual_seed",
+    "manual_seed_all", "max_memory_allocated", "max_memory_cached", "max_memory_reserved",
+    "mem_get_info", "memory_allocated", "memory_cached", "memory_reserved", "memory_stats",
+    "memory_stats_as_nested_dict", "memory_summary", "memory_usage", "power_draw",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats",
+    "seed", "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
+    "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream", "synchronize",
+    "temperature", "utilization"]
+
+has_half = True
+has_magma = False
+default_generators = ()
+
+
+class CudaError(RuntimeError):
+    def __init__(self, code):
+        super().__init__(f"CUDA error {code}")
+
+
+class DeferredCudaCallError(Exception):
+    pass
+
+
+def _not_compiled(*args, **kwargs):
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def _nvml(*args, **kwargs):
+    raise ModuleNotFoundError(ERR_NVML)
+
+
+# ---------------------------------------------------------------- device queries
+
+def is_available():
+    """False: ndgrad computes on NumPy."""
+    return cuda_available()
+
+
+def device_count():
+    return 1 if cuda_available() else 0
+
+
+def is_initialized():
+    return False
+
+
+def _device_index(device, optional=False):
+    """torch.cuda._get_device_index: an int, a 'cuda[:n]' string or a cuda torch.device."""
+    if isinstance(device, str):
+        device = _device(device)
+    if isinstance(device, _device):
+        if device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        return -1 if device.index is None else device.index
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    if device is None and optional:
+        return -1
+    raise ValueError("Expected a torch.device with a specified index or an integer, but got:"
+                     f"{device}")
+
+
+init = current_device = synchronize = ipc_collect = _not_compiled
+get_device_capability = get_device_properties = get_device_name = _not_compiled
+current_stream = default_stream = current_blas_handle = current_solver_handle = _not_compiled
+get_sync_debug_mode = set_sync_debug_mode = mem_get_info = cudart = _not_compiled
+caching_allocator_alloc = caching_allocator_delete = can_device_access_peer = _not_compiled
+set_per_process_memory_fraction = get_per_process_memory_fraction = _not_compiled
+get_stream_from_external = initial_seed = memory_snapshot = _not_compiled
+utilization = temperature = power_draw = clock_rate = memory_usage = _nvml
+device_memory_used = _nvml
+
+
+def set_device(device):
+    """A negative index is ignored (as PyTorch); any CUDA device raises."""
+    if _device_index(device) >= 0:
+        raise AssertionError(ERR_NOT_COMPILED)
+
+
+def is_bf16_supported(including_emulation=True):
+    return False
+
+
+def is_tf32_supported():
+    return False
+
+
+def get_arch_list():
+    return []
+
+
+def get_gencode_flags():
+    return ""
+
+
+def list_gpu_processes(device=None):
+    return "pynvml module not found, please install nvidia-ml-py"
+
+
+class device:
+    """`with torch.cuda.device(i):`: a negative index is a no-op; a CUDA device raises."""
+
+    def __init__(self, device):
+        self.idx = _device_index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
+
+    def __exit__(self, *exc):
+        return False
+
+
+class device_of(device):
+    """`with torch.cuda.device_of(tensor):`: a CPU tensor selects no device."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
+# ---------------------------------------------------------------- streams and events
+
+class Stream:
+    def __new__(cls, device=None, priority=0, **kwargs):
+        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+
+
+class ExternalStream(Stream):
+    def __new__(cls, stream_ptr, device=None, **kwargs):
+        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+
+
+class Event:
+    def __new__(cls, enable_timing=False, blocking=False, interprocess=False, external=False):
+        raise RuntimeError("Tried to instantiate dummy base class Event")
+
+
+class StreamContext:
+    """`with torch.cuda.stream(s):`: stream None (the only one there is without CUDA) is a
+    no-op."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is None:
+            return None
+        raise AssertionError(ERR_NOT_COMPILED)
+
+    def __exit__(self, *exc):
+        return False
+
+
+def stream(stream):
+    return StreamContext(stream)
+
+
+def set_stream(stream):
+    if stream is None:
+        return
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def is_current_stream_capturing():
+    raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+
+
+# ---------------------------------------------------------------- random numbers
+# PyTorch queues seeding calls until CUDA initializes, which never happens without CUDA.
+
+def manual_seed(seed):
+    int(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed():
+    pass
+
+
+seed_all = seed
+
+
+def get_rng_state(device="cuda"):
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state(new_state, device="cuda"):
+    pass
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+# ---------------------------------------------------------------- memory
+
+def memory_stats(device=None):
+    return collections.OrderedDict()
+
+
+def memory_stats_as_nested_dict(device=None):
+    return {}
+
+
+def host_memory_stats():
+    return collections.OrderedDict()
+
+
+def memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def memory_cached(device=None):
+    warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to "
+                  "`torch.cuda.max_memory_reserved`", FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def empty_cache():
+    pass
+
+
+def reset_peak_memory_stats(device=None):
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def reset_max_memory_allocated(device=None):
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device)
+
+
+def memory_summary(device=None, abbreviated=False):
+    """PyTorch's CPU build fails reading the (empty) statistics the same way."""
+    raise KeyError("allocated_bytes.all.current")
+
+
+# ---------------------------------------------------------------- legacy tensor types
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj):
+        from .._tensor import Tensor
+        return isinstance(obj, Tensor) and obj.is_cuda and obj.dtype is cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _legacy(name, dtype_name):
+    from .. import _dtype as D
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"type torch.cuda.{name} not available. Torch not compiled with CUDA "
+                        "enabled.")
+    return _LegacyMeta(name, (), {"__new__": __new__, "dtype": getattr(D, dtype_name),
+                                  "is_cuda": True, "__module__": __name__})
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+ByteTensor = _legacy("ByteTensor", "uint8")
+CharTensor = _legacy("CharTensor", "int8")
+ShortTensor = _legacy("ShortTensor", "int16")
+IntTensor = _legacy("IntTensor", "int32")
+LongTensor = _legacy("LongTensor", "int64")
+BoolTensor = _legacy("BoolTensor", "bool")
+BFloat16Tensor = _legacy("BFloat16Tensor", "float16")   # (NumPy has no bfloat16)
+
+
+# ---------------------------------------------------------------- legacy storages, graphs, pools
+
+class _StorageMeta(type):
+    def __instancecheck__(cls, obj):
+        return False          # no CUDA storage can exist without CUDA
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _storage(name):
+    def __new__(cls, *args, **kwargs):
+        raise AssertionError(ERR_NOT_COMPILED)
+    return _StorageMeta(name, (), {"__new__": __new__, "__module__": __name__})
+
+
+FloatStorage, DoubleStorage, HalfStorage = (_storage(n) for n in
+                                            ("FloatStorage", "DoubleStorage", "HalfStorage"))
+ByteStorage, CharStorage, ShortStorage = (_storage(n) for n in
+                                          ("ByteStorage", "CharStorage", "ShortStorage"))
+IntStorage, LongStorage, BoolStorage = (_storage(n) for n in
+                                        ("IntStorage", "LongStorage", "BoolStorage"))
+BFloat16Storage, ComplexFloatStorage, ComplexDoubleStorage = (
+    _storage(n) for n in ("BFloat16Storage", "ComplexFloatStorage", "ComplexDoubleStorage"))
+
+
+class cudaStatus:
+    SUCCESS = 0
+    ERROR_NOT_READY = 34
+
+
+def _dummy(name):
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError(f"Tried to instantiate dummy base class {name}")
+    return __new__
+
+
+class CUDAGraph:
+    __new__ = _dummy("CUDAGraph")
+
+
+class MemPool:
+    __new__ = _dummy("MemPool")
+
+
+class graph:
+    """`with torch.cuda.graph(g):` captures on a side stream, which needs CUDA."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global",
+                 enable_annotations=False, check_input_liveness=False):
+        Stream()
+
+
+def graph_pool_handle():
+    raise RuntimeError("Tried to instantiate dummy base class _graph_pool_handle")
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False,
+                           pool=None):
+    CUDAGraph()
+
+
+@contextlib.contextmanager
+def use_mem_pool(pool, device=None):
+    raise AssertionError(ERR_NOT_COMPILED)
+    yield
+
+
+def caching_allocator_enable(value=True):
+    if is_initialized():
+        raise AssertionError(ERR_NOT_COMPILED)
+
+
+def caching_allocator_disabled():
+    raise AssertionError(ERR_NOT_COMPILED)
+
+
+def host_memory_stats_as_nested_dict():
+    return {}
+
+
+reset_accumulated_memory_stats = reset_accumulated_host_memory_stats = _not_compiled
+reset_peak_host_memory_stats = get_allocator_backend = change_current_allocator = _not_compiled
+check_error = _not_compiled
+
+__all__ += [
+    "BFloat16Storage", "BoolStorage", "ByteStorage", "CUDAGraph", "CharStorage",
+    "ComplexDoubleStorage", "ComplexFloatStorage", "DoubleStorage", "FloatStorage",
+    "HalfStorage", "IntStorage", "LongStorage", "MemPool", "ShortStorage",
+    "caching_allocator_disabled", "caching_allocator_enable", "change_current_allocator",
+    "check_error", "cudaStatus", "cudart", "get_allocator_backend", "get_stream_from_external",
+    "graph", "graph_pool_handle", "host_memory_stats_as_nested_dict", "make_graphed_callables",
+    "memory_snapshot", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+    "reset_peak_host_memory_stats", "use_mem_pool"]
