@@ -449,7 +449,8 @@ def _einsum_fwd_n(n):
 
 
 def _einsum_grad_n(n):
-    """One joint formula: d/d operand i = einsum(grad, the other operands) -> operand i's subs."""
+    """One joint formula: d/d operand i = einsum(grad, the other operands, conjugated) ->
+    operand i's subs."""
     import inspect
     P = inspect.Parameter
     names = ["grad", "equation"] + [f"t{i}" for i in range(n)]
@@ -467,7 +468,8 @@ def _einsum_grad_n(n):
             avail = set(out).union(*others) if others else set(out)
             keep = "".join(c for c in mine if c in avail)
             eq = ",".join([out] + others) + "->" + keep
-            g = einsum(eq, grad, *[ops[j] for j in range(n) if j != i])
+            # complex operands enter conjugated (Note [Complex gradients] in ops/complex.py)
+            g = einsum(eq, grad, *[_cj(ops[j]) for j in range(n) if j != i])
             if keep != mine:
                 sizes = {c: s_ for c, s_ in zip(mine, ops[i].shape)}
                 shape1 = tuple(sizes[c] if c in keep else 1 for c in mine)
