@@ -2133,7 +2133,7 @@ def _eig_backward(gL, gV, L, V):
         gA = diag_embed(gL)
     else:
         VhgV = VH @ gV
-        d = _diagonal(VhgV, 0, -2, -1)
+        d = _diagonal(VhgV, 0, VhgV.ndim - 2, VhgV.ndim - 1)
         if (_abs(imag(d))._data > 1e-2).any():
             raise RuntimeError(EIG_PHASE_ERROR)
         gA = VhgV - VH @ (V * unsqueeze(real(d), -2))
