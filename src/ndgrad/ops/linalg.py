@@ -1063,32 +1063,83 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return _eigvalsh(A, UPLO)
 
 
+def _ord_str(ord):
+    if isinstance(ord, str):
+        return ord
+    return "%g" % ord if ord not in (float("inf"), float("-inf")) else str(ord)
+
+
+def check_norm_dtype(dtype, self_dtype, fname):
+    """PyTorch's check_linalg_norm_dtype: dtype= must keep complexness and not narrow."""
+    from .. import _dtype as D
+    from ._inplace import _type_name
+    if dtype is None:
+        return
+    dtype = D.to_dtype(dtype)
+    name = _type_name(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{fname}: dtype should be floating point or complex, but got {name}")
+    if self_dtype.is_complex != dtype.is_complex:
+        kind = "complex" if self_dtype.is_complex else "real"
+        raise RuntimeError(f"{fname}: dtype should be {kind} for {kind} inputs, but got {name}")
+    if D.promote_types(self_dtype, dtype) is not dtype:
+        raise RuntimeError(f"{fname}: the dtype of the input ({_type_name(self_dtype)}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({name})")
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    from .reduction import sum as _sum
-    from .pointwise import sqrt, abs as _abs
+    """torch.linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    'fro', 'nuc', +-1, +-2, +-inf, as PyTorch composes them."""
+    from .reduction import sum as _sum, amax, amin, vector_norm
+    from .shape import movedim
+    from .. import _dtype as D
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif builtins.abs(ord) not in (1, 2, float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
     if A._data.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        from ._inplace import _type_name
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_name(A.dtype)}")
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim))}")
+    d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    check_norm_dtype(dtype, A.dtype, "linalg.matrix_norm")
     if ord == "fro":
-        return sqrt(_sum(A * A, dim, keepdim))
-    if ord == "nuc":
-        d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
-        from .shape import movedim
-        r = _sum(svdvals(movedim(A, (d0, d1), (-2, -1))), -1)
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        A_ = A if dtype is None else A.to(D.to_dtype(dtype))
+        sv = svdvals(movedim(A_, (d0, d1), (-2, -1)))
+        if ord == "nuc":
+            r = _sum(sv, -1)
+        elif sv._data.shape[-1] == 0 and ord > 0:
+            r = _sum(sv, -1)   # (an empty matrix: PyTorch's 0)
+        else:
+            if sv._data.shape[-1] == 0:
+                raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+            r = (amax if ord > 0 else amin)(sv, -1)
         if keepdim:
             r = unsqueeze(unsqueeze(r, builtins.min(d0, d1)), builtins.max(d0, d1))
         return r
-    if ord in (1, -1, float("inf"), float("-inf")):
-        from .reduction import amax, amin
-        d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
-        if ord in (float("inf"), float("-inf")):
-            d0, d1 = d1, d0
-        s_ = _sum(_abs(A), d0, True)
-        r = (amax if ord > 0 else amin)(s_, d1, True)
-        if not keepdim:
-            r = squeeze(r, (d0, d1))
-        return r
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord in (float("inf"), float("-inf")):
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    s_ = vector_norm(A, 1, d0, keepdim, dtype=dtype)
+    if s_._data.shape[d1] == 0:
+        if ord < 0:
+            raise IndexError(f"amin(): Expected reduction dim {d1} to have non-zero size.")
+        return _sum(s_, d1, keepdim)   # (an empty matrix: PyTorch's 0)
+    return (amax if ord > 0 else amin)(s_, d1, keepdim)
 
 
 _cross = defop("linalg_cross", lambda xp, self, other, dim: xp.cross(self, other, axis=dim),
@@ -2241,8 +2292,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     from ._inplace import _type_name
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
-                           f"of type {_type_name(x.dtype)[:-6]} and y of type "
-                           f"{_type_name(y.dtype)[:-6]} instead")
+                           f"of type {_type_name(x.dtype)} and y of type "
+                           f"{_type_name(y.dtype)} instead")
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {_type_name(x.dtype)}")
@@ -2549,6 +2600,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
                            f"{B._data.shape[-2]} by {B._data.shape[-1]}")
     if B.dtype is not LD.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_type_name(B.dtype)[:-6]} and A of type {_type_name(LD.dtype)[:-6]} "
+                           f"{_type_name(B.dtype)} and A of type {_type_name(LD.dtype)} "
                            "instead.")
     return _ldl_solve(LD, pivots, B, hermitian)
