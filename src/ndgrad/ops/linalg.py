@@ -832,7 +832,16 @@ _solve = defop("linalg_solve", _solve_fwd, promote="binary", node_name="LinalgSo
                backward=_solve_grads, inputs=("A", "B"))
 
 
+def _check_solve_dtypes(A, B):
+    if A.dtype is not B.dtype:
+        from ._inplace import _type_name
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_type_name(A.dtype)} and B of type {_type_name(B.dtype)} "
+                           "instead")
+
+
 def solve(A, B, *, left=True, out=None):
+    _check_solve_dtypes(A, B)
     _check_square(A, "linalg.solve")
     n = A._data.shape[-1]
     vec = left and (B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
@@ -993,7 +1002,7 @@ _svd = defop("linalg_svd", _svd_fwd, outputs=3, node_name="LinalgSvdBackward0", 
 def _svdvals_grad(grad, self):
     # recompute the vectors with a differentiable svd, so double backward sees them move
     U, S, Vh = _svd(self, False)
-    return U @ diag_embed(grad) @ Vh
+    return U @ diag_embed(grad).to(U.dtype) @ Vh
 
 
 _svdvals = defop("linalg_svdvals",
@@ -1094,6 +1103,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     from .reduction import sum as _sum, amax, amin, vector_norm
     from .shape import movedim
     from .. import _dtype as D
+    if isinstance(dim, int):
+        kind = "str" if isinstance(ord, str) else "int" if isinstance(ord, int) else "float"
+        raise TypeError(
+            f"linalg_matrix_norm() received an invalid combination of arguments - got (Tensor, "
+            f"{kind}, int), but expected one of:\n * (Tensor input, Number ord, tuple of ints dim "
+            "= {-2,-1}, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n"
+            " * (Tensor input, str ord = \"fro\", tuple of ints dim = {-2,-1}, bool keepdim = "
+            "False, *, torch.dtype dtype = None, Tensor out = None)\n")
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
@@ -1106,7 +1123,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         from ._inplace import _type_name
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_name(A.dtype)}")
-    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{' '.join(map(str, dim))}")
@@ -2048,6 +2065,7 @@ def _raise_info(info, batched, msg):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """torch.linalg.solve_ex(A, B, *, left=True, check_errors=False) -> (result, info)."""
+    _check_solve_dtypes(A, B)
     _check_square(A, "linalg.solve")
     n = A._data.shape[-1]
     vec = left and (B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
@@ -2290,6 +2308,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     """torch.linalg.vecdot(x, y, *, dim=-1): sum(conj(x) * y, dim), broadcasting."""
     from .reduction import sum as _sum
     from ._inplace import _type_name
+    if x._data.ndim == 1 and y._data.ndim == 1:
+        _matmul_check(x._data, y._data)  # (dot's error for two vectors)
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {_type_name(x.dtype)} and y of type "

@@ -575,7 +575,7 @@ def _reduced_shape(shape, dim, keepdim):
 
 
 def _norm_grad(grad, self, result, self_shape, ord, dim, keepdim):
-    from .pointwise import where, sign, abs as _abs
+    from .pointwise import where, sgn as sign, abs as _abs  # (sgn: complex too)
     if ord == 0:
         return None
     grad = _keep(grad, self_shape, dim, keepdim)
