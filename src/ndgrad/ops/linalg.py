@@ -2004,6 +2004,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 # PyTorch's `*_ex` functions return LAPACK's `info` (int32, one per matrix) instead of raising;
 # check_errors=True raises the plain function's error, with the _ex name.
 
+def _ndindex(*shape):
+    """Every index of a batch shape (the per-matrix loops; any array module)."""
+    import itertools
+    return itertools.product(*(range(n) for n in shape))
+
+
 def _info_tensor(info, batch):
     from .._creation import tensor
     from .._backend import numpy as np
@@ -2040,7 +2046,7 @@ def _solve_ex_fwd(xp, A, B, vec, left=True):
     Bm = B[..., None] if vec else (B if left else xp.swapaxes(B, -1, -2))
     Bm = xp.broadcast_to(Bm, At.shape[:-2] + Bm.shape[-2:])
     out = xp.empty(Bm.shape, xp.result_type(A, B))
-    for idx in xp.ndindex(*At.shape[:-2]):
+    for idx in _ndindex(*At.shape[:-2]):
         out[idx] = _lu_subst_np(xp, At[idx], Bm[idx])
     out = out[..., 0] if vec else (out if left else xp.swapaxes(out, -1, -2))
     return out, info
@@ -2124,7 +2130,7 @@ def _cholesky_ex_fwd(xp, self, upper):
     except xp.linalg.LinAlgError:
         L = xp.empty_like(self)
         info = xp.zeros(self.shape[:-2], "int32")
-        for idx in xp.ndindex(*self.shape[:-2]):
+        for idx in _ndindex(*self.shape[:-2]):
             L[idx], info[idx] = _potrf_np(xp, self[idx])
     return (xp.swapaxes(L, -1, -2).conj().copy() if upper else L), info
 
@@ -2485,7 +2491,7 @@ def _ldl_factor_fwd(xp, self, hermitian):
     LD = xp.empty_like(self)
     piv = xp.zeros(self.shape[:-1], "int32")
     info = xp.zeros(self.shape[:-2], "int32")
-    for idx in xp.ndindex(*self.shape[:-2]):
+    for idx in _ndindex(*self.shape[:-2]):
         LD[idx], piv[idx], info[idx] = _sytf2_np(xp, self[idx], hermitian)
     return LD, piv, info
 
@@ -2588,7 +2594,7 @@ def _ldl_solve_fwd(xp, LD, pivots, B, hermitian):
     Pb = xp.broadcast_to(pivots, batch + pivots.shape[-1:])
     Bb = xp.broadcast_to(B, batch + B.shape[-2:])
     out = xp.empty(Bb.shape, xp.result_type(LD, B))
-    for idx in xp.ndindex(*batch):
+    for idx in _ndindex(*batch):
         out[idx] = _sytrs_np(xp, LDb[idx], Pb[idx], Bb[idx], hermitian)
     return out
 
