@@ -70,6 +70,14 @@ def test_ex_variants_return_info_and_lapack_values():
     ref, got = _both(lambda L, a: L.linalg.cholesky_ex(a), INDEF)
     assert got.info.item() == ref.info.item() == 2
     np.testing.assert_allclose(_np(got.L), _np(ref.L))  # the failed pivot left in place
+    B = RNG.standard_normal((3, 6, 6))
+    P = B @ np.swapaxes(B, -1, -2)
+    P[0, 2, 2] -= 50
+    P[2, 4, 4] -= 50   # (the columns after a failure: as LAPACK leaves them)
+    for upper in (False, True):
+        ref, got = _both(lambda L, a: L.linalg.cholesky_ex(a, upper=upper), P)
+        assert _np(got.info).tolist() == _np(ref.info).tolist() == [3, 0, 5]
+        np.testing.assert_allclose(_np(got.L), _np(ref.L), atol=1e-12)
 
 
 @pytest.mark.parametrize("fn", [
