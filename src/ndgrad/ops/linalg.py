@@ -2104,7 +2104,8 @@ def inv_ex(A, *, check_errors=False, out=None):
         from .._creation import eye
         inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape),
                             False, True)[0]
-    return _return_type("linalg_inv_ex", ("inverse", "info"))(inverse, _info_tensor(info, A._data.shape[:-2]))
+    return _return_type("linalg_inv_ex", ("inverse", "info"))(
+        inverse, _info_tensor(info, A._data.shape[:-2]))
 
 
 def _potrf_np(xp, a):
