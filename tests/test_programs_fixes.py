@@ -369,3 +369,38 @@ def test_one_piece_split_chunk_unbind_match_pytorch():
         res.append(([tuple(p.shape) for ps in pieces for p in ps],
                     [type(p.grad_fn).__name__ for ps in pieces for p in ps], x.grad.tolist()))
     assert res[0] == res[1]
+
+
+def test_einsum_gradient_of_complex_operands_matches_pytorch():
+    # fno.py: einsum's formula used the other operands unconjugated
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((2, 3, 4)) + 1j * RNG.standard_normal((2, 3, 4))
+    w = RNG.standard_normal((3, 5, 4)) + 1j * RNG.standard_normal((3, 5, 4))
+    g = RNG.standard_normal((2, 5, 4))
+    res = []
+    for lib in (torch, ndgrad):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(w, requires_grad=True)
+        out = lib.einsum("bim,iom->bom", x, y)
+        (out.real * lib.tensor(g) + out.imag).sum().backward()
+        res.append((x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_allclose(res[1][0], res[0][0], atol=1e-12)
+    np.testing.assert_allclose(res[1][1], res[0][1], atol=1e-12)
+    x = ndgrad.tensor(a, requires_grad=True)
+    y = ndgrad.tensor(w, requires_grad=True)
+    assert gradcheck(lambda x, y: ndgrad.einsum("bim,iom->bom", x, y), (x, y))
+    assert gradgradcheck(lambda x, y: ndgrad.einsum("bim,iom->bom", x, y), (x, y))
+
+
+def test_adam_steps_a_complex_parameter_whose_gradient_is_not_contiguous():
+    # fno.py: a transposed complex gradient could not be viewed as real pairs
+    torch = pytest.importorskip("torch")
+    w0 = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    res = []
+    for lib in (torch, ndgrad):
+        p = lib.nn.Parameter(lib.tensor(w0))
+        opt = lib.optim.Adam([p], lr=0.1)
+        for k in range(2):
+            p.grad = (lib.tensor(w0.T) * (k + 1)).t()  # a transposed (strided) gradient
+            opt.step()
+        res.append(p.detach().numpy())
+    np.testing.assert_allclose(res[1], res[0], atol=1e-12)

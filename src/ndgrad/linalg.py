@@ -43,3 +43,11 @@ __all__ += ["matrix_power", "matrix_exp", "pinv", "lstsq", "matrix_rank", "cond"
 from .ops.linalg import lu, lu_factor, lu_solve  # noqa: E402
 
 __all__ += ["lu", "lu_factor", "lu_solve"]
+from .ops.linalg import (solve_ex, inv_ex, cholesky_ex, lu_factor_ex, eig, eigvals,  # noqa: E402
+                         householder_product, vecdot, tensorinv, tensorsolve, ldl_factor,
+                         ldl_factor_ex, ldl_solve)
+from .ops.linalg import linalg_diagonal as diagonal  # noqa: E402
+
+__all__ += ["solve_ex", "inv_ex", "cholesky_ex", "lu_factor_ex", "eig", "eigvals",
+            "householder_product", "vecdot", "tensorinv", "tensorsolve", "ldl_factor",
+            "ldl_factor_ex", "ldl_solve", "diagonal"]

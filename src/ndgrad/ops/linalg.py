@@ -449,7 +449,8 @@ def _einsum_fwd_n(n):
 
 
 def _einsum_grad_n(n):
-    """One joint formula: d/d operand i = einsum(grad, the other operands) -> operand i's subs."""
+    """One joint formula: d/d operand i = einsum(grad, the other operands, conjugated) ->
+    operand i's subs."""
     import inspect
     P = inspect.Parameter
     names = ["grad", "equation"] + [f"t{i}" for i in range(n)]
@@ -467,7 +468,8 @@ def _einsum_grad_n(n):
             avail = set(out).union(*others) if others else set(out)
             keep = "".join(c for c in mine if c in avail)
             eq = ",".join([out] + others) + "->" + keep
-            g = einsum(eq, grad, *[ops[j] for j in range(n) if j != i])
+            # complex operands enter conjugated (Note [Complex gradients] in ops/complex.py)
+            g = einsum(eq, grad, *[_cj(ops[j]) for j in range(n) if j != i])
             if keep != mine:
                 sizes = {c: s_ for c, s_ in zip(mine, ops[i].shape)}
                 shape1 = tuple(sizes[c] if c in keep else 1 for c in mine)
@@ -830,7 +832,16 @@ _solve = defop("linalg_solve", _solve_fwd, promote="binary", node_name="LinalgSo
                backward=_solve_grads, inputs=("A", "B"))
 
 
+def _check_solve_dtypes(A, B):
+    if A.dtype is not B.dtype:
+        from ._inplace import _type_name
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_type_name(A.dtype)} and B of type {_type_name(B.dtype)} "
+                           "instead")
+
+
 def solve(A, B, *, left=True, out=None):
+    _check_solve_dtypes(A, B)
     _check_square(A, "linalg.solve")
     n = A._data.shape[-1]
     vec = left and (B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
@@ -991,7 +1002,7 @@ _svd = defop("linalg_svd", _svd_fwd, outputs=3, node_name="LinalgSvdBackward0", 
 def _svdvals_grad(grad, self):
     # recompute the vectors with a differentiable svd, so double backward sees them move
     U, S, Vh = _svd(self, False)
-    return U @ diag_embed(grad) @ Vh
+    return U @ diag_embed(grad).to(U.dtype) @ Vh
 
 
 _svdvals = defop("linalg_svdvals",
@@ -1061,32 +1072,91 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return _eigvalsh(A, UPLO)
 
 
+def _ord_str(ord):
+    if isinstance(ord, str):
+        return ord
+    return "%g" % ord if ord not in (float("inf"), float("-inf")) else str(ord)
+
+
+def check_norm_dtype(dtype, self_dtype, fname):
+    """PyTorch's check_linalg_norm_dtype: dtype= must keep complexness and not narrow."""
+    from .. import _dtype as D
+    from ._inplace import _type_name
+    if dtype is None:
+        return
+    dtype = D.to_dtype(dtype)
+    name = _type_name(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{fname}: dtype should be floating point or complex, but got {name}")
+    if self_dtype.is_complex != dtype.is_complex:
+        kind = "complex" if self_dtype.is_complex else "real"
+        raise RuntimeError(f"{fname}: dtype should be {kind} for {kind} inputs, but got {name}")
+    if D.promote_types(self_dtype, dtype) is not dtype:
+        raise RuntimeError(f"{fname}: the dtype of the input ({_type_name(self_dtype)}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({name})")
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    from .reduction import sum as _sum
-    from .pointwise import sqrt, abs as _abs
+    """torch.linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    'fro', 'nuc', +-1, +-2, +-inf, as PyTorch composes them."""
+    from .reduction import sum as _sum, amax, amin, vector_norm
+    from .shape import movedim
+    from .. import _dtype as D
+    if isinstance(dim, int):
+        kind = "str" if isinstance(ord, str) else "int" if isinstance(ord, int) else "float"
+        raise TypeError(
+            f"linalg_matrix_norm() received an invalid combination of arguments - got (Tensor, "
+            f"{kind}, int), but expected one of:\n * (Tensor input, Number ord, tuple of ints dim "
+            "= {-2,-1}, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n"
+            " * (Tensor input, str ord = \"fro\", tuple of ints dim = {-2,-1}, bool keepdim = "
+            "False, *, torch.dtype dtype = None, Tensor out = None)\n")
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif builtins.abs(ord) not in (1, 2, float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
     if A._data.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        from ._inplace import _type_name
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_name(A.dtype)}")
+    dim = tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim))}")
+    d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    check_norm_dtype(dtype, A.dtype, "linalg.matrix_norm")
     if ord == "fro":
-        return sqrt(_sum(A * A, dim, keepdim))
-    if ord == "nuc":
-        d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
-        from .shape import movedim
-        r = _sum(svdvals(movedim(A, (d0, d1), (-2, -1))), -1)
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        A_ = A if dtype is None else A.to(D.to_dtype(dtype))
+        sv = svdvals(movedim(A_, (d0, d1), (-2, -1)))
+        if ord == "nuc":
+            r = _sum(sv, -1)
+        elif sv._data.shape[-1] == 0 and ord > 0:
+            r = _sum(sv, -1)   # (an empty matrix: PyTorch's 0)
+        else:
+            if sv._data.shape[-1] == 0:
+                raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+            r = (amax if ord > 0 else amin)(sv, -1)
         if keepdim:
             r = unsqueeze(unsqueeze(r, builtins.min(d0, d1)), builtins.max(d0, d1))
         return r
-    if ord in (1, -1, float("inf"), float("-inf")):
-        from .reduction import amax, amin
-        d0, d1 = (_wrap_dim(d, A._data.ndim) for d in dim)
-        if ord in (float("inf"), float("-inf")):
-            d0, d1 = d1, d0
-        s_ = _sum(_abs(A), d0, True)
-        r = (amax if ord > 0 else amin)(s_, d1, True)
-        if not keepdim:
-            r = squeeze(r, (d0, d1))
-        return r
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord in (float("inf"), float("-inf")):
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    s_ = vector_norm(A, 1, d0, keepdim, dtype=dtype)
+    if s_._data.shape[d1] == 0:
+        if ord < 0:
+            raise IndexError(f"amin(): Expected reduction dim {d1} to have non-zero size.")
+        return _sum(s_, d1, keepdim)   # (an empty matrix: PyTorch's 0)
+    return (amax if ord > 0 else amin)(s_, d1, keepdim)
 
 
 _cross = defop("linalg_cross", lambda xp, self, other, dim: xp.cross(self, other, axis=dim),
@@ -1858,8 +1928,17 @@ def lu_factor(A, *, pivot=True, out=None):
             f"torch.linalg.lu_factor: {prefix}U[{i},{i}] is zero and using it on lu_solve would "
             "result in a division by zero. If you still want to perform the factorization, "
             "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-    rtype = _return_type("linalg_lu_factor", ("LU", "pivots"))
-    _, L, U = lu(A)  # (the packed matrix again, from L and U: so that gradients flow)
+    return _return_type("linalg_lu_factor", ("LU", "pivots"))(*_lu_factor_packed(A, piv))
+
+
+def _lu_factor_packed(A, piv=None):
+    """(LU, pivots): the packed matrix built from linalg.lu's L and U, so that gradients flow."""
+    from .._creation import tensor
+    from .._backend import numpy as np
+    if piv is None:
+        with np.errstate(all="ignore"):
+            piv = _lu_np(np, A._data)[1]
+    _, L, U = lu(A)
     k = builtins.min(A._data.shape[-2:])
     m, n = A._data.shape[-2:]
     eye = expand(_eye_like(L, m, k), L._data.shape)
@@ -1868,7 +1947,7 @@ def lu_factor(A, *, pivot=True, out=None):
         packed_t = lower + _cat_pad(U, m - k, -2)
     else:
         packed_t = _cat_pad(lower, n - k, -1) + U
-    return rtype(packed_t, tensor(piv))
+    return packed_t, tensor(piv)
 
 
 def _eye_like(t, m, k):
@@ -1919,3 +1998,635 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     # X A^H = B: X = B P L^-H U^-H
     y = solve_triangular(_mT(L), matmul(B, P), upper=True, left=False, unitriangular=True)
     return solve_triangular(_mT(U), y, upper=False, left=False)
+
+
+# ---------------------------------------------------------------- the _ex variants (info)
+# PyTorch's `*_ex` functions return LAPACK's `info` (int32, one per matrix) instead of raising;
+# check_errors=True raises the plain function's error, with the _ex name.
+
+def _ndindex(*shape):
+    """Every index of a batch shape (the per-matrix loops; any array module)."""
+    import itertools
+    return itertools.product(*(range(n) for n in shape))
+
+
+def _info_tensor(info, batch):
+    from .._creation import tensor
+    from .._backend import numpy as np
+    return tensor(np.asarray(info, dtype="int32").reshape(batch))
+
+
+def _lu_info(xp, a):
+    """getrf's info per matrix: the 1-based index of the first exactly zero U[i, i], else 0."""
+    _, _, _, _, U = _lu_np(xp, a)
+    d = xp.diagonal(U, axis1=-2, axis2=-1) == 0
+    return xp.where(d.any(-1), xp.argmax(d, -1) + 1, 0).astype("int32")
+
+
+def _lu_subst_np(xp, a, b):
+    """X = A^-1 B for one matrix by getrf + getrs (forward and back substitution), without
+    stopping at a zero pivot: LAPACK's infs and nans for a singular A."""
+    perm, _, _, L, U = _lu_np(xp, a)
+    y = b[perm].astype(a.dtype, copy=True)
+    n = a.shape[-1]
+    for i in range(n):
+        y[i] -= L[i, :i] @ y[:i]
+    for i in range(n - 1, -1, -1):
+        y[i] = (y[i] - U[i, i + 1:] @ y[i + 1:]) / U[i, i]
+    return y
+
+
+def _solve_ex_fwd(xp, A, B, vec, left=True):
+    info = _lu_info(xp, A) if A.size else xp.zeros(A.shape[:-2], "int32")
+    if not info.any():
+        return _solve_fwd(xp, A, B, vec, left), info
+    a = xp.broadcast_to(A, xp.broadcast_shapes(A.shape[:-2], B.shape[:-2 + vec])
+                        + A.shape[-2:]) if B.ndim > 1 else A
+    At = a if left else xp.swapaxes(a, -1, -2)
+    Bm = B[..., None] if vec else (B if left else xp.swapaxes(B, -1, -2))
+    Bm = xp.broadcast_to(Bm, At.shape[:-2] + Bm.shape[-2:])
+    out = xp.empty(Bm.shape, xp.result_type(A, B))
+    for idx in _ndindex(*At.shape[:-2]):
+        out[idx] = _lu_subst_np(xp, At[idx], Bm[idx])
+    out = out[..., 0] if vec else (out if left else xp.swapaxes(out, -1, -2))
+    return out, info
+
+
+def _solve_ex_grads(grad, A, B, vec, left, result):
+    return _solve_grads(grad[0], A, B, vec, left, result[0])
+
+
+_solve_ex = defop("linalg_solve_ex", _solve_ex_fwd, promote="binary", outputs=2,
+                  nondiff_outputs=(1,), node_name="LinalgSolveExBackward0",
+                  backward=_solve_ex_grads, inputs=("A", "B"))
+
+
+def _raise_info(info, batched, msg):
+    """The first failing matrix's error: msg(info value, '(Batch element b): ' or '')."""
+    from .._backend import numpy as np
+    flat = np.asarray(info).reshape(-1)
+    b = int(np.argmax(flat != 0))
+    raise LinAlgError(msg(int(flat[b]), f"(Batch element {b}): " if batched else ""))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """torch.linalg.solve_ex(A, B, *, left=True, check_errors=False) -> (result, info)."""
+    _check_solve_dtypes(A, B)
+    _check_square(A, "linalg.solve")
+    n = A._data.shape[-1]
+    vec = left and (B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
+                                          and B._data.shape == A._data.shape[:-1]))
+    k = B._data.shape[-1] if vec or not left else B._data.shape[-2]
+    if k != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({_dims_str(A._data.shape[-2:])} and "
+            f"{_dims_str(B._data.shape[-1:] if vec else B._data.shape[-2:])})")
+    res, info = _solve_ex(A, B, vec, left)
+    if check_errors and info._data.any():
+        raise LinAlgError("torch.linalg.solve_ex: The solver failed because the input matrix is "
+                          "singular.")
+    return _return_type("linalg_solve_ex", ("result", "info"))(res, info)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """torch.linalg.inv_ex(A, *, check_errors=False) -> (inverse, info)."""
+    from .._backend import numpy as np
+    _check_square(A, "linalg.inv")
+    info = _lu_info(np, A._data) if A._data.size else np.zeros(A._data.shape[:-2], "int32")
+    if check_errors and info.any():
+        _raise_info(info, A._data.ndim > 2, lambda i, where: (
+            f"linalg.inv_ex: {where}The diagonal element {i} is zero, the inversion could not "
+            "be completed because the input matrix is singular."))
+    if not info.any():
+        inverse = _inv(A)
+    else:
+        from .._creation import eye
+        inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape),
+                            False, True)[0]
+    return _return_type("linalg_inv_ex", ("inverse", "info"))(
+        inverse, _info_tensor(info, A._data.shape[:-2]))
+
+
+def _potrf_np(xp, a):
+    """One matrix by unblocked lower Cholesky (LAPACK's potf2): (L, info); on failure the
+    columns before the failing one are factored and its diagonal holds the failed pivot."""
+    L = xp.tril(a).astype(a.dtype, copy=True)
+    n = a.shape[-1]
+    for j in range(n):
+        ajj = L[j, j] - xp.vdot(L[j, :j], L[j, :j])
+        if not (ajj.real > 0):
+            L[j, j] = ajj
+            return L, j + 1
+        ajj = xp.sqrt(ajj.real)
+        L[j, j] = ajj
+        L[j + 1:, j] = (L[j + 1:, j] - L[j + 1:, :j] @ L[j, :j].conj()) / ajj
+    return L, 0
+
+
+def _cholesky_ex_fwd(xp, self, upper):
+    try:
+        L = xp.linalg.cholesky(self)
+        info = xp.zeros(self.shape[:-2], "int32")
+    except xp.linalg.LinAlgError:
+        L = xp.empty_like(self)
+        info = xp.zeros(self.shape[:-2], "int32")
+        for idx in _ndindex(*self.shape[:-2]):
+            L[idx], info[idx] = _potrf_np(xp, self[idx])
+    return (xp.swapaxes(L, -1, -2).conj().copy() if upper else L), info
+
+
+def _cholesky_ex_grad(grad, result, upper):
+    return _cholesky_grad(grad[0], result[0], upper)
+
+
+_cholesky_ex = defop("linalg_cholesky_ex", _cholesky_ex_fwd, outputs=2, nondiff_outputs=(1,),
+                     node_name="LinalgCholeskyExBackward0", self=_cholesky_ex_grad)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """torch.linalg.cholesky_ex(A, *, upper=False, check_errors=False) -> (L, info)."""
+    _check_square(A, "linalg.cholesky")
+    L, info = _cholesky_ex(A, upper)
+    if check_errors and info._data.any():
+        _raise_info(info._data, A._data.ndim > 2, lambda i, where: (
+            f"linalg.cholesky_ex: {where}The factorization could not be completed because the "
+            f"input is not positive-definite (the leading minor of order {i} is not "
+            "positive-definite)."))
+    return _return_type("linalg_cholesky_ex", ("L", "info"))(L, info)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """torch.linalg.lu_factor_ex(A, *, pivot=True, check_errors=False) -> (LU, pivots, info)."""
+    from .._backend import numpy as np
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _lu_check(A, "lu_factor")  # (PyTorch names lu_factor here)
+    with np.errstate(all="ignore"):
+        info = _lu_info(np, A._data)
+    if check_errors and info.any():
+        flat = info.reshape(-1)
+        b = int(np.argmax(flat != 0))
+        i = int(flat[b])
+        prefix = f"(Batch element {b}): " if A._data.ndim > 2 else ""
+        raise RuntimeError(
+            f"torch.linalg.lu_factor_ex: {prefix}U[{i},{i}] is zero and using it on lu_solve "
+            "would result in a division by zero. If you still want to perform the "
+            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+            "pivot)")
+    packed, piv = _lu_factor_packed(A)
+    return _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(
+        packed, piv, _info_tensor(info, A._data.shape[:-2]))
+
+
+# ---------------------------------------------------------------- eig: general matrices
+
+EIG_PHASE_ERROR = ("linalg_eig_backward: The eigenvectors in the complex case are specified up "
+                   "to multiplication by e^{i phi}. The specified loss function depends on this "
+                   "quantity, so it is ill-defined.")
+
+
+def _complex_of(xp, a):
+    return a.dtype if a.dtype.kind == "c" else xp.result_type(a.dtype, xp.complex64)
+
+
+def _eig_fwd(xp, self):
+    ct = _complex_of(xp, self)
+    if self.size == 0:
+        return xp.zeros(self.shape[:-1], ct), xp.zeros(self.shape, ct)
+    L, V = xp.linalg.eig(self)
+    return L.astype(ct), V.astype(ct)
+
+
+def _eig_backward(gL, gV, L, V):
+    """PyTorch's linalg_eig_backward: with E_ij = conj(L_j - L_i) (1 on the diagonal),
+    gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re(V^H gV))) / E) V^H."""
+    from .._creation import zeros_like
+    from .complex import real, imag
+    from .pointwise import abs as _abs
+    VH = _mH(V)
+    if gV is None:
+        gA = diag_embed(gL)
+    else:
+        VhgV = VH @ gV
+        d = _diagonal(VhgV, 0, VhgV.ndim - 2, VhgV.ndim - 1)
+        if (_abs(imag(d))._data > 1e-2).any():
+            raise RuntimeError(EIG_PHASE_ERROR)
+        gA = VhgV - VH @ (V * unsqueeze(real(d), -2))
+        Lc = _cj(L)
+        E = unsqueeze(Lc, -2) - unsqueeze(Lc, -1)
+        n = L._data.shape[-1]
+        from .._creation import eye
+        one = eye(n, dtype=E.dtype)
+        E = E * (1 - one) + one
+        gA = gA / E
+        if gL is not None:
+            gA = gA + diag_embed(gL)
+    return solve(VH, gA @ VH)
+
+
+def _eig_grad(grad, result):
+    return _eig_backward(grad[0], grad[1], result[0], result[1])
+
+
+_eig = defop("linalg_eig", _eig_fwd, outputs=2, node_name="LinalgEigBackward0", self=_eig_grad)
+
+
+def _eigvals_grad(grad, self):
+    L, V = _eig(self)  # (PyTorch recomputes the eigenvectors too)
+    return _eig_backward(grad, None, L, V)
+
+
+_eigvals = defop("linalg_eigvals", lambda xp, self: _eig_fwd(xp, self)[0],
+                 node_name="LinalgEigBackward0", self=_eigvals_grad)
+
+
+def _eig_check(A, fname):
+    _check_square(A, fname)
+    if A._data.size and not bool(xp_isfinite(A._data)):
+        raise RuntimeError(f"torch.{fname}: input tensor should not contain infs or NaNs.")
+
+
+def xp_isfinite(a):
+    from .._backend import xp_of
+    return xp_of(a).isfinite(a).all()
+
+
+def _eig_dtype_check(A):
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        from ._inplace import _type_name
+        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A.dtype)}")
+
+
+def eig(A, *, out=None):
+    """torch.linalg.eig(A) -> (eigenvalues, eigenvectors): complex, for real input too;
+    eigenvectors of unit norm (LAPACK's geev)."""
+    _eig_dtype_check(A)
+    _eig_check(A, "linalg.eig")
+    return _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))(*_eig(A))
+
+
+def eigvals(A, *, out=None):
+    """torch.linalg.eigvals(A): the eigenvalues of a general matrix (complex)."""
+    _eig_dtype_check(A)
+    _eig_check(A, "linalg.eigvals")
+    return _eigvals(A)
+
+
+# ---------------------------------------------------------------- householder_product
+
+def householder_product(A, tau, *, out=None):
+    """torch.linalg.householder_product(A, tau): the first n columns of H_1 ... H_k, with
+    H_i = I - tau_i v_i v_i^H and v_i column i of A below the diagonal (1 on it); composed of
+    differentiable ops."""
+    from .._creation import eye
+    from ._inplace import _type_name
+    fn = "torch.linalg.householder_product"
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    m, n = A._data.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    k = tau._data.shape[-1] if tau._data.ndim else 1
+    if n < k:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tau._data.ndim != A._data.ndim - 1 or tau._data.shape[:-1] != A._data.shape[:-2]:
+        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau._data.shape[:-1])}")
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(f"{fn}: tau dtype {_type_name(tau.dtype)} does not match input "
+                           f"dtype {_type_name(A.dtype)}")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A.dtype)}\'')
+    Q = expand(eye(m, dtype=A.dtype), A._data.shape[:-2] + (m, m))
+    V = tril(A, -1) + eye(m, n, dtype=A.dtype)
+    for i in range(k):
+        v = V[..., :, i:i + 1]
+        t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)
+        Q = Q - (Q @ v) @ (_mH(v) * t_)
+    return Q[..., :, :n]
+
+
+# ---------------------------------------------------------------- vecdot, diagonal, tensor*
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """torch.linalg.vecdot(x, y, *, dim=-1): sum(conj(x) * y, dim), broadcasting."""
+    from .reduction import sum as _sum
+    from ._inplace import _type_name
+    if x._data.ndim == 1 and y._data.ndim == 1:
+        _matmul_check(x._data, y._data)  # (dot's error for two vectors)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {_type_name(x.dtype)} and y of type "
+                           f"{_type_name(y.dtype)} instead")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_name(x.dtype)}")
+    return _sum(_cj(x) * y, dim)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal(A, *, offset=0, dim1=-2, dim2=-1): a view of the diagonals."""
+    from .shape import diagonal
+    return diagonal(A, offset, dim1, dim2)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """torch.linalg.tensorinv(A, ind=2): the tensor inverse, shape A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A._data.shape)
+    rows, cols = _prod(shape[:ind]), _prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    M = reshape(A, (rows, cols))
+    _check_square(M, "linalg.inv")
+    from .._backend import numpy as np
+    info = _lu_info(np, M._data) if M._data.size else 0
+    if info:
+        raise LinAlgError(f"inv: The diagonal element {int(info)} is zero, the inversion could "
+                          "not be completed because the input matrix is singular.")
+    return reshape(_inv(M), shape[ind:] + shape[:ind])
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """torch.linalg.tensorsolve(A, B, dims=None): X with tensordot(A, X, X.ndim) = B; `dims`
+    are A's dimensions moved to the end first."""
+    from .shape import movedim
+    if dims is not None:
+        nd = A._data.ndim
+        dd = [_wrap_dim(d, nd) for d in dims]
+        A = movedim(A, dd, list(range(nd - len(dd), nd)))
+    shape = tuple(A._data.shape)
+    k = B._data.ndim
+    rows, cols = B._data.size, _prod(shape[k:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
+                           f"]) == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    x = solve(reshape(A, (rows, cols)), reshape(B, (rows,)))
+    return reshape(x, shape[k:])
+
+
+# ---------------------------------------------------------------- LDL (Bunch-Kaufman)
+# PyTorch has no derivatives for ldl_factor / ldl_solve: their nodes raise its error.
+# LAPACK's sytf2 / hetf2 (lower), the unblocked code its sytrf runs for matrices under its block
+# size, one matrix at a time: LD holds L's columns below the diagonal and D's 1x1 / 2x2 blocks,
+# pivots are 1-based (a 2x2 block's two entries are both -p).
+
+from .pointwise import _no_derivative  # noqa: E402
+
+_BK_ALPHA = (1 + 17 ** 0.5) / 8
+
+
+def _cabs1(xp, x):
+    return xp.abs(x.real) + xp.abs(x.imag) if x.dtype.kind == "c" else xp.abs(x)
+
+
+def _sytf2_np(xp, a, herm):
+    A = xp.tril(a).astype(a.dtype, copy=True)
+    n = a.shape[-1]
+    cplx = a.dtype.kind == "c"
+    herm = herm and cplx
+    cj = (lambda v: v.conj()) if herm else (lambda v: v)
+    re = (lambda v: v.real) if herm else (lambda v: v)
+    ipiv = xp.zeros(n, "int32")
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = float(abs(A[k, k].real)) if herm else float(_cabs1(xp, A[k, k]))
+        if k < n - 1:
+            col = _cabs1(xp, A[k + 1:, k])
+            imax = k + 1 + int(xp.argmax(col))
+            colmax = float(col[imax - k - 1])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0 or absakk != absakk:
+            if info == 0:
+                info = k + 1
+            kp = k
+            if herm:
+                A[k, k] = A[k, k].real
+        else:
+            if absakk >= _BK_ALPHA * colmax:
+                kp = k
+            else:
+                row = _cabs1(xp, A[imax, k:imax])
+                rowmax = float(row.max())
+                if imax < n - 1:
+                    rowmax = max(rowmax, float(_cabs1(xp, A[imax + 1:, imax]).max()))
+                aii = float(abs(A[imax, imax].real)) if herm else float(_cabs1(xp, A[imax, imax]))
+                if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif aii >= _BK_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:
+                if kp < n - 1:
+                    t_ = A[kp + 1:, kk].copy()
+                    A[kp + 1:, kk] = A[kp + 1:, kp]
+                    A[kp + 1:, kp] = t_
+                t_ = cj(A[kk + 1:kp, kk].copy())
+                A[kk + 1:kp, kk] = cj(A[kp, kk + 1:kp])
+                A[kp, kk + 1:kp] = t_
+                if herm:
+                    A[kp, kk] = A[kp, kk].conj()
+                t_ = re(A[kk, kk])
+                A[kk, kk] = re(A[kp, kp])
+                A[kp, kp] = t_
+                if kstep == 2:
+                    if herm:
+                        A[k, k] = A[k, k].real
+                    t_ = A[k + 1, k].copy()
+                    A[k + 1, k] = A[kp, k]
+                    A[kp, k] = t_
+            elif herm:
+                A[k, k] = A[k, k].real
+                if kstep == 2:
+                    A[k + 1, k + 1] = A[k + 1, k + 1].real
+            if kstep == 1:
+                if k < n - 1:
+                    d11 = 1 / re(A[k, k])
+                    x = A[k + 1:, k].copy()
+                    A[k + 1:, k + 1:] -= xp.tril(d11 * xp.outer(x, cj(x)))
+                    A[k + 1:, k] = x * d11
+            elif k < n - 2:
+                if herm:
+                    d = abs(A[k + 1, k])
+                    d11 = A[k + 1, k + 1].real / d
+                    d22 = A[k, k].real / d
+                    tt = 1 / (d11 * d22 - 1)
+                    d21 = A[k + 1, k] / d
+                    d = tt / d
+                    wk = d * (d11 * A[k + 2:, k] - d21 * A[k + 2:, k + 1])
+                    wkp1 = d * (d22 * A[k + 2:, k + 1] - d21.conjugate() * A[k + 2:, k])
+                else:
+                    d21 = A[k + 1, k]
+                    d11 = A[k + 1, k + 1] / d21
+                    d22 = A[k, k] / d21
+                    t_ = 1 / (d11 * d22 - 1)
+                    d21 = t_ / d21
+                    wk = d21 * (d11 * A[k + 2:, k] - A[k + 2:, k + 1])
+                    wkp1 = d21 * (d22 * A[k + 2:, k + 1] - A[k + 2:, k])
+                A[k + 2:, k + 2:] -= xp.tril(xp.outer(A[k + 2:, k], cj(wk))
+                                             + xp.outer(A[k + 2:, k + 1], cj(wkp1)))
+                A[k + 2:, k] = wk
+                A[k + 2:, k + 1] = wkp1
+                if herm:
+                    idx = xp.arange(k + 2, n)
+                    A[idx, idx] = A[idx, idx].real
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return A, ipiv, info
+
+
+def _ldl_factor_fwd(xp, self, hermitian):
+    LD = xp.empty_like(self)
+    piv = xp.zeros(self.shape[:-1], "int32")
+    info = xp.zeros(self.shape[:-2], "int32")
+    for idx in _ndindex(*self.shape[:-2]):
+        LD[idx], piv[idx], info[idx] = _sytf2_np(xp, self[idx], hermitian)
+    return LD, piv, info
+
+
+_ldl_factor = defop("linalg_ldl_factor_ex", _ldl_factor_fwd, outputs=3, nondiff_outputs=(1, 2),
+                    node_name="NotImplemented",
+                    self=_no_derivative("linalg_ldl_factor_ex"))
+
+
+def _ldl_check(A, fname):
+    fn = f"torch.linalg.{fname}"
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A._data.shape[-2]} by {A._data.shape[-1]} matrices")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        from ._inplace import _type_name
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_name(A.dtype)}")
+
+
+def _ldl_unknown_info(fname, code):
+    # PyTorch 2.13 reports a singular D (info > 0) through an internal assert
+    return RuntimeError(
+        'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/'
+        'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. '
+        f"torch.linalg.{fname}: Unknown error code: {code}.")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """torch.linalg.ldl_factor_ex(A, *, hermitian=False, check_errors=False) ->
+    (LD, pivots, info): Bunch-Kaufman LDL^T (LDL^H when hermitian) of the lower triangle."""
+    _ldl_check(A, "ldl_factor_ex")
+    LD, piv, info = _ldl_factor(A, hermitian)
+    if check_errors and info._data.any():
+        raise _ldl_unknown_info("ldl_factor_ex", int(info._data.reshape(-1)[
+            int((info._data.reshape(-1) != 0).argmax())]))
+    return _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))(LD, piv, info)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """torch.linalg.ldl_factor(A, *, hermitian=False) -> (LD, pivots)."""
+    _ldl_check(A, "ldl_factor_ex")
+    LD, piv, info = _ldl_factor(A, hermitian)
+    if info._data.any():
+        raise _ldl_unknown_info("ldl_factor", int(info._data.reshape(-1)[
+            int((info._data.reshape(-1) != 0).argmax())]))
+    return _return_type("linalg_ldl_factor", ("LD", "pivots"))(LD, piv)
+
+
+def _sytrs_np(xp, A, ipiv, B, herm):
+    """LAPACK's sytrs / hetrs (lower): X with A X = B from sytf2's (LD, pivots)."""
+    herm = herm and A.dtype.kind == "c"
+    cj = (lambda v: v.conj()) if herm else (lambda v: v)
+    n = A.shape[-1]
+    B = B.astype(xp.result_type(A, B), copy=True)
+
+    def swap(i, j):
+        if i != j:
+            t_ = B[i].copy()
+            B[i] = B[j]
+            B[j] = t_
+    k = 0
+    while k < n:
+        if ipiv[k] > 0:
+            swap(k, ipiv[k] - 1)
+            B[k + 1:] -= xp.outer(A[k + 1:, k], B[k])
+            B[k] = B[k] / (A[k, k].real if herm else A[k, k])
+            k += 1
+        else:
+            swap(k + 1, -ipiv[k] - 1)
+            B[k + 2:] -= xp.outer(A[k + 2:, k], B[k]) + xp.outer(A[k + 2:, k + 1], B[k + 1])
+            akm1k = A[k + 1, k]
+            akm1 = A[k, k] / cj(akm1k)
+            ak = A[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1 = B[k] / cj(akm1k)
+            bk = B[k + 1] / akm1k
+            B[k] = (ak * bkm1 - bk) / denom
+            B[k + 1] = (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:
+        if ipiv[k] > 0:
+            B[k] -= cj(A[k + 1:, k]) @ B[k + 1:]
+            swap(k, ipiv[k] - 1)
+            k -= 1
+        else:
+            B[k] -= cj(A[k + 1:, k]) @ B[k + 1:]
+            B[k - 1] -= cj(A[k + 1:, k - 1]) @ B[k + 1:]
+            swap(k, -ipiv[k] - 1)
+            k -= 2
+    return B
+
+
+def _ldl_solve_fwd(xp, LD, pivots, B, hermitian):
+    batch = xp.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
+    LDb = xp.broadcast_to(LD, batch + LD.shape[-2:])
+    Pb = xp.broadcast_to(pivots, batch + pivots.shape[-1:])
+    Bb = xp.broadcast_to(B, batch + B.shape[-2:])
+    out = xp.empty(Bb.shape, xp.result_type(LD, B))
+    for idx in _ndindex(*batch):
+        out[idx] = _sytrs_np(xp, LDb[idx], Pb[idx], Bb[idx], hermitian)
+    return out
+
+
+_ldl_solve = defop("linalg_ldl_solve", _ldl_solve_fwd, node_name="NotImplemented",
+                   LD=_no_derivative("linalg_ldl_solve"), B=_no_derivative("linalg_ldl_solve"))
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """torch.linalg.ldl_solve(LD, pivots, B, *, hermitian=False): X with A X = B from
+    ldl_factor's (LD, pivots)."""
+    from ._inplace import _type_name
+    fn = "torch.linalg.ldl_solve"
+    if LD._data.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor LD must have at least 2 dimensions.")
+    if LD._data.shape[-1] != LD._data.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{LD._data.shape[-2]} by {LD._data.shape[-1]} matrices")
+    if B._data.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{builtins.max(B._data.ndim, 1)}, {builtins.max(B._data.ndim, 1) - 1}]"
+                         f", but got -2)")
+    if tuple(pivots._data.shape) != tuple(LD._data.shape[:-1]):
+        raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots._data.shape)} instead")
+    if B._data.shape[-2] != LD._data.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is "
+                           f"{LD._data.shape[-2]} by {LD._data.shape[-1]} but each b matrix is "
+                           f"{B._data.shape[-2]} by {B._data.shape[-1]}")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_type_name(B.dtype)} and A of type {_type_name(LD.dtype)} "
+                           "instead.")
+    return _ldl_solve(LD, pivots, B, hermitian)

@@ -565,7 +565,7 @@ def _norm_fwd(xp, self, ord, dim, keepdim):
     else:
         with _np.errstate(divide="ignore"):
             r = xp.power(xp.sum(xp.power(a, ord), axis=dim, keepdims=keepdim), 1.0 / ord)
-    return xp.asarray(r).astype(self.dtype, copy=False)
+    return xp.asarray(r).astype(a.dtype, copy=False)  # (real for complex input)
 
 
 def _reduced_shape(shape, dim, keepdim):
@@ -575,7 +575,7 @@ def _reduced_shape(shape, dim, keepdim):
 
 
 def _norm_grad(grad, self, result, self_shape, ord, dim, keepdim):
-    from .pointwise import where, sign, abs as _abs
+    from .pointwise import where, sgn as sign, abs as _abs  # (sgn: complex too)
     if ord == 0:
         return None
     grad = _keep(grad, self_shape, dim, keepdim)
@@ -604,14 +604,26 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{_type_name(x.dtype)}")
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        "str")
+    from .linalg import check_norm_dtype, _ord_str
+    check_norm_dtype(dtype, x.dtype, "linalg.vector_norm")
     if dtype is not None:
         x = x.to(D.to_dtype(dtype))
+    if x._data.size == 0 and (ord < 0 or ord == _INF):
+        # PyTorch: no identity for min or max, checked in the order the dims are given
+        given = dim if isinstance(dim, (tuple, list)) else (() if dim is None else (dim,))
+        if not given:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on an empty tensor "
+                "because the operation does not have an identity")
+        for d in given:
+            if x._data.shape[_wrap_dim(d, x._data.ndim)] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on the "
+                    f"dimension {d}because this dimension is empty and the operation does not "
+                    "have an identity")
     dims = _dims(dim, x._data.ndim)
-    if ord < 0 and x._data.size == 0:
-        raise RuntimeError(
-            f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
-            "operation does not have an identity")
     return _vector_norm(x, float(ord), dims, keepdim)
 
 

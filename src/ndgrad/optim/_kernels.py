@@ -95,7 +95,8 @@ def lerp(self, end, weight):
 
 def as_real(arr):
     """A complex array as a real array with a trailing dimension of 2 (a view), others as they
-    are: PyTorch's optimizers treat a complex parameter as two independent reals."""
+    are: PyTorch's optimizers treat a complex parameter as two independent reals. The trailing
+    unit axis lets the view work on any strides (a gradient may be a transposed array)."""
     if arr.dtype.kind == "c":
-        return arr.view(arr.real.dtype).reshape(arr.shape + (2,))
+        return arr[..., None].view(arr.real.dtype)
     return arr
