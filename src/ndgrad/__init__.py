@@ -234,3 +234,6 @@ from . import _out  # noqa: E402
 _out.install(globals())
 _out.install(linalg.__dict__, _out.LINALG_RULES)
 _out.install(special.__dict__, _out.SPECIAL_RULES)
+# PyTorch's argument errors (None/str for a tensor, unknown keywords) for the Python functions
+from . import _argcheck  # noqa: E402
+_argcheck.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])

@@ -16,6 +16,7 @@ Python API gives an `out=`), so no op carries out-handling code. The protocol, a
 import functools
 import warnings
 
+from . import _argcheck
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor
@@ -213,7 +214,11 @@ def _with_out(fn, name, rule):
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # PyTorch's argument errors, worked out only now
+                _argcheck.reraise(fn, name, args, kwargs, e)
+                raise
         from .autograd.grad_mode import is_grad_enabled
         if kind == "dtype" and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
@@ -259,7 +264,11 @@ def _no_out(fn, name):
     def wrapper(*args, **kwargs):
         if "out" in kwargs:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # PyTorch's argument errors, worked out only now
+            _argcheck.reraise(fn, name, args, kwargs, e)
+            raise
     return wrapper
 
 

@@ -2140,3 +2140,6 @@ from ._functional_extra import *  # noqa: E402,F401,F403
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "warnings", "Tensor", "Size", "D", "K", "defop", "no_grad", "where", "clamp", "exp",
     "log", "matmul", "sqrt")]
+
+from .._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
+_wrap_namespace(globals(), __all__)  # PyTorch's argument errors for the Python functions

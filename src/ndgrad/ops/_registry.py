@@ -240,7 +240,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "formula_getters", "joint_getter")
+                 "raw", "formula_getters", "joint_getter", "varkw")
 
 
 def _fn_params(f):
@@ -290,6 +290,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     op.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    op.varkw = any(p.kind is p.VAR_KEYWORD for p in params)
     if backward is not None:
         op.inputs = tuple(inputs)
         op.joint = backward
@@ -326,12 +327,27 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     def fn(*args, **kwargs):
         if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
             return _VMAP[0](op, args, kwargs)
-        return apply(op, args, kwargs)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:  # PyTorch's argument errors, worked out only now (_argcheck)
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
 
     fn.__name__ = fn.__qualname__ = name
     fn._op = op
     op.fn = fn
     return fn
+
+
+def _bad_args(op, args, kwargs, exc):
+    """PyTorch's error for a failed call of `op`, or None (ndgrad._argcheck)."""
+    from .._argcheck import bad_args
+    params = op.params
+    tensors = set(op.inputs) | {params[0]} if params else set(op.inputs)
+    return bad_args(op.name.strip("_"), params, args, kwargs, exc, op.defaults, tensors,
+                    op.varkw)
 
 
 # ---------------------------------------------------------------- NumPy warnings (issue 15)

@@ -1,0 +1,123 @@
+"""PyTorch's argument errors, worked out after a call has failed.
+
+PyTorch parses every argument before an op runs, so a None or a string where a tensor goes, an
+unknown keyword or a failed allocation raise its own TypeError/RuntimeError. ndgrad does not
+parse ahead (that would cost every valid call): a failed call lands here, and `bad_args` names
+the argument PyTorch would have refused, or returns None (then the original error stands). The
+ops' `defop` functions and the public Python functions (`torch_errors`) call it only from their
+`except` clause, so valid calls pay nothing.
+"""
+import functools
+import inspect
+
+# parameter names that take a tensor (PyTorch's names; ndgrad's `self` is PyTorch's `input`)
+TENSOR_PARAMS = frozenset((
+    "input", "self", "other", "tensor", "weight", "mat", "mat1", "mat2", "vec", "vec1", "vec2",
+    "batch1", "batch2", "x", "x1", "x2", "y", "target", "A", "B", "end_tensor", "exponent_t",
+    "anchor", "positive", "negative", "input1", "input2", "log_probs", "targets", "theta",
+    "query", "key", "value", "elements", "test_elements", "sorted_sequence", "index", "src",
+    "mask", "condition", "grid", "boundaries", "tensor1", "tensor2", "x_1", "x_2"))
+
+_UNSET = inspect.Parameter.empty
+
+
+def _torch_name(p):
+    return "input" if p == "self" else p
+
+
+def alloc_error(exc):
+    """NumPy's MemoryError as PyTorch's allocator error (RuntimeError)."""
+    try:
+        nbytes = int(exc._total_size)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
+
+
+def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), varkw=False):
+    """PyTorch's error for this failed call of `name(*args, **kwargs)`, or None.
+
+    params: the positional parameter names; defaults: {name: default}; tensors: parameter names
+    that take a tensor besides TENSOR_PARAMS; varkw: the function takes **kwargs."""
+    from ._tensor import Tensor
+    if isinstance(exc, MemoryError):
+        return alloc_error(exc)
+    defaults = defaults or {}
+    for i, a in enumerate(args):
+        if i >= len(params):
+            break
+        p = params[i]
+        if isinstance(a, Tensor) or not (p in TENSOR_PARAMS or p in tensors):
+            continue
+        if a is None and defaults.get(p, _UNSET) is None:
+            continue  # an optional tensor
+        if a is None or isinstance(a, (str, bytes, dict, set)) or callable(a):
+            return TypeError(f"{name}(): argument '{_torch_name(p)}' (position {i + 1}) must be "
+                             f"Tensor, not {type(a).__name__}")
+    if kwargs and not varkw:
+        known = set(params) | set(defaults)
+        for k in kwargs:
+            if k not in known and not (k == "input" and "self" in known):
+                return TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    return None
+
+
+def _signature(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params, defaults, varkw = [], {}, False
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            params.append(p.name)
+        if p.kind is p.VAR_KEYWORD:
+            varkw = True
+        if p.default is not _UNSET:
+            defaults[p.name] = p.default
+    return tuple(params), defaults, varkw
+
+
+_SIGS = {}
+
+
+def reraise(fn, name, args, kwargs, exc):
+    """Raise PyTorch's error for this failed call of the Python function `fn`, if bad_args
+    finds one (else return: the caller re-raises `exc`)."""
+    sig = _SIGS.get(fn, False)
+    if sig is False:
+        sig = _SIGS[fn] = _signature(fn)
+    if sig is not None:
+        params, defaults, varkw = sig
+        err = bad_args(name, params, args, kwargs, exc, defaults, varkw=varkw)
+        if err is not None:
+            raise err from None
+
+
+def torch_errors(fn, name=None):
+    """`fn`, raising PyTorch's argument errors (bad_args) when a call fails."""
+    if getattr(fn, "_torch_errors", False) or not inspect.isfunction(fn):
+        return fn
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            reraise(fn, name, args, kwargs, e)
+            raise
+
+    checked._torch_errors = True
+    return checked
+
+
+def wrap_namespace(ns, names):
+    """Wrap the plain Python functions `names` of the namespace dict `ns` with torch_errors."""
+    for n in names:
+        f = ns.get(n)
+        if inspect.isfunction(f) and not hasattr(f, "_op") and not n.startswith("_") and \
+                not getattr(f, "_ndgrad_out", False):
+            ns[n] = torch_errors(f)
