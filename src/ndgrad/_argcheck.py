@@ -36,15 +36,21 @@ def alloc_error(exc):
         f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
 
 
-def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), varkw=False):
+def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), varkw=False,
+             binding_first=False):
     """PyTorch's error for this failed call of `name(*args, **kwargs)`, or None.
 
     params: the positional parameter names; defaults: {name: default}; tensors: parameter names
-    that take a tensor besides TENSOR_PARAMS; varkw: the function takes **kwargs."""
+    that take a tensor besides TENSOR_PARAMS; varkw: the function takes **kwargs;
+    binding_first: a missing argument is reported before a wrong one (a Python function;
+    PyTorch's C++ functions parse left to right)."""
     from ._tensor import Tensor
     if isinstance(exc, MemoryError):
         return alloc_error(exc)
     defaults = defaults or {}
+    missing = [p for p in params[len(args):] if p not in defaults and p not in kwargs]
+    if missing and binding_first:
+        return _missing(name, missing)
     for i, a in enumerate(args):
         if i >= len(params):
             break
@@ -61,7 +67,18 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
         for k in kwargs:
             if k not in known and not (k == "input" and "self" in known):
                 return TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    if missing:
+        return _missing(name, missing)
     return None
+
+
+def _missing(name, missing):
+    """Python's own binding error, under the public name."""
+    q = [f"'{m}'" for m in missing]
+    names = q[0] if len(q) == 1 else (" and ".join(q) if len(q) == 2
+                                       else ", ".join(q[:-1]) + ", and " + q[-1])
+    return TypeError(f"{name}() missing {len(q)} required positional argument"
+                     f"{'s' if len(q) > 1 else ''}: {names}")
 
 
 def _signature(fn):
@@ -83,20 +100,28 @@ def _signature(fn):
 _SIGS = {}
 
 
-def reraise(fn, name, args, kwargs, exc):
-    """Raise PyTorch's error for this failed call of the Python function `fn`, if bad_args
-    finds one (else return: the caller re-raises `exc`)."""
-    sig = _SIGS.get(fn, False)
-    if sig is False:
-        sig = _SIGS[fn] = _signature(fn)
-    if sig is not None:
+def reraise(fn, name, args, kwargs, exc, binding_first=False):
+    """Raise PyTorch's error for this failed call of `fn` (a Python or defop function) under
+    the public `name`, if bad_args finds one (else return: the caller re-raises `exc`)."""
+    op = getattr(fn, "_op", None)
+    if op is not None:
+        params = op.params
+        tensors = set(op.inputs) | ({params[0]} if params else set())
+        err = bad_args(name, params, args, kwargs, exc, op.defaults, tensors, op.varkw)
+    else:
+        sig = _SIGS.get(fn, False)
+        if sig is False:
+            sig = _SIGS[fn] = _signature(fn)
+        if sig is None:
+            return
         params, defaults, varkw = sig
-        err = bad_args(name, params, args, kwargs, exc, defaults, varkw=varkw)
-        if err is not None:
-            raise err from None
+        err = bad_args(name, params, args, kwargs, exc, defaults, varkw=varkw,
+                       binding_first=binding_first)
+    if err is not None:
+        raise err from None
 
 
-def torch_errors(fn, name=None):
+def torch_errors(fn, name=None, binding_first=False):
     """`fn`, raising PyTorch's argument errors (bad_args) when a call fails."""
     if getattr(fn, "_torch_errors", False) or not inspect.isfunction(fn):
         return fn
@@ -107,17 +132,17 @@ def torch_errors(fn, name=None):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            reraise(fn, name, args, kwargs, e)
+            reraise(fn, name, args, kwargs, e, binding_first)
             raise
 
     checked._torch_errors = True
     return checked
 
 
-def wrap_namespace(ns, names):
+def wrap_namespace(ns, names, binding_first=False):
     """Wrap the plain Python functions `names` of the namespace dict `ns` with torch_errors."""
     for n in names:
         f = ns.get(n)
         if inspect.isfunction(f) and not hasattr(f, "_op") and not n.startswith("_") and \
                 not getattr(f, "_ndgrad_out", False):
-            ns[n] = torch_errors(f)
+            ns[n] = torch_errors(f, n, binding_first)

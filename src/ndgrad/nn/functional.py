@@ -189,6 +189,7 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if unbatched:
         input = input.unsqueeze(0)
     stride, dilation = _pair(stride, nd), _pair(dilation, nd)
+    _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
     if weight.shape[0] % groups:
@@ -219,6 +220,13 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_conv_args(stride, dilation):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
 
 
 def _conv_dtype_error(input, weight, bias, kernel):
@@ -262,6 +270,7 @@ def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_paddi
     if unbatched:
         input = input.unsqueeze(0)
     stride, padding, dilation = _pair(stride, nd), _pair(padding, nd), _pair(dilation, nd)
+    _check_conv_args(stride, dilation)
     output_padding = _pair(output_padding, nd)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(
@@ -328,12 +337,24 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation, nd):
     k = _pair(kernel_size, nd)
     s = _pair(stride, nd) if stride is not None and stride != [] and stride != () else k
     p, d = _pair(padding, nd), _pair(dilation, nd)
+    if any(ss == 0 for ss in s):
+        raise RuntimeError("stride should not be zero")
     for pp, kk, dd in zip(p, k, d):
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}")
     return k, s, p, d
+
+
+def _check_pool_out(x, out_hw):
+    """PyTorch's error for a window larger than the (padded) input."""
+    if any(o < 1 for o in out_hw):
+        c = x.shape[1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (c,) + tuple(x.shape[2:])))}). "
+            f"Calculated output size: ({'x'.join(map(str, (c,) + tuple(out_hw)))}). "
+            "Output size is too small")
 
 
 def _check_pool_input(input, nd, name):
@@ -373,6 +394,7 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
+    _check_pool_out(x, out_hw)
     pads = tuple((pp, max(pp, (o - 1) * ss + dd * (kk - 1) + 1 - n - pp))
                  for n, o, kk, ss, pp, dd in zip(x.shape[2:], out_hw, k, s, p, d))
     vals, idx = (K.max_pool3d if nd == 3 else K.max_pool2d)(x, k, s, pads, d, out_hw)
@@ -400,6 +422,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     unb = _check_pool_input(input, 1, "max_pool1d")
     x = input.unsqueeze(0) if unb else input
     k, s, p, d = _pool_args("max_pool1d", x, kernel_size, stride, padding, dilation, 1)
+    o = _pool_out(x.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
+    if o < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
     vals, idx = max_pool2d(x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode,
                            True)
     vals, idx = vals.squeeze(2), idx.squeeze(2)
@@ -430,6 +455,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     sizes = tuple(x.shape[2:])
     out_hw = tuple(_pool_out(n, kk, ss, pp, 1, ceil_mode)
                    for n, kk, ss, pp in zip(sizes, k, s, p))
+    _check_pool_out(x, out_hw)
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
                  for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_np.ones((1, 1) + k, dtype=x.dtype.np))
@@ -2142,4 +2168,4 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "log", "matmul", "sqrt")]
 
 from .._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
-_wrap_namespace(globals(), __all__)  # PyTorch's argument errors for the Python functions
+_wrap_namespace(globals(), __all__, True)  # PyTorch's argument errors for the Python functions

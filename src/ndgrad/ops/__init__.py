@@ -4,7 +4,7 @@ from .._backend import device as _device
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct
-from ._registry import defop
+from ._registry import defop, dunder
 from .linalg import matmul, mm, bmm, mv, dot
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -338,6 +338,19 @@ def _iop(op):
     return f
 
 
+def _eq_operator(self, other):
+    """`t == None` is False, as in PyTorch (not an elementwise comparison)."""
+    if other is None:
+        return False
+    return eq(self, other)
+
+
+def _ne_operator(self, other):
+    if other is None:
+        return True
+    return ne(self, other)
+
+
 METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
@@ -371,12 +384,12 @@ METHODS = {
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(0), "new_full": _new_full,
     # operators
-    "__add__": add, "__radd__": add, "__sub__": sub,
-    "__rsub__": rsub, "__mul__": mul, "__rmul__": mul,
-    "__truediv__": div, "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
+    "__add__": dunder(add), "__radd__": dunder(add), "__sub__": dunder(sub),
+    "__rsub__": rsub, "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__truediv__": dunder(div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__eq__": _eq_operator, "__ne__": _ne_operator, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "__and__": _and, "__or__": _or, "__xor__": _xor, "__invert__": _invert,
     "__rand__": _item_dunder(_and, True), "__ror__": _item_dunder(_or, True),
     "__rxor__": _item_dunder(_xor, True),

@@ -341,6 +341,43 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     return fn
 
 
+_NOT_OPERANDS = (str, bytes, dict, set, type(None))
+_NO_KW = {}  # (never written: apply copies keywords before changing them)
+
+
+def dunder(fn, symbol=None):
+    """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
+    string) gives NotImplemented, so Python raises its own "unsupported operand type(s)"."""
+    op = getattr(fn, "_op", None)
+    if op is None:  # a composite: one frame more
+        def method(self, other):
+            try:
+                return fn(self, other)
+            except Exception:
+                if isinstance(other, _NOT_OPERANDS):
+                    return NotImplemented
+                raise
+        method.__name__ = method.__qualname__ = fn.__name__
+        return method
+
+    def method(self, other):
+        if _VMAP[0] is not None:
+            return _VMAP[0](op, (self, other), {})
+        try:
+            return apply(op, (self, other), _NO_KW)
+        except Exception as e:
+            if isinstance(other, _NOT_OPERANDS):
+                return NotImplemented
+            err = _bad_args(op, (self, other), {}, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    method._op = op
+    return method
+
+
 def _bad_args(op, args, kwargs, exc):
     """PyTorch's error for a failed call of `op`, or None (ndgrad._argcheck)."""
     from .._argcheck import bad_args
