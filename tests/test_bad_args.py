@@ -118,7 +118,7 @@ _STATEFUL = re.compile(
     r"enable_grad|no_grad|inference_mode|device|dtype|default_generator|Generator|"
     r"from_numpy|frombuffer|asarray|as_tensor|tensor$|scalar_tensor|cond|while_loop|"
     r"wait|chain_matmul|meshgrid|block_diag|cartesian_prod|atleast_|broadcast_tensors|"
-    r"unravel_index|get_default|fork_rng|random|library|overrides|prims|ops)")
+    r"unravel_index|get_default|fork_rng|random|library|overrides|prims|ops|has_torch_function)")
 
 
 def _public_functions(mod, tmod):

@@ -16,9 +16,11 @@ TENSOR_PARAMS = frozenset((
     "batch1", "batch2", "x", "x1", "x2", "y", "target", "A", "B", "end_tensor", "exponent_t",
     "anchor", "positive", "negative", "input1", "input2", "log_probs", "targets", "theta",
     "query", "key", "value", "elements", "test_elements", "sorted_sequence", "index", "src",
-    "mask", "condition", "grid", "boundaries", "tensor1", "tensor2", "x_1", "x_2"))
+    "mask", "condition", "grid", "boundaries", "tensor1", "tensor2", "x_1", "x_2", "mean"))
 
+INT_PARAMS = frozenset(("n", "row", "col"))   # PyTorch: "must be int"
 _UNSET = inspect.Parameter.empty
+_JUNK = (str, bytes, dict, set, type(None))
 
 
 def _torch_name(p):
@@ -55,7 +57,25 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
         if i >= len(params):
             break
         p = params[i]
-        if isinstance(a, Tensor) or not (p in TENSOR_PARAMS or p in tensors):
+        if isinstance(a, Tensor):
+            continue
+        if p == "tensors":  # cat, stack, ...: a sequence of tensors
+            if not isinstance(a, (list, tuple)):
+                return TypeError(f"{name}(): argument 'tensors' (position {i + 1}) must be "
+                                 f"tuple of Tensors, not {type(a).__name__}")
+            for j, t in enumerate(a):
+                if not isinstance(t, Tensor):
+                    return TypeError(f"expected Tensor as element {j} in argument {i}, but got "
+                                     f"{type(t).__name__}")
+            continue
+        if isinstance(a, _JUNK) and defaults.get(p, _UNSET) is not a:
+            if p in INT_PARAMS:
+                return TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be int, "
+                                 f"not {type(a).__name__}")
+            if p == "size":
+                return TypeError(f"{name}(): argument 'size' (position {i + 1}) must be tuple "
+                                 f"of ints, not {type(a).__name__}")
+        if not (p in TENSOR_PARAMS or p in tensors):
             continue
         if a is None and defaults.get(p, _UNSET) is None:
             continue  # an optional tensor
@@ -79,6 +99,14 @@ def _missing(name, missing):
                                        else ", ".join(q[:-1]) + ", and " + q[-1])
     return TypeError(f"{name}() missing {len(q)} required positional argument"
                      f"{'s' if len(q) > 1 else ''}: {names}")
+
+
+def check_tensor(name, value, param="input", position=1):
+    """PyTorch's TypeError unless `value` is a Tensor (for functions that never fail on one)."""
+    from ._tensor import Tensor
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{param}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
 
 
 def _signature(fn):
@@ -121,8 +149,9 @@ def reraise(fn, name, args, kwargs, exc, binding_first=False):
         raise err from None
 
 
-def torch_errors(fn, name=None, binding_first=False):
-    """`fn`, raising PyTorch's argument errors (bad_args) when a call fails."""
+def torch_errors(fn, name=None, binding_first=False, attr=None):
+    """`fn`, raising PyTorch's argument errors (bad_args) when a call fails. attr: PyTorch's
+    Python function reads this attribute of its first argument first (AttributeError)."""
     if getattr(fn, "_torch_errors", False) or not inspect.isfunction(fn):
         return fn
     name = name or fn.__name__
@@ -132,17 +161,25 @@ def torch_errors(fn, name=None, binding_first=False):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
+            if attr is not None and args and isinstance(args[0], _JUNK):
+                raise AttributeError(f"'{type(args[0]).__name__}' object has no attribute "
+                                     f"'{attr}'") from None
             reraise(fn, name, args, kwargs, e, binding_first)
             raise
 
     checked._torch_errors = True
+    checked._binding_first = binding_first
     return checked
 
 
-def wrap_namespace(ns, names, binding_first=False):
+def wrap_namespace(ns, names, binding_first=lambda name: False, attrs=None):
     """Wrap the plain Python functions `names` of the namespace dict `ns` with torch_errors."""
     for n in names:
         f = ns.get(n)
         if inspect.isfunction(f) and not hasattr(f, "_op") and not n.startswith("_") and \
                 not getattr(f, "_ndgrad_out", False):
-            ns[n] = torch_errors(f, n, binding_first)
+            if getattr(f, "_torch_errors", False):
+                if f._binding_first == binding_first(n) and f.__name__ == n:
+                    continue
+                f = f.__wrapped__  # (nn.functional's, here under a torch-level name)
+            ns[n] = torch_errors(f, n, binding_first(n), (attrs or {}).get(n))

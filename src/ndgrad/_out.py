@@ -288,7 +288,7 @@ def install(namespace, rules=None, default=("cast", _CAST, RuntimeError)):
                 getattr(fn, "_ndgrad_out", False):
             continue
         rule = rules.get(n, default) if rules else default
-        key = (id(fn), rule)
+        key = (id(fn), rule, n)  # (one wrapper per public name: errors say that name)
         if key not in made:
             made[key] = _with_out(fn, n, rule)
         namespace[n] = made[key]

@@ -2168,4 +2168,18 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "log", "matmul", "sqrt")]
 
 from .._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
-_wrap_namespace(globals(), __all__, True)  # PyTorch's argument errors for the Python functions
+# PyTorch's argument errors; its Python functions report a missing argument first, its C++ ones
+# (these) a wrong one, left to right
+_C_FUNCTIONS = frozenset(
+    "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool3d bilinear celu_ channel_shuffle conv1d "
+    "conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity "
+    "elu_ gelu hardshrink hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle one_hot "
+    "pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_ "
+    "scaled_dot_product_attention selu_ softplus softshrink threshold_".split())
+# PyTorch's Python functions that read an attribute of their input first: an AttributeError
+_FIRST_ATTR = dict.fromkeys(
+    "softmax log_softmax softmin glu interpolate upsample upsample_bilinear upsample_nearest "
+    "dropout1d dropout2d dropout3d".split(), "dim")
+_FIRST_ATTR.update(instance_norm="size", normalize="norm", sigmoid="sigmoid", tanh="tanh",
+                   tanhshrink="tanh", softsign="abs")
+_wrap_namespace(globals(), __all__, lambda name: name not in _C_FUNCTIONS, _FIRST_ATTR)

@@ -622,7 +622,10 @@ def _apply(op, args, kwargs):
                     requires = True
     else:
         kw = kwargs
-    if xp is None:
+    if xp is None:  # no tensor at all: NumPy would take a None or a string
+        err = _bad_args(op, args, kwargs, None)
+        if err is not None:
+            raise err
         xp = _np
     promote = op.promote
     if promote is not None and not (

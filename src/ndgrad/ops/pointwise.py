@@ -811,7 +811,13 @@ atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other), promote=
               self=lambda grad, self, other: grad * other / (self * self + other * other),
               other=lambda grad, self, other: -grad * self / (self * self + other * other))
 arctan2 = atan2
-hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other), promote="binary",
+def _hypot_fwd(xp, self, other):
+    if self.dtype.kind in "iub":  # (after promotion: both integer)
+        raise _not_implemented("hypot_cpu", D._BY_NP[self.dtype])
+    return xp.hypot(self, other)
+
+
+hypot = defop("hypot", _hypot_fwd, promote="binary",
               self=lambda grad, self, result: grad * self / result,
               other=lambda grad, other, result: grad * other / result)
 
