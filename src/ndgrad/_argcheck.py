@@ -16,15 +16,26 @@ TENSOR_PARAMS = frozenset((
     "batch1", "batch2", "x", "x1", "x2", "y", "target", "A", "B", "end_tensor", "exponent_t",
     "anchor", "positive", "negative", "input1", "input2", "log_probs", "targets", "theta",
     "query", "key", "value", "elements", "test_elements", "sorted_sequence", "index", "src",
-    "mask", "condition", "grid", "boundaries", "tensor1", "tensor2", "x_1", "x_2", "mean"))
+    "mask", "condition", "grid", "boundaries", "tensor1", "tensor2", "x_1", "x_2", "mean",
+    "real", "imag", "abs", "angle"))
+NUMBER_PARAMS = frozenset(("start", "end", "step"))  # PyTorch: "must be Number"
+# the names PyTorch's messages give: its C++ function, or the Python function behind a dispatch
+_TORCH_NAMES = dict(logsigmoid="log_sigmoid", unique="_unique2")
+_DISPATCHED = frozenset(  # nn.functional's, behind PyTorch's boolean_dispatch (or renamed)
+    "max_pool1d max_pool2d max_pool3d adaptive_max_pool1d adaptive_max_pool2d "
+    "adaptive_max_pool3d fractional_max_pool2d fractional_max_pool3d threshold".split())
+# (function, ndgrad's parameter) -> PyTorch's parameter name
+_TORCH_PARAMS = {("dot", "other"): "tensor", ("one_hot", "tensor"): "input",
+                 ("unsafe_split", "tensor"): "input"}
 
 INT_PARAMS = frozenset(("n", "row", "col"))   # PyTorch: "must be int"
 _UNSET = inspect.Parameter.empty
 _JUNK = (str, bytes, dict, set, type(None))
 
 
-def _torch_name(p):
-    return "input" if p == "self" else p
+def _torch_name(name, p):
+    p = _TORCH_PARAMS.get((name, p), p)
+    return "input" if p in ("self", "A") else p
 
 
 def alloc_error(exc):
@@ -49,6 +60,9 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
     from ._tensor import Tensor
     if isinstance(exc, MemoryError):
         return alloc_error(exc)
+    name = _TORCH_NAMES.get(name, name)
+    if binding_first and name in _DISPATCHED:
+        name = "_" + name
     defaults = defaults or {}
     missing = [p for p in params[len(args):] if p not in defaults and p not in kwargs]
     if missing and binding_first:
@@ -72,6 +86,11 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
             if p in INT_PARAMS:
                 return TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be int, "
                                  f"not {type(a).__name__}")
+            if p in NUMBER_PARAMS:
+                if name in ("arange", "range") and len(args) == 1:
+                    p = "end" if name == "arange" else p
+                return TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be Number, "
+                                 f"not {type(a).__name__}")
             if p == "size":
                 return TypeError(f"{name}(): argument 'size' (position {i + 1}) must be tuple "
                                  f"of ints, not {type(a).__name__}")
@@ -80,7 +99,7 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
         if a is None and defaults.get(p, _UNSET) is None:
             continue  # an optional tensor
         if a is None or isinstance(a, (str, bytes, dict, set)) or callable(a):
-            return TypeError(f"{name}(): argument '{_torch_name(p)}' (position {i + 1}) must be "
+            return TypeError(f"{name}(): argument '{_torch_name(name, p)}' (position {i + 1}) must be "
                              f"Tensor, not {type(a).__name__}")
     if kwargs and not varkw:
         known = set(params) | set(defaults)

@@ -421,7 +421,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     steps = int(steps)
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     if not dtype.is_floating_point:
         arr = np.trunc(np.linspace(float(start), float(end), steps)).astype(dtype.np)
     else:

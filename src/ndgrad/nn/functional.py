@@ -1388,7 +1388,9 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     gradient is the soft sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.")
+    from .._argcheck import check_tensor
     from .._creation import _rng
+    check_tensor("empty_like", logits)  # (PyTorch samples into empty_like(logits) first)
     u = _rng(None).random(logits.shape)
     gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # -log(Exp(1))
     y_soft = softmax((logits + gumbels) / tau, dim)
