@@ -18,6 +18,7 @@ import inspect
 import os
 import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -220,6 +221,12 @@ def _all_cases():
 
 def _outcome(lib, build):
     """The exception the call raises, or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (deprecated functions say so)
+        return _outcome_loud(lib, build)
+
+
+def _outcome_loud(lib, build):
     try:
         fn, args, kw = build(lib)
     except Exception as e:  # noqa: BLE001 (building the inputs already rejects them)
@@ -240,14 +247,92 @@ def _norm(msg):
 
 # ---------------------------------------------------------------- known differences
 # The exception type matches, the message does not: id -> reason.
-MESSAGE_ONLY = {}
+_OVERLOADS = (
+    "PyTorch's C++ argument parser, for a function with several overloads (or keyword "
+    "arguments it cannot place), prints 'received an invalid combination of arguments' with "
+    "every overload's schema; ndgrad names the one argument it refuses (same TypeError)")
+OVERLOADED = """
+    mm-kw bmm-kw addmm-kw baddbmm-kw trapezoid-kw cumulative_trapezoid-kw round-kw clamp-none0
+    clamp-str0 clamp-kw clamp_min-none0 clamp_min-str0 clamp_min-kw clamp_max-none0
+    clamp_max-str0 clamp_max-kw div-kw true_divide-none0 true_divide-str0 true_divide-none1
+    true_divide-str1 floor_divide-none0 floor_divide-str0 floor_divide-none1 floor_divide-str1
+    remainder-none0 remainder-str0 remainder-none1 remainder-str1 remainder-kw fmod-none0
+    fmod-str0 fmod-none1 fmod-str1 fmod-kw pow-none0 pow-str0 pow-none1 pow-str1 pow-kw
+    float_power-none0 float_power-str0 float_power-none1 float_power-str1 float_power-kw
+    copysign-none0 copysign-str0 copysign-none1 copysign-str1 copysign-kw xlogy-none0 xlogy-str0
+    xlogy-none1 xlogy-str1 xlogy-kw bitwise_and-none0 bitwise_and-str0 bitwise_and-none1
+    bitwise_and-str1 bitwise_and-kw bitwise_or-none0 bitwise_or-str0 bitwise_or-none1
+    bitwise_or-str1 bitwise_or-kw bitwise_xor-none0 bitwise_xor-str0 bitwise_xor-none1
+    bitwise_xor-str1 bitwise_xor-kw bitwise_left_shift-none0 bitwise_left_shift-str0
+    bitwise_left_shift-none1 bitwise_left_shift-str1 bitwise_left_shift-kw moveaxis-none0
+    moveaxis-str0 moveaxis-kw torch.add-none torch.add-str torch.addbmm-none torch.addbmm-str
+    torch.addcdiv-none torch.addcdiv-str torch.addcmul-none torch.addcmul-str torch.addmm-none
+    torch.addmm-str torch.addmv-none torch.addmv-str torch.addr-none torch.addr-str
+    torch.all-none torch.all-str torch.any-none torch.any-str torch.baddbmm-none
+    torch.baddbmm-str torch.bitwise_and-none torch.bitwise_and-str torch.bitwise_left_shift-none
+    torch.bitwise_left_shift-str torch.bitwise_or-none torch.bitwise_or-str
+    torch.bitwise_right_shift-none torch.bitwise_right_shift-str torch.bitwise_xor-none
+    torch.bitwise_xor-str torch.bmm-none torch.bmm-str torch.bucketize-none torch.bucketize-str
+    torch.clamp-none torch.clamp-str torch.clamp_-none torch.clamp_-str torch.clamp_max-none
+    torch.clamp_max-str torch.clamp_max_-none torch.clamp_max_-str torch.clamp_min-none
+    torch.clamp_min-str torch.clamp_min_-none torch.clamp_min_-str torch.clip-none
+    torch.clip-str torch.clip_-none torch.clip_-str torch.conv1d-none torch.conv1d-str
+    torch.conv2d-none torch.conv2d-str torch.copysign-none torch.copysign-str torch.div-none
+    torch.div-str torch.divide-none torch.divide-str torch.dsplit-none torch.dsplit-str
+    torch.eq-none torch.eq-str torch.fill_-none torch.fill_-str torch.float_power-none
+    torch.float_power-str torch.floor_divide-none torch.floor_divide-str torch.fmod-none
+    torch.fmod-str torch.ge-none torch.ge-str torch.greater-none torch.greater-str
+    torch.greater_equal-none torch.greater_equal-str torch.gt-none torch.gt-str
+    torch.hsplit-none torch.hsplit-str torch.index_fill-none torch.index_fill-str
+    torch.isin-none torch.isin-str torch.le-none torch.le-str torch.lerp-none torch.lerp-str
+    torch.less-none torch.less-str torch.less_equal-none torch.less_equal-str
+    torch.linspace-none torch.linspace-str torch.logspace-none torch.logspace-str torch.lt-none
+    torch.lt-str torch.masked_fill-none torch.masked_fill-str torch.mm-none torch.mm-str
+    torch.moveaxis-none torch.moveaxis-str torch.movedim-none torch.movedim-str
+    torch.multiply-none torch.multiply-str torch.nanquantile-none torch.nanquantile-str
+    torch.narrow-none torch.narrow-str torch.ne-none torch.ne-str torch.not_equal-none
+    torch.not_equal-str torch.pow-none torch.pow-str torch.quantile-none torch.quantile-str
+    torch.randint-none torch.randint-str torch.randint_like-none torch.randint_like-str
+    torch.remainder-none torch.remainder-str torch.rsub-none torch.rsub-str torch.scatter-none
+    torch.scatter-str torch.searchsorted-none torch.searchsorted-str torch.spmm-none
+    torch.spmm-str torch.std-none torch.std-str torch.std_mean-none torch.std_mean-str
+    torch.sub-none torch.sub-str torch.subtract-none torch.subtract-str torch.tensor_split-none
+    torch.tensor_split-str torch.true_divide-none torch.true_divide-str torch.var-none
+    torch.var-str torch.var_mean-none torch.var_mean-str torch.vsplit-none torch.vsplit-str
+    torch.xlogy-none torch.xlogy-str torch.xlogy_-none torch.xlogy_-str F.conv1d-none
+    F.conv1d-str F.conv2d-none F.conv2d-str F.conv3d-none F.conv3d-str
+""".split()
+MESSAGE_ONLY = dict.fromkeys(OVERLOADED, _OVERLOADS)
+MESSAGE_ONLY.update({
+    "torch.repeat_interleave-none": "PyTorch matches a lone argument to its repeat_interleave("
+                                    "repeats) overload; ndgrad names `input`",
+    "torch.repeat_interleave-str": "as torch.repeat_interleave-none",
+    "torch.sparse_coo_tensor-none": "PyTorch matches a lone argument to its sparse_coo_tensor("
+                                    "size) overload; ndgrad reports the missing `values`",
+    "torch.sparse_coo_tensor-str": "as torch.sparse_coo_tensor-none",
+})
 # The exception type differs (or ndgrad does not raise): id -> reason.
-XFAIL = {}
+XFAIL = {
+    "torch.norm-none": "PyTorch's torch.norm is a Python function that reads input.layout first "
+                       "(AttributeError); ndgrad's norm sits behind the out= layer and raises "
+                       "the C++ functions' argument TypeError",
+    "torch.norm-str": "as torch.norm-none",
+    "F.multi_head_attention_forward-none": "nn.functional.multi_head_attention_forward is not "
+                                           "implemented (NotImplementedError: use "
+                                           "nn.MultiheadAttention) before its arguments are bound",
+    "F.multi_head_attention_forward-str": "as F.multi_head_attention_forward-none",
+}
 
 
 def _compare(cid, build, theirs):
     """None when ndgrad raises the same type with the same message and leaves its inputs alone,
     else the difference in words."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _compare_loud(cid, build, theirs)
+
+
+def _compare_loud(cid, build, theirs):
     try:
         fn, args, kw = build(ndgrad)
     except Exception as e:  # noqa: BLE001
@@ -291,6 +376,8 @@ def _params():
 def test_bad_argument(cid, build, theirs):
     diff = _compare(cid, build, theirs)
     if diff is not None and cid in MESSAGE_ONLY and diff.startswith("message "):
+        if cid in OVERLOADED:  # the documented difference, and only that one
+            assert "received an invalid combination of arguments" in str(theirs)
         return  # documented: the type matches, the text differs
     assert diff is None, diff
 
@@ -313,11 +400,43 @@ def test_message_only_entries_still_differ_only_in_text():
 
 
 if __name__ == "__main__":
-    ok = 0
+    ok = documented = 0
     for cid, build, theirs in CASES:
         d = _compare(cid, build, theirs)
         if d is None:
             ok += 1
-        elif "-v" in sys.argv:
+        elif cid in MESSAGE_ONLY or cid in XFAIL:
+            documented += 1
+        if d is not None and "-v" in sys.argv:
             print(f"{cid}: {d}")
-    print(f"{ok}/{len(CASES)} cases match")
+    print(f"{ok}/{len(CASES)} cases match exactly; {documented} listed differences; "
+          f"{len(CASES) - ok - documented} unlisted")
+
+
+# ---------------------------------------------------------------- not errors at all
+
+def test_comparison_with_none_is_a_python_bool():
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    for lib in (torch, ndgrad):
+        t = lib.ones(3)
+        got = (t == None, t != None, None == t, None != t)  # noqa: E711
+        assert got == (False, True, False, True), lib.__name__
+
+
+def test_operators_refuse_none_and_strings_as_python_does():
+    """Tensor + 'x': the operator returns NotImplemented, so Python words the TypeError."""
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    import operator
+    for op in (operator.add, operator.sub, operator.mul, operator.truediv):
+        for other in (None, "x"):
+            for swap in (False, True):
+                msgs = []
+                for lib in (torch, ndgrad):
+                    t = lib.ones(3)
+                    args = (other, t) if swap else (t, other)
+                    with pytest.raises(TypeError) as info:
+                        op(*args)
+                    msgs.append(str(info.value))
+                assert msgs[0] == msgs[1], (op, other, swap)

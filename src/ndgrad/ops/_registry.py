@@ -345,20 +345,14 @@ _NOT_OPERANDS = (str, bytes, dict, set, type(None))
 _NO_KW = {}  # (never written: apply copies keywords before changing them)
 
 
-def dunder(fn, symbol=None):
+_UNSET = object()
+
+
+def dunder(fn, none=_UNSET):
     """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
-    string) gives NotImplemented, so Python raises its own "unsupported operand type(s)"."""
-    op = getattr(fn, "_op", None)
-    if op is None:  # a composite: one frame more
-        def method(self, other):
-            try:
-                return fn(self, other)
-            except Exception:
-                if isinstance(other, _NOT_OPERANDS):
-                    return NotImplemented
-                raise
-        method.__name__ = method.__qualname__ = fn.__name__
-        return method
+    string) gives NotImplemented, so Python raises its own "unsupported operand type(s)";
+    none: the result for a None operand (`t == None` is False)."""
+    op = fn._op
 
     def method(self, other):
         if _VMAP[0] is not None:
@@ -373,6 +367,14 @@ def dunder(fn, symbol=None):
                 raise err from None
             raise
 
+    if none is not _UNSET:
+        def compare(self, other):
+            if other is None:
+                return none
+            if _VMAP[0] is not None:
+                return _VMAP[0](op, (self, other), {})
+            return apply(op, (self, other), _NO_KW)
+        method = compare
     method.__name__ = method.__qualname__ = fn.__name__
     method._op = op
     return method
