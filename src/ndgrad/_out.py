@@ -281,14 +281,22 @@ def install(namespace, rules=None, default=("cast", _CAST, RuntimeError)):
     names = set(rules) if rules else {n for n, v in namespace.items()
                                      if callable(v) and not n.startswith("_")
                                      and not isinstance(v, type)}
-    made = _MADE   # aliases (clip/clamp, psi/digamma, lgamma/gammaln) stay one object
+    made = _MADE   # aliases across namespaces (psi/digamma, special.gammaln/lgamma) stay one
+    # object; at the top level each name has its own wrapper (clip is not clamp, as in PyTorch)
     for n in sorted(names):
         fn = namespace.get(n)
         if fn is None or not callable(fn) or isinstance(fn, type) or \
                 getattr(fn, "_ndgrad_out", False):
             continue
         rule = rules.get(n, default) if rules else default
-        key = (id(fn), rule, n)  # (one wrapper per public name: errors say that name)
+        key = (id(fn), rule)
+        if rules is RULES:  # top level: one wrapper per name, so argument errors say that name
+            named = (id(fn), rule, n)
+            if named not in made:
+                made[named] = _with_out(fn, n, rule)
+            made.setdefault(key, made[named])  # (what the other namespaces share)
+            namespace[n] = made[named]
+            continue
         if key not in made:
             made[key] = _with_out(fn, n, rule)
         namespace[n] = made[key]
