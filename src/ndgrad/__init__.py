@@ -199,3 +199,10 @@ from . import _out  # noqa: E402
 _out.install(globals())
 _out.install(linalg.__dict__, _out.LINALG_RULES)
 _out.install(special.__dict__, _out.SPECIAL_RULES)
+# PyTorch's argument errors (None/str for a tensor, unknown keywords) for the Python functions
+from . import _argcheck  # noqa: E402
+_argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding errors first)
+    globals(), [n for n in list(globals()) if not n.startswith("_")],
+    frozenset("cdist split norm unique unique_consecutive einsum tensordot stft istft lu "
+              "block_diag cartesian_prod broadcast_tensors meshgrid chain_matmul".split()
+              ).__contains__, {"norm": "layout"})

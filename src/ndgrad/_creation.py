@@ -25,7 +25,10 @@ def _xp(device):
     return _device(device).xp if not isinstance(device, _device) else device.xp
 
 
-def _size(size):
+def _size(size, name="empty"):
+    if len(size) == 1 and not isinstance(size[0], (tuple, list, int, np.integer, Tensor)):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
@@ -34,7 +37,7 @@ def _size(size):
             s = s.item()
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(
-                f"empty(): argument 'size' failed to unpack the object at pos {len(out) + 1} "
+                f"{name}(): argument 'size' failed to unpack the object at pos {len(out) + 1} "
                 f"with error \"type must be tuple of ints,but got {type(s).__name__}\"")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
@@ -307,7 +310,7 @@ def from_numpy(ndarray):
 
 
 def _filled(size, value, dtype, device, requires_grad, fname="full"):
-    size = _size(size)
+    size = _size(size, fname)
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     if value != 0 and value != 1:
         check_fill_value(value, dtype)
@@ -325,16 +328,16 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     dims = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if any(isinstance(s, int) and s < 0 for s in dims):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(size, 0, dtype, device, requires_grad)
+    return _filled(size, 0, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _filled(size, 1, dtype, device, requires_grad)
+    return _filled(size, 1, dtype, device, requires_grad, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
-    return _filled(size, 0, dtype, device, requires_grad)
+    return _filled(size, 0, dtype, device, requires_grad, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -417,7 +420,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     steps = int(steps)
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     if not dtype.is_floating_point:
         arr = np.trunc(np.linspace(float(start), float(end), steps)).astype(dtype.np)
     else:
@@ -559,10 +562,10 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Uniform samples on [0, 1)."""
     dtype = _float_dtype(dtype, "check_uniform_bounds")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each uniform on [0, 1)
-        arr = _rng(generator).random(_size(size) + (2,), dtype=np.float64)
+        arr = _rng(generator).random(_size(size, "rand") + (2,), dtype=np.float64)
         arr = arr.view(np.complex128)[..., 0].astype(dtype.np)
         return _finish(_place(arr, device), requires_grad)
-    arr = _rng(generator).random(_size(size), dtype=np.float64).astype(dtype.np)
+    arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 
 
@@ -571,10 +574,10 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
-        arr = _rng(generator).standard_normal(_size(size) + (2,), dtype=np.float64)
+        arr = _rng(generator).standard_normal(_size(size, "randn") + (2,), dtype=np.float64)
         arr = (arr * np.sqrt(0.5)).view(np.complex128)[..., 0].astype(dtype.np)
         return _finish(_place(arr, device), requires_grad)
-    arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(dtype.np)
+    arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 
 
@@ -595,7 +598,14 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     dtype = D.to_dtype(dtype) or D.int64
-    arr = _rng(generator).permutation(int(n)).astype(dtype.np)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        if not (isinstance(n, Tensor) and n.numel() == 1 and not n.dtype.is_floating_point):
+            raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                            f"{type(n).__name__}")
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    arr = _rng(generator).permutation(n).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 
 

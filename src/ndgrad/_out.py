@@ -16,6 +16,7 @@ Python API gives an `out=`), so no op carries out-handling code. The protocol, a
 import functools
 import warnings
 
+from . import _argcheck
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor
@@ -213,7 +214,11 @@ def _with_out(fn, name, rule):
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # PyTorch's argument errors, worked out only now
+                _argcheck.reraise(fn, name, args, kwargs, e)
+                raise
         from .autograd.grad_mode import is_grad_enabled
         if kind == "dtype" and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
@@ -259,7 +264,11 @@ def _no_out(fn, name):
     def wrapper(*args, **kwargs):
         if "out" in kwargs:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # PyTorch's argument errors, worked out only now
+            _argcheck.reraise(fn, name, args, kwargs, e)
+            raise
     return wrapper
 
 
@@ -272,7 +281,8 @@ def install(namespace, rules=None, default=("cast", _CAST, RuntimeError)):
     names = set(rules) if rules else {n for n, v in namespace.items()
                                      if callable(v) and not n.startswith("_")
                                      and not isinstance(v, type)}
-    made = _MADE   # aliases (clip/clamp, psi/digamma, lgamma/gammaln) stay one object
+    made = _MADE   # aliases across namespaces (psi/digamma, special.gammaln/lgamma) stay one
+    # object; at the top level each name has its own wrapper (clip is not clamp, as in PyTorch)
     for n in sorted(names):
         fn = namespace.get(n)
         if fn is None or not callable(fn) or isinstance(fn, type) or \
@@ -280,6 +290,13 @@ def install(namespace, rules=None, default=("cast", _CAST, RuntimeError)):
             continue
         rule = rules.get(n, default) if rules else default
         key = (id(fn), rule)
+        if rules is RULES:  # top level: one wrapper per name, so argument errors say that name
+            named = (id(fn), rule, n)
+            if named not in made:
+                made[named] = _with_out(fn, n, rule)
+            made.setdefault(key, made[named])  # (what the other namespaces share)
+            namespace[n] = made[named]
+            continue
         if key not in made:
             made[key] = _with_out(fn, n, rule)
         namespace[n] = made[key]

@@ -124,7 +124,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
-    return (input - other).norm(p)
+    d = input - other
+    if d.dtype._category < 2:
+        from .ops._inplace import _type_name
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_type_name(d.dtype)} instead.")
+    return d.norm(p)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

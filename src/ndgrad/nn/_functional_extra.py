@@ -8,6 +8,7 @@ import warnings
 
 import numpy as _np
 
+from .._argcheck import check_tensor as _check_tensor
 from .._tensor import _make
 from ..ops._registry import defop
 from . import functional as _F
@@ -255,6 +256,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
     map a * x + b keeps the mean and variance of a unit normal."""
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
+        _check_tensor("feature_alpha_dropout" if feature else "alpha_dropout", input)
         return input
     if p == 1:
         out = input * _const(input, 0.0)

@@ -189,6 +189,7 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if unbatched:
         input = input.unsqueeze(0)
     stride, dilation = _pair(stride, nd), _pair(dilation, nd)
+    _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
     if weight.shape[0] % groups:
@@ -219,6 +220,13 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_conv_args(stride, dilation):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
 
 
 def _conv_dtype_error(input, weight, bias, kernel):
@@ -262,6 +270,7 @@ def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_paddi
     if unbatched:
         input = input.unsqueeze(0)
     stride, padding, dilation = _pair(stride, nd), _pair(padding, nd), _pair(dilation, nd)
+    _check_conv_args(stride, dilation)
     output_padding = _pair(output_padding, nd)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(
@@ -328,12 +337,24 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation, nd):
     k = _pair(kernel_size, nd)
     s = _pair(stride, nd) if stride is not None and stride != [] and stride != () else k
     p, d = _pair(padding, nd), _pair(dilation, nd)
+    if any(ss == 0 for ss in s):
+        raise RuntimeError("stride should not be zero")
     for pp, kk, dd in zip(p, k, d):
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}")
     return k, s, p, d
+
+
+def _check_pool_out(x, out_hw):
+    """PyTorch's error for a window larger than the (padded) input."""
+    if any(o < 1 for o in out_hw):
+        c = x.shape[1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (c,) + tuple(x.shape[2:])))}). "
+            f"Calculated output size: ({'x'.join(map(str, (c,) + tuple(out_hw)))}). "
+            "Output size is too small")
 
 
 def _check_pool_input(input, nd, name):
@@ -373,6 +394,7 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
+    _check_pool_out(x, out_hw)
     pads = tuple((pp, max(pp, (o - 1) * ss + dd * (kk - 1) + 1 - n - pp))
                  for n, o, kk, ss, pp, dd in zip(x.shape[2:], out_hw, k, s, p, d))
     vals, idx = (K.max_pool3d if nd == 3 else K.max_pool2d)(x, k, s, pads, d, out_hw)
@@ -400,6 +422,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     unb = _check_pool_input(input, 1, "max_pool1d")
     x = input.unsqueeze(0) if unb else input
     k, s, p, d = _pool_args("max_pool1d", x, kernel_size, stride, padding, dilation, 1)
+    o = _pool_out(x.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
+    if o < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
     vals, idx = max_pool2d(x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, (1,) + d, ceil_mode,
                            True)
     vals, idx = vals.squeeze(2), idx.squeeze(2)
@@ -430,6 +455,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     sizes = tuple(x.shape[2:])
     out_hw = tuple(_pool_out(n, kk, ss, pp, 1, ceil_mode)
                    for n, kk, ss, pp in zip(sizes, k, s, p))
+    _check_pool_out(x, out_hw)
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
                  for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_np.ones((1, 1) + k, dtype=x.dtype.np))
@@ -1362,7 +1388,9 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     gradient is the soft sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.")
+    from .._argcheck import check_tensor
     from .._creation import _rng
+    check_tensor("empty_like", logits)  # (PyTorch samples into empty_like(logits) first)
     u = _rng(None).random(logits.shape)
     gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # -log(Exp(1))
     y_soft = softmax((logits + gumbels) / tau, dim)
@@ -2140,3 +2168,20 @@ from ._functional_extra import *  # noqa: E402,F401,F403
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "warnings", "Tensor", "Size", "D", "K", "defop", "no_grad", "where", "clamp", "exp",
     "log", "matmul", "sqrt")]
+
+from .._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
+# PyTorch's argument errors; its Python functions report a missing argument first, its C++ ones
+# (these) a wrong one, left to right
+_C_FUNCTIONS = frozenset(
+    "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool3d bilinear celu_ channel_shuffle conv1d "
+    "conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity "
+    "elu_ gelu hardshrink hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle one_hot "
+    "pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_ "
+    "scaled_dot_product_attention selu_ softplus softshrink threshold_".split())
+# PyTorch's Python functions that read an attribute of their input first: an AttributeError
+_FIRST_ATTR = dict.fromkeys(
+    "softmax log_softmax softmin glu interpolate upsample upsample_bilinear upsample_nearest "
+    "dropout1d dropout2d dropout3d".split(), "dim")
+_FIRST_ATTR.update(instance_norm="size", normalize="norm", sigmoid="sigmoid", tanh="tanh",
+                   tanhshrink="tanh", softsign="abs")
+_wrap_namespace(globals(), __all__, lambda name: name not in _C_FUNCTIONS, _FIRST_ATTR)

@@ -4,7 +4,8 @@ from .._backend import device as _device
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct
-from ._registry import defop
+from ._registry import defop, dunder, _NOT_OPERANDS
+from .pointwise import _check_bool_sub, _sub, _div
 from .linalg import matmul, mm, bmm, mv, dot
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -354,6 +355,17 @@ def _iop(op):
     return f
 
 
+def _sub_operator(self, other):
+    """`self - other` (sub's body, one frame); None or a string: NotImplemented, as PyTorch."""
+    try:
+        _check_bool_sub(self, other)
+        return _sub(self, other, 1)
+    except Exception:
+        if isinstance(other, _NOT_OPERANDS):
+            return NotImplemented
+        raise
+
+
 METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
@@ -387,12 +399,12 @@ METHODS = {
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(0), "new_full": _new_full,
     # operators
-    "__add__": add, "__radd__": add, "__sub__": sub,
-    "__rsub__": rsub, "__mul__": mul, "__rmul__": mul,
-    "__truediv__": div, "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
+    "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
+    "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "__and__": _and, "__or__": _or, "__xor__": _xor, "__invert__": _invert,
     "__rand__": _item_dunder(_and, True), "__ror__": _item_dunder(_or, True),
     "__rxor__": _item_dunder(_xor, True),

@@ -240,7 +240,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "formula_getters", "joint_getter")
+                 "raw", "formula_getters", "joint_getter", "varkw")
 
 
 def _fn_params(f):
@@ -290,6 +290,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     op.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    op.varkw = any(p.kind is p.VAR_KEYWORD for p in params)
     if backward is not None:
         op.inputs = tuple(inputs)
         op.joint = backward
@@ -326,12 +327,66 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     def fn(*args, **kwargs):
         if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
             return _VMAP[0](op, args, kwargs)
-        return apply(op, args, kwargs)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:  # PyTorch's argument errors, worked out only now (_argcheck)
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
 
     fn.__name__ = fn.__qualname__ = name
     fn._op = op
     op.fn = fn
     return fn
+
+
+_NOT_OPERANDS = (str, bytes, dict, set, type(None))
+_NO_KW = {}  # (never written: apply copies keywords before changing them)
+
+
+_UNSET = object()
+
+
+def dunder(fn, none=_UNSET):
+    """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
+    string) gives NotImplemented, so Python raises its own "unsupported operand type(s)";
+    none: the result for a None operand (`t == None` is False)."""
+    op = fn._op
+
+    def method(self, other):
+        if _VMAP[0] is not None:
+            return _VMAP[0](op, (self, other), {})
+        try:
+            return apply(op, (self, other), _NO_KW)
+        except Exception as e:
+            if isinstance(other, _NOT_OPERANDS):
+                return NotImplemented
+            err = _bad_args(op, (self, other), {}, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    if none is not _UNSET:
+        def compare(self, other):
+            if other is None:
+                return none
+            if _VMAP[0] is not None:
+                return _VMAP[0](op, (self, other), {})
+            return apply(op, (self, other), _NO_KW)
+        method = compare
+    method.__name__ = method.__qualname__ = fn.__name__
+    method._op = op
+    return method
+
+
+def _bad_args(op, args, kwargs, exc):
+    """PyTorch's error for a failed call of `op`, or None (ndgrad._argcheck)."""
+    from .._argcheck import bad_args
+    params = op.params
+    tensors = set(op.inputs) | {params[0]} if params else set(op.inputs)
+    return bad_args(op.name.strip("_"), params, args, kwargs, exc, op.defaults, tensors,
+                    op.varkw)
 
 
 # ---------------------------------------------------------------- NumPy warnings (issue 15)
@@ -569,7 +624,10 @@ def _apply(op, args, kwargs):
                     requires = True
     else:
         kw = kwargs
-    if xp is None:
+    if xp is None:  # no tensor at all: NumPy would take a None or a string
+        err = _bad_args(op, args, kwargs, None)
+        if err is not None:
+            raise err
         xp = _np
     promote = op.promote
     if promote is not None and not (

@@ -88,13 +88,18 @@ def conj_physical(input):
     return _conj_physical(input)
 
 
+from .._argcheck import check_tensor as _check_tensor  # noqa: E402
+
+
 def resolve_conj(input):
     """torch.resolve_conj(input): input itself unless is_conj(); then a conjugated copy."""
+    _check_tensor("resolve_conj", input)
     return _resolve(input) if is_conj(input) else input
 
 
 def resolve_neg(input):
     """torch.resolve_neg(input): ndgrad has no lazy negation, so the input itself."""
+    _check_tensor("resolve_neg", input)
     return input
 
 

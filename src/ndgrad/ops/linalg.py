@@ -558,6 +558,9 @@ def _check_einsum_dtypes(eq, operands):
 
 def einsum(equation, *operands):
     """torch.einsum(equation, *operands) (also einsum(equation, [operands]))."""
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = _normalize_einsum(equation, operands)

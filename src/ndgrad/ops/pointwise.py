@@ -811,7 +811,13 @@ atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other), promote=
               self=lambda grad, self, other: grad * other / (self * self + other * other),
               other=lambda grad, self, other: -grad * self / (self * self + other * other))
 arctan2 = atan2
-hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other), promote="binary",
+def _hypot_fwd(xp, self, other):
+    if self.dtype.kind in "iub":  # (after promotion: both integer)
+        raise _not_implemented("hypot_cpu", D._BY_NP[self.dtype])
+    return xp.hypot(self, other)
+
+
+hypot = defop("hypot", _hypot_fwd, promote="binary",
               self=lambda grad, self, result: grad * self / result,
               other=lambda grad, other, result: grad * other / result)
 
@@ -1086,6 +1092,13 @@ def _where_method(self, condition, y):
     return where(condition, self, y)
 
 
+def _rtruediv(self, other):
+    """`other / self`; None or a string: NotImplemented (Python's TypeError), as PyTorch."""
+    if isinstance(other, (str, bytes, dict, set, type(None))):
+        return NotImplemented
+    return mul(reciprocal(self), other)
+
+
 def _build_methods():
     from ._inplace import make_inplace
     g = globals()
@@ -1096,7 +1109,7 @@ def _build_methods():
                    __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
                    __mod__=remainder, __rmod__=lambda self, other: remainder(other, self),
                    __pos__=positive,
-                   __rtruediv__=lambda self, other: mul(reciprocal(self), other))
+                   __rtruediv__=_rtruediv)
     for n in _INPLACE:
         methods[n + "_"] = make_inplace(methods[n])
     methods["__ilshift__"] = methods["bitwise_left_shift_"]
