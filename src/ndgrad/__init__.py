@@ -202,7 +202,9 @@ _out.install(special.__dict__, _out.SPECIAL_RULES)
 # PyTorch's argument errors (None/str for a tensor, unknown keywords) for the Python functions
 from . import _argcheck  # noqa: E402
 _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding errors first)
-    globals(), [n for n in list(globals()) if not n.startswith("_")],
+    globals(), [n for n in list(globals()) if not n.startswith("_")
+                # torch.manual_seed is torch.random.manual_seed: one object in both places
+                and getattr(globals()[n], "__module__", None) != "ndgrad.random"],
     frozenset("cdist split norm unique unique_consecutive einsum tensordot stft istft lu "
               "block_diag cartesian_prod broadcast_tensors meshgrid chain_matmul".split()
               ).__contains__, {"norm": "layout"})
