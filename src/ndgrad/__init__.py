@@ -52,6 +52,9 @@ __version__ = "0.1.0"
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
+from ._sparse_compressed import (sparse_csr, sparse_csc, sparse_csr_tensor,  # noqa: E402
+                                 sparse_csc_tensor, sparse_compressed_tensor,
+                                 SparseCompressedTensor as _SparseCompressedTensor)
 from . import sparse  # noqa: E402
 contiguous_format = preserve_format = channels_last = None
 
@@ -218,7 +221,7 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
 
     @functools.wraps(dense_fn)
     def f(*args, **kwargs):
-        if len(args) > pos and args[pos].__class__ is _SparseTensor:
+        if len(args) > pos and args[pos].__class__ in (_SparseTensor, _SparseCompressedTensor):
             return sparse_fn(*args, **kwargs)
         return dense_fn(*args, **kwargs)
     return f

@@ -7,11 +7,29 @@ from .. import _dtype as D
 from .._backend import xp_of
 from .._tensor import Tensor, _make
 from .._sparse import SparseTensor, _sparse, _linear_index
+from .._sparse_compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of,
+                                  _compressed)
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "check_sparse_tensor_invariants"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sampled_addmm",
+           "check_sparse_tensor_invariants"]
 
 
 def _check_2d(name, s, d):
+    if isinstance(s, SparseCompressedTensor):
+        if not isinstance(d, Tensor) or isinstance(d, (SparseTensor, SparseCompressedTensor)):
+            raise RuntimeError(f"{name}: sparse @ sparse products are not supported; use "
+                               f"mat2.to_dense()")
+        if d.dim() != 2 or s.shape[1] != d.shape[0]:
+            dd = "x".join(map(str, d.shape)) if d.dim() == 2 else None
+            if dd is None:
+                raise RuntimeError(f"{name}: expected mat2 to be a 2-D tensor, got "
+                                   f"{d.dim()}-D")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
+                               f"{s.shape[1]} and {dd})")
+        if s.dtype is not d.dtype:
+            raise RuntimeError(f"expected scalar type {_name(s.dtype)} but found "
+                               f"{_name(d.dtype)}")
+        return
     if not isinstance(s, SparseTensor):
         raise RuntimeError(f"{name}: expected mat1 to be a sparse COO tensor")
     if s.sparse_dim() != 2 or s.dense_dim() != 0:
@@ -35,17 +53,18 @@ def _name(dt):
 
 
 def _product(s, d):
-    """sum_j s[i, j] * d[j] as gather (nnz x d), scale, scatter-add: O(nnz * d)."""
-    from .._creation import zeros
-    rows, cols = _make(s._idx[0]), _make(s._idx[1])
-    gathered = d.index_select(0, cols) * s._vals.unsqueeze(1)
-    return zeros(s.shape[0], d.shape[1], dtype=d.dtype).index_add(0, rows, gathered)
+    """sum_j s[i, j] * d[j], a segment sum over each row's entries: O(nnz * d)
+    (Note [Sparse products as segment sums] in ndgrad/_sparse_compressed.py)."""
+    vals = s._vals if isinstance(s, SparseCompressedTensor) else s._vals
+    return spmm_values(vals, d, pattern_of(s))
 
 
 def mm(mat1, mat2, reduce=None):
     """torch.sparse.mm(sparse, dense) -> dense."""
     if reduce is not None:
-        raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
+        if not isinstance(mat1, SparseCompressedTensor):
+            raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
+        raise NotImplementedError("torch.sparse.mm(..., reduce=...) is not supported by ndgrad")
     _check_2d("mm", mat1, mat2)
     return _product(mat1, mat2)
 
@@ -64,9 +83,42 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     return p + (mat if beta == 1 else mat * beta)
 
 
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """torch.sparse.sampled_addmm: beta * input + alpha * (mat1 @ mat2) at input's pattern
+    (input CSR), computing only the nnz entries' dot products: O(nnz * k)."""
+    if not isinstance(input, SparseCompressedTensor) or input.layout is not sparse_csr:
+        backend = "SparseCPU" if isinstance(input, SparseTensor) else \
+            "SparseCscCPU" if isinstance(input, SparseCompressedTensor) else "CPU"
+        raise NotImplementedError(
+            f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
+            f"backend. This could be because the operator doesn't exist for this backend, or "
+            f"was omitted during the selective/custom build process (if using custom build).")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                           f"got {_name(mat1.dtype)} and {_name(mat2.dtype)}")
+    if mat1.dim() != 2 or mat2.dim() != 2 or mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, mat1.shape))} and "
+                           f"{'x'.join(map(str, mat2.shape))})")
+    if input.shape[0] != mat1.shape[0]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if input.shape[1] != mat2.shape[1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    if out is not None:
+        raise RuntimeError("sampled_addmm: out= is not supported by ndgrad")
+    rows, cols = input._coo_arrays()
+    prod = (mat1.index_select(0, _make(rows)) * mat2.t().index_select(0, _make(cols))).sum(1)
+    vals = prod if alpha == 1 else prod * alpha
+    if beta != 0:
+        vals = vals + (input._vals if beta == 1 else input._vals * beta)
+    return _compressed(input._cidx, input._pidx, vals, input._size, sparse_csr)
+
+
 def sum(input, dim=None, dtype=None):
     """torch.sparse.sum: over every dim (a dense 0-d tensor) or over `dim` (sparse unless only
     dense dims remain)."""
+    if isinstance(input, SparseCompressedTensor):
+        return input.sum(dtype=dtype) if dim is None else input.sum(dim, keepdim=True)
     if not isinstance(input, SparseTensor):
         return input.sum() if dim is None else input.sum(dim)
     v = input._vals if dtype is None else input._vals.to(dtype)
