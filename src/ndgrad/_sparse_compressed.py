@@ -633,7 +633,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         raise NotImplementedError("ndgrad's compressed sparse tensors are 2-D (no batch or "
                                   "dense dimensions): expected 1-D indices and values")
     xp = xp_of(ci._data)
-    cidx, pidx = ci._data.astype("int64"), pi._data.astype("int64")
+    cidx, pidx = ci._data.astype("int64", copy=False), pi._data.astype("int64", copy=False)
     nnz = vals.shape[0]
     if size is None:
         ncomp = cidx.shape[0] - 1
@@ -643,7 +643,11 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     if len(size) != 2:
         raise RuntimeError(f"tensor dimensionality must be sum of batch, base, and dense "
                            f"dimensionalities (=0 + 2 + 0) but got {len(size)}")
-    _check_compressed(cidx, pidx, nnz, size, layout, xp)
+    if check_invariants is not False:
+        _check_compressed(cidx, pidx, nnz, size, layout, xp)
+    elif cidx.shape[-1] != (size[0] if layout is sparse_csr else size[1]) + 1 or \
+            pidx.shape[-1] != nnz:
+        _check_compressed(cidx, pidx, nnz, size, layout, xp)   # (shapes only: raises)
     if dtype is not None:
         vals = vals.to(dtype)
     if requires_grad:
