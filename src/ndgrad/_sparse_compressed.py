@@ -704,3 +704,15 @@ def _compressed_repr(t):
         suffixes.append(f"grad_fn=<{_grad_fn_name(vals.grad_fn)}>" if vals.grad_fn is not None
                         else "requires_grad=True")
     return _add_suffixes("tensor(" + body, suffixes, indent)
+
+
+def _coo_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if layout is sparse_csr or layout is sparse_csc:
+        return _coo_to_compressed(self, layout)
+    return self
+
+
+SparseTensor.to_sparse_csr = lambda self, dense_dim=None: _coo_to_compressed(self, sparse_csr)
+SparseTensor.to_sparse_csc = lambda self, dense_dim=None: _coo_to_compressed(self, sparse_csc)
+SparseTensor.to_sparse = _coo_to_sparse
+SparseTensor.is_sparse_csr = property(lambda self: False)
