@@ -29,7 +29,7 @@ sparse_csr = _Layout("sparse_csr")
 sparse_csc = _Layout("sparse_csc")
 _NAMES = {sparse_csr: "SparseCsr", sparse_csc: "SparseCsc"}
 
-_CHUNK = 1 << 17          # entries gathered at a time by _spmm
+_CHUNK = 1 << 14          # entries gathered at a time by _spmm (a block that stays in cache)
 
 
 # ---------------------------------------------------------------- the product (all layouts)
@@ -38,10 +38,10 @@ class _Pattern:
     """Rows and columns of a sparse (m x n) matrix's entries, sorted by row, with the runs that
     add.reduceat sums; `.T` (cached) is the transposed pattern, for the dense operand's
     gradient."""
-    __slots__ = ("rows", "cols", "order", "m", "n", "starts", "targets", "_t")
+    __slots__ = ("rows", "cols", "order", "m", "n", "starts", "targets", "_t", "_buckets")
 
     def __init__(self, rows, cols, m, n, xp):
-        self.m, self.n, self._t = m, n, None
+        self.m, self.n, self._t, self._buckets = m, n, None, None
         if rows.size and bool((rows[1:] < rows[:-1]).any()):
             self.order = xp.argsort(rows, kind="stable")
             rows, cols = rows[self.order], cols[self.order]
@@ -69,30 +69,41 @@ class _Pattern:
             self._t = t
         return self._t
 
-    def perm(self):
-        """Positions of the sorted entries in the caller's values (None: already sorted)."""
-        return self.order
+    def buckets(self):
+        """[(k, rows with k entries, (rows, k) columns of their entries, (rows, k) positions
+        of their values in the caller's order)]: the rows grouped by their number of entries,
+        so each group sums a dense (rows, k, d) block along k."""
+        if self._buckets is None:
+            xp = xp_of(self.rows)
+            nnz = self.rows.size
+            counts = xp.diff(xp.concatenate([self.starts, xp.asarray([nnz])]))
+            by = xp.argsort(counts, kind="stable")
+            sc = counts[by]
+            edges = xp.flatnonzero(xp.diff(sc)) + 1
+            out = []
+            for lo, hi in zip([0] + edges.tolist(), edges.tolist() + [sc.size]):
+                if lo == hi:
+                    continue
+                segs = by[lo:hi]
+                k = int(sc[lo])
+                pos = self.starts[segs][:, None] + xp.arange(k)
+                out.append((k, self.targets[segs], self.cols[pos],
+                            pos if self.order is None else self.order[pos]))
+            self._buckets = out
+        return self._buckets
 
 
 def _spmm_fwd(xp, values, dense, pattern):
-    v = values if pattern.order is None else values[pattern.order]
     out = xp.zeros((pattern.m,) + dense.shape[1:], dtype=dense.dtype)
-    starts, targets, cols = pattern.starts, pattern.targets, pattern.cols
-    nnz = cols.size
-    if not nnz:
-        return out
-    vshape = (-1,) + (1,) * (dense.ndim - 1)
-    lo_seg = 0
-    nseg = starts.size
-    while lo_seg < nseg:        # whole rows per chunk, about _CHUNK entries each
-        lo = int(starts[lo_seg])
-        hi_seg = int(xp.searchsorted(starts, lo + _CHUNK, side="right"))
-        hi_seg = max(hi_seg, lo_seg + 1)
-        hi = int(starts[hi_seg]) if hi_seg < nseg else nnz
-        block = xp.take(dense, cols[lo:hi], axis=0)
-        block *= v[lo:hi].reshape(vshape).astype(dense.dtype, copy=False)
-        out[targets[lo_seg:hi_seg]] = xp.add.reduceat(block, starts[lo_seg:hi_seg] - lo, axis=0)
-        lo_seg = hi_seg
+    tail = (1,) * (dense.ndim - 1)
+    values = values.astype(dense.dtype, copy=False)
+    for k, targets, cols, vpos in pattern.buckets():
+        step = max(1, _CHUNK // k)
+        for r in range(0, targets.size, step):   # rows of k entries: (rows, k, d) blocks
+            c = cols[r:r + step]
+            block = xp.take(dense, c, axis=0)
+            block *= xp.take(values, vpos[r:r + step]).reshape(c.shape + tail)
+            out[targets[r:r + step]] = block.sum(axis=1)
     return out
 
 
