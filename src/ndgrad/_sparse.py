@@ -561,12 +561,13 @@ def _indent(text, n):
 def _sparse_repr(s):
     idx = repr(_make(s._idx))
     vals = s._vals
+    from ._sparse_compressed import _default_shown
     vrepr = repr(vals.detach() if vals.requires_grad else vals)
-    if vals.dtype is not D.get_default_dtype() and "dtype=" in vrepr:
+    if not _default_shown(vals.dtype) and "dtype=" in vrepr:
         vrepr = vrepr[:vrepr.rindex(", dtype=")] + ")"
     out = (f"tensor(indices={_indent(idx, 15)},\n       values={_indent(vrepr, 14)},\n"
            f"       size={tuple(s._size)}, nnz={s._nnz()}")
-    if vals.dtype is not D.get_default_dtype():
+    if not _default_shown(vals.dtype):
         out += f", dtype={vals.dtype}"
     out += ", layout=torch.sparse_coo"
     if vals.requires_grad:

@@ -395,6 +395,8 @@ class SparseCompressedTensor(Tensor):
                                                                  SparseCompressedTensor)):
             if tuple(other.shape) != self._size:
                 raise RuntimeError(f"mul: expected 'self' and 'other' to have same size")
+            if self._layout is sparse_csc:
+                raise RuntimeError("Expected result Tensor to be of format CSR")
             rows, cols = self._coo_arrays()
             return self._valuewise(lambda v: v * other[_make(rows), _make(cols)])
         if isinstance(other, SparseCompressedTensor):
@@ -404,16 +406,17 @@ class SparseCompressedTensor(Tensor):
     __rmul__ = __mul__
     mul = __mul__
 
-    def __truediv__(self, other):
-        if isinstance(other, (int, float)) or (isinstance(other, Tensor) and other.dim() == 0
-                                                and type(other) is Tensor):
-            return self._valuewise(lambda v: v / other)
+    def __truediv__(self, other):       # (PyTorch has no division of compressed tensors)
         raise RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout]}")
 
     div = __truediv__
 
     def __add__(self, other):
         if isinstance(other, SparseCompressedTensor):
+            if other is self:      # (PyTorch adds a tensor to itself in any layout)
+                return self._valuewise(lambda v: v + v)
+            if sparse_csc in (self._layout, other._layout):
+                raise _err_layout("crow_indices", "sparse row compressed", sparse_csc)
             if other._size != self._size:
                 raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but "
                                    f"self has size {list(self._size)} while other has size "
@@ -432,6 +435,8 @@ class SparseCompressedTensor(Tensor):
         return NotImplemented
 
     def __sub__(self, other):
+        if isinstance(other, (SparseTensor, SparseCompressedTensor)):
+            raise RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout]}")
         return self + (-other)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
@@ -689,6 +694,13 @@ def _rebuild_compressed(layout, cidx, pidx, vals, size):
 
 # ---------------------------------------------------------------- printing
 
+def _default_shown(dtype):
+    """Dtypes a sparse repr leaves out, as PyTorch's _tensor_str."""
+    default = D.get_default_dtype()
+    complex_ = D.complex128 if default is D.float64 else D.complex64
+    return dtype in (default, complex_, D.int64, D.bool)
+
+
 def _compressed_repr(t):
     from ._tensor_str import _tensor_str, _add_suffixes, _to_numpy, _grad_fn_name
     indent = len("tensor(")
@@ -708,7 +720,7 @@ def _compressed_repr(t):
     body = (cp + cstr + "),\n" + " " * indent + pp + pstr + "),\n" + " " * indent + vp + vstr
             + ")")
     suffixes = [f"size={tuple(t._size)}", f"nnz={t._nnz()}"]
-    if vals.dtype is not D.get_default_dtype():
+    if not _default_shown(vals.dtype):
         suffixes.append(f"dtype={vals.dtype!r}")
     suffixes.append(f"layout={t._layout!r}")
     if vals.requires_grad:
