@@ -278,3 +278,21 @@ def test_errors_match_pytorch(torch):
         assert type(got.value) is type(ref.value), (i, got.value, ref.value)
         first = str(got.value).split("\n")[0]
         assert str(ref.value).startswith(first[:120]), (i, got.value, ref.value)
+
+
+def test_grad_fn_names_match_pytorch(torch):
+    def run(L):
+        T = L.tensor
+        c = L.sparse_csr_tensor(T([0, 2, 2, 3]), T([0, 2, 1]), T([1., 2, 3]), (3, 3),
+                                requires_grad=True)
+        coo = L.sparse_coo_tensor(T([[0, 1], [1, 2]]), T([1., 2]), (3, 3), requires_grad=True)
+        d = L.ones(3, 2, requires_grad=True)
+        made = [L.sparse.mm(c, d), c @ d, L.mm(c, d), L.sparse.mm(coo, d), coo @ d,
+                c.to_dense(), coo.to_dense(), c.to_sparse_coo(), c.to_sparse_csc(),
+                coo.to_sparse_csr(), -c, c * 2, c.t(), c.transpose(0, 1),
+                L.ones(2, 2, requires_grad=True).to_sparse_csr(),
+                L.ones(2, 2, requires_grad=True).to_sparse(),
+                L.addmm(L.ones(3, 2), c, d),
+                L.sparse.sampled_addmm(c, L.ones(3, 2), L.ones(2, 3))]
+        return [type(t.grad_fn).__name__ for t in made]
+    assert run(ndgrad) == run(torch)

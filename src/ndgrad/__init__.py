@@ -227,8 +227,8 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
     return f
 
 
-mm = _sparse_dispatch(mm, sparse.mm)
-matmul = _sparse_dispatch(matmul, sparse.mm)
+mm = _sparse_dispatch(mm, sparse._mm)
+matmul = _sparse_dispatch(matmul, sparse._mm)
 spmm = sparse.mm
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
 

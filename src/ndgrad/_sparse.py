@@ -187,8 +187,10 @@ class SparseTensor(Tensor):
         out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype)
         if self._idx.shape[1] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
+        from ._sparse_compressed import named
         key = tuple(_make(r) for r in self._idx)
-        return out.index_put(key, self._vals.to(out.dtype), accumulate=True)
+        return named(out.index_put(key, self._vals.to(out.dtype), accumulate=True),
+                     "ToDenseBackward0")
 
     def to_sparse(self, *args, **kwargs):
         return self
@@ -307,8 +309,8 @@ class SparseTensor(Tensor):
         return NotImplemented
 
     def mm(self, mat2):
-        from .sparse import mm
-        return mm(self, mat2)
+        from .sparse import _mm
+        return _mm(self, mat2)
 
     matmul = __matmul__ = mm
 
@@ -548,7 +550,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     idx = xp.stack(xp.nonzero(nz)).astype("int64").reshape(sd, -1)
     key = tuple(_make(r) for r in idx)
     vals = self[key] if idx.shape[1] else self.reshape((0,) + tuple(self.shape[sd:]))
-    return _sparse(idx, vals, tuple(self.shape), True)
+    from ._sparse_compressed import named
+    return _sparse(idx, named(vals, "ToSparseBackward1"), tuple(self.shape), True)
 
 
 # ---------------------------------------------------------------- printing

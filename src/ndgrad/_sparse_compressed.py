@@ -127,15 +127,31 @@ def _make_spmm():
 
 
 _spmm_op = None
+_ALIASES = {}
 
 
-def spmm_values(values, dense, pattern):
+def named(t, node_name):
+    """`t` behind an identity node named as PyTorch names the op that made it (a sparse op
+    whose values come from dense ops on the values: repr(grad_fn) as PyTorch's)."""
+    if not t.requires_grad:
+        return t
+    op = _ALIASES.get(node_name)
+    if op is None:
+        from .ops._registry import defop
+        op = _ALIASES[node_name] = defop(
+            "_alias_" + node_name, lambda xp, self: self.view(), promote=None, view=True,
+            node_name=node_name, self=lambda grad: grad, jvp="linear")
+    return op(t)
+
+
+def spmm_values(values, dense, pattern, node_name="MmBackward0"):
     """values (nnz, in the caller's order) at `pattern`, times dense: Note [Sparse products as
     segment sums]."""
     global _spmm_op
     if _spmm_op is None:
         _spmm_op = _make_spmm()
-    return _spmm_op(values, dense, pattern)
+    out = _spmm_op(values, dense, pattern)
+    return out if node_name == "MmBackward0" else named(out, node_name)
 
 
 def pattern_of(s):
@@ -318,14 +334,14 @@ class SparseCompressedTensor(Tensor):
         if self._pidx.shape[0] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
         rows, cols = self._coo_arrays()
-        return out.index_put((_make(rows), _make(cols)), self._vals.to(out.dtype),
-                             accumulate=True)
+        return named(out.index_put((_make(rows), _make(cols)), self._vals.to(out.dtype),
+                                   accumulate=True), "ToDenseBackward0")
 
     def to_sparse_coo(self):
         xp = xp_of(self._cidx)
         rows, cols = self._coo_arrays()
         idx = xp.stack([rows, cols]).astype("int64")
-        vals = self._vals.view(-1) if self._vals.requires_grad else self._vals  # (a new node)
+        vals = named(self._vals, "ToSparseBackward1")
         if self._layout is sparse_csr:    # already row-major
             return _sparse(idx, vals, self._size, True)
         return _sparse(idx, vals, self._size, False).coalesce()
@@ -344,8 +360,10 @@ class SparseCompressedTensor(Tensor):
         if layout is self._layout:
             return self
         rows, cols = self._coo_arrays()       # csr <-> csc: re-sort by the other index
-        return _from_pairs(cols, rows, self._vals, self._size, layout) \
+        t = _from_pairs(cols, rows, self._vals, self._size, layout) \
             if layout is sparse_csc else _from_pairs(rows, cols, self._vals, self._size, layout)
+        t._vals = named(t._vals, _TO_NAMES[layout])
+        return t
 
     def to_sparse_csr(self, dense_dim=None):
         return self._convert(sparse_csr)
@@ -355,12 +373,16 @@ class SparseCompressedTensor(Tensor):
 
     # ---------------------------------------------------------------- ops PyTorch has for CSR
     def t(self):
+        return self._t("TBackward0")
+
+    def _t(self, name):
         other = sparse_csc if self._layout is sparse_csr else sparse_csr
-        return _compressed(self._cidx, self._pidx, self._vals, self._size[::-1], other)
+        return _compressed(self._cidx, self._pidx, named(self._vals, name), self._size[::-1],
+                           other)
 
     def transpose(self, dim0, dim1):
         if {dim0 % 2, dim1 % 2} == {0, 1}:
-            return self.t()
+            return self._t("TransposeBackward0")
         return self
 
     def _valuewise(self, fn):
@@ -449,8 +471,8 @@ class SparseCompressedTensor(Tensor):
         return self.to_dense(v.dtype).sum(dim, keepdim=True)
 
     def mm(self, mat2):
-        from .sparse import mm
-        return mm(self, mat2)
+        from .sparse import _mm
+        return _mm(self, mat2)
 
     matmul = __matmul__ = mm
 
@@ -561,6 +583,9 @@ def _from_pairs(comp, plain, vals, size, layout):
     return _compressed(cidx, plain[order].astype("int64"), v, size, layout)
 
 
+_TO_NAMES = {sparse_csr: "ToSparseCsrBackward0", sparse_csc: "ToSparseCscBackward0"}
+
+
 def _coo_to_compressed(s, layout):
     if s.dim() != 2 or s.sparse_dim() != 2:
         raise RuntimeError(f"to_sparse_{'csr' if layout is sparse_csr else 'csc'}: only 2-D "
@@ -568,9 +593,11 @@ def _coo_to_compressed(s, layout):
                            f"{s.sparse_dim()} sparse and {s.dense_dim()} dense dims")
     s = s.coalesce()
     rows, cols = s._idx[0], s._idx[1]
-    if layout is sparse_csr:
-        return _from_pairs(rows, cols, s._vals, s._size, layout)
-    return _from_pairs(cols, rows, s._vals, s._size, layout)
+    t = _from_pairs(rows, cols, s._vals, s._size, layout) if layout is sparse_csr else \
+        _from_pairs(cols, rows, s._vals, s._size, layout)
+    t._vals = named(t._vals, _TO_NAMES[layout])
+    t._leaf = False if t._vals.requires_grad else t._leaf
+    return t
 
 
 def dense_to_compressed(self, layout):

@@ -8,7 +8,7 @@ from .._backend import xp_of
 from .._tensor import Tensor, _make
 from .._sparse import SparseTensor, _sparse, _linear_index
 from .._sparse_compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of,
-                                  _compressed)
+                                  _compressed, named)
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sampled_addmm",
            "check_sparse_tensor_invariants"]
@@ -52,11 +52,10 @@ def _name(dt):
     return _type_name(dt)
 
 
-def _product(s, d):
+def _product(s, d, node_name="SparseAddmmBackward0"):
     """sum_j s[i, j] * d[j], a segment sum over each row's entries: O(nnz * d)
     (Note [Sparse products as segment sums] in ndgrad/_sparse_compressed.py)."""
-    vals = s._vals if isinstance(s, SparseCompressedTensor) else s._vals
-    return spmm_values(vals, d, pattern_of(s))
+    return spmm_values(s._vals, d, pattern_of(s), node_name)
 
 
 def mm(mat1, mat2, reduce=None):
@@ -69,18 +68,24 @@ def mm(mat1, mat2, reduce=None):
     return _product(mat1, mat2)
 
 
+def _mm(mat1, mat2):
+    """torch.mm / torch.matmul / @ with a sparse first operand (grad_fn MmBackward0)."""
+    _check_2d("mm", mat1, mat2)
+    return _product(mat1, mat2, "MmBackward0")
+
+
 spmm = mm
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
     _check_2d("addmm", mat1, mat2)
-    p = _product(mat1, mat2)
+    p = _product(mat1, mat2, "MmBackward0")
     if alpha != 1:
         p = p * alpha
-    if isinstance(mat, SparseTensor):
+    if isinstance(mat, (SparseTensor, SparseCompressedTensor)):
         mat = mat.to_dense()
-    return p + (mat if beta == 1 else mat * beta)
+    return named(p + (mat if beta == 1 else mat * beta), "AddmmBackward0")
 
 
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
@@ -111,7 +116,8 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     vals = prod if alpha == 1 else prod * alpha
     if beta != 0:
         vals = vals + (input._vals if beta == 1 else input._vals * beta)
-    return _compressed(input._cidx, input._pidx, vals, input._size, sparse_csr)
+    return _compressed(input._cidx, input._pidx, named(vals, "SparseSampledAddmmBackward0"),
+                       input._size, sparse_csr)
 
 
 def sum(input, dim=None, dtype=None):
