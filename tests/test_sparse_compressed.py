@@ -296,3 +296,36 @@ def test_grad_fn_names_match_pytorch(torch):
                 L.sparse.sampled_addmm(c, L.ones(3, 2), L.ones(2, 3))]
         return [type(t.grad_fn).__name__ for t in made]
     assert run(ndgrad) == run(torch)
+
+
+UNARY = ["sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "sqrt", "abs", "neg",
+         "sign", "floor", "ceil", "round", "trunc", "frac", "expm1", "log1p", "relu", "erf",
+         "deg2rad", "rad2deg", "sgn", "signbit", "isnan", "isinf", "nan_to_num", "square",
+         "exp", "log", "cos", "sigmoid", "erfinv", "angle", "conj", "positive", "isneginf",
+         "isposinf", "logical_not", "half", "bool", "int", "long", "zero_", "relu_", "abs_",
+         "neg_", "sin_", "mul_"]
+
+
+@pytest.mark.parametrize("layout", ["coo", "coo_coalesced", "csr"])
+def test_unary_ops_and_their_errors_match_pytorch(torch, layout):
+    def make(L):
+        s = L.sparse_coo_tensor(L.tensor([[0, 1, 1, 0], [2, 0, 2, 2]]),
+                                L.tensor([0.5, -0.25, 0.75, 0.125], dtype=L.float64), (2, 3))
+        return s if layout == "coo" else s.coalesce() if layout == "coo_coalesced" else \
+            s.coalesce().to_sparse_csr()
+    for name in UNARY:
+        out = []
+        for L in (torch, ndgrad):
+            s = make(L)
+            try:
+                r = getattr(s, name)(2) if name == "mul_" else getattr(s, name)()
+                out.append((r.layout == s.layout, r.dtype.__repr__(), r.to_dense().numpy()))
+            except Exception as e:          # noqa: BLE001 (compared with PyTorch's below)
+                out.append((type(e), str(e).split("\n")[0][:100]))
+        ref, got = out
+        if isinstance(ref[0], type):
+            assert got[0] is ref[0] and ref[1].startswith(got[1][:60]), (name, got, ref)
+        else:
+            assert got[:2] == ref[:2], (name, got, ref)
+            np.testing.assert_allclose(got[2].astype(float), ref[2].astype(float), rtol=1e-12,
+                                       equal_nan=True, err_msg=name)

@@ -766,3 +766,91 @@ SparseTensor.to_sparse_csr = lambda self, dense_dim=None: _coo_to_compressed(sel
 SparseTensor.to_sparse_csc = lambda self, dense_dim=None: _coo_to_compressed(self, sparse_csc)
 SparseTensor.to_sparse = _coo_to_sparse
 SparseTensor.is_sparse_csr = property(lambda self: False)
+
+
+# ---------------------------------------------------------------- the values-wise ops of both
+
+# Unary ops that map 0 to 0, which PyTorch runs on the specified values of a sparse tensor.
+_UNARY = ("sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "sqrt", "abs", "neg",
+          "sign", "floor", "ceil", "round", "trunc", "frac", "expm1", "log1p", "relu", "erf",
+          "deg2rad", "rad2deg", "sgn", "signbit", "isnan", "isinf", "erfinv", "conj",
+          "positive", "isneginf", "isposinf")
+_LINEAR = {"neg", "conj", "positive", "deg2rad", "rad2deg"}   # f(a) + f(b) == f(a + b)
+_INPLACE = tuple(n for n in _UNARY if n not in ("signbit", "isnan", "isinf", "conj",
+                                                "positive", "isneginf", "isposinf"))
+
+
+def _coo_unary(name):
+    def f(self, *args, **kwargs):
+        return self._valuewise(lambda v: getattr(v, name)(*args, **kwargs), name in _LINEAR)
+    f.__name__ = name
+    return f
+
+
+def _compressed_unary(name):
+    def f(self, *args, **kwargs):
+        return self._valuewise(lambda v: getattr(v, name)(*args, **kwargs))
+    f.__name__ = name
+    return f
+
+
+def _inplace(name):
+    def f(self, *args):
+        if isinstance(self, SparseTensor) and not self._coalesced and name not in ("neg_",
+                                                                                    "mul_"):
+            raise RuntimeError(f"{name} requires coalesced input")
+        getattr(self._vals, name)(*args)
+        return self
+    f.__name__ = name
+    return f
+
+
+def _zero_(self):
+    """PyTorch's sparse zero_: no specified entries left."""
+    xp = xp_of(self._vals._data)
+    from ._creation import zeros
+    empty = zeros((0,) + tuple(self._vals.shape[1:]), dtype=self._vals.dtype)
+    if isinstance(self, SparseTensor):
+        self._idx = xp.zeros((self._idx.shape[0], 0), dtype="int64")
+        self._coalesced = True
+    else:
+        self._cidx = xp.zeros_like(self._cidx)
+        self._pidx = self._pidx[:0]
+    self._vals = empty
+    self.__dict__.pop("_pattern", None)
+    return self
+
+
+def _to_dtype(dt):
+    def f(self, memory_format=None):
+        return self.to(getattr(D, dt))
+    f.__name__ = dt
+    return f
+
+
+for _cls, _make_unary, _extra in ((SparseTensor, _coo_unary, ("nan_to_num", "square")),
+                                  (SparseCompressedTensor, _compressed_unary, ("angle",))):
+    for _n in _UNARY + _extra:
+        setattr(_cls, _n, _make_unary(_n))
+    for _n in _INPLACE + ("mul_",):
+        setattr(_cls, _n + "_" if _n != "mul_" else _n, _inplace(_n + "_" if _n != "mul_"
+                                                                 else _n))
+    _cls.zero_ = _zero_
+    _cls.__neg__ = _cls.neg
+    for _alias, _dt in (("half", "float16"), ("bool", "bool"), ("int", "int32"),
+                        ("long", "int64"), ("float", "float32"), ("double", "float64")):
+        setattr(_cls, _alias, _to_dtype(_dt))
+SparseTensor.angle = _unsupported("angle")
+SparseCompressedTensor.square = _layout_error("square")
+SparseCompressedTensor.nan_to_num = _csr_unsupported("nan_to_num.out")
+SparseTensor.logical_not = _unsupported("logical_not.out")
+for _n in ("log", "cos", "sigmoid", "bitwise_not"):
+    setattr(SparseCompressedTensor, _n, _layout_error(_n))
+
+
+def _csr_logical_not(self):
+    raise RuntimeError("torch.empty: Only batched sparse compressed (non-block) tensors are "
+                       "supported, but got size [0]")
+
+
+SparseCompressedTensor.logical_not = _csr_logical_not
