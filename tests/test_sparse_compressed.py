@@ -269,6 +269,8 @@ def test_errors_match_pytorch(torch):
         lambda L: L.sparse.sampled_addmm(_csr(L), L.ones(4, 2, dtype=L.float64),
                                          L.ones(2, 3, dtype=L.float64)),
         lambda L: L.sparse.sampled_addmm(L.ones(4, 4), L.ones(4, 2), L.ones(2, 4)),
+        lambda L: L.sparse.sampled_addmm(_csc(L), L.ones(4, 2, dtype=L.float64),
+                                         L.ones(2, 4, dtype=L.float64)),
     ]
     for i, case in enumerate(cases):
         with pytest.raises(Exception) as ref:
@@ -329,3 +331,45 @@ def test_unary_ops_and_their_errors_match_pytorch(torch, layout):
             assert got[:2] == ref[:2], (name, got, ref)
             np.testing.assert_allclose(got[2].astype(float), ref[2].astype(float), rtol=1e-12,
                                        equal_nan=True, err_msg=name)
+
+
+def test_strided_only_methods_raise_as_pytorch(torch):
+    calls = {"view": (9,), "reshape": (9,), "flatten": (), "unsqueeze": (0,), "squeeze": (),
+             "permute": (1, 0), "expand": (3, 3), "stride": (), "data_ptr": (),
+             "storage_offset": (), "cos": (), "log": (), "sigmoid": (), "softmax": (0,),
+             "log_softmax": (0,), "mean": (), "argmax": (), "exp": (), "tolist": (),
+             "contiguous": (), "pow": (2,), "item": (), "is_contiguous": (),
+             "index_select": (0, None), "__len__": (), "__bool__": ()}
+    for make in (lambda L: _csr(L), lambda L: _csr(L).to_sparse_csc()):
+        for name, args in calls.items():
+            res = []
+            for L in (torch, ndgrad):
+                a = tuple(L.tensor([0, 2]) if x is None else x for x in args)
+                try:
+                    r = getattr(make(L), name)(*a)
+                    res.append(("ok", r))
+                except Exception as e:     # noqa: BLE001 (compared with PyTorch's below)
+                    res.append((type(e).__name__, str(e).split("\n")[0][:110]))
+            assert res[0] == res[1], (name, res)
+
+
+def test_select_a_row_and_sparse_reprs_match_pytorch(torch):
+    for L_make in (_csr, _csc):
+        for i in (0, 1, -1):
+            got, ref = L_make(ndgrad, requires_grad=L_make is _csr)[i], \
+                L_make(torch, requires_grad=L_make is _csr)[i]
+            assert repr(got) == repr(ref)
+    for n in (1, 3, 8):
+        for kw in ({}, {"requires_grad": True}):
+            r = [repr(L.sparse_coo_tensor(L.arange(n).reshape(1, n),
+                                          (L.arange(n) * 1111111).double(), (n * 10 ** 6,),
+                                          **kw)) for L in (ndgrad, torch)]
+            assert r[0] == r[1]
+    v = [L.ones(3, requires_grad=True) for L in (ndgrad, torch)]
+    made = [(L.sparse_csr_tensor(L.tensor([0, 2, 2, 3]), L.tensor([0, 2, 1]), x, (3, 3)),
+             L.sparse_coo_tensor(L.tensor([[0, 1, 2]]), x, (3,))) for L, x in
+            zip((ndgrad, torch), v)]
+    for (c, s), x in zip(made, v):
+        (c.to_dense().sum() + s.to_dense().sum()).backward()
+        assert not c.is_leaf and not s.is_leaf and x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert [repr(t) for t in made[0]] == [repr(t) for t in made[1]]

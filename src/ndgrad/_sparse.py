@@ -528,6 +528,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
     if requires_grad:   # a new leaf over the same values (the caller's tensor is untouched)
         vals = vals.detach().requires_grad_(True)
+    elif vals.requires_grad:
+        from ._sparse_compressed import named
+        vals = named(vals, "SparseCooTensorWithDimsAndTensorsBackward0")
     s = _sparse(idx, vals, size, coalesced)
     s._leaf = requires_grad or not vals.requires_grad
     return s
@@ -562,22 +565,27 @@ def _indent(text, n):
 
 
 def _sparse_repr(s):
-    idx = repr(_make(s._idx))
+    """As PyTorch's _tensor_str for a COO tensor (the first suffix always on a new line)."""
+    from ._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
+    from ._sparse_compressed import _default_shown, _suffixes
+    indent = len("tensor(")
+    ip, vp = "indices=tensor(", "values=tensor("
+    istr = _tensor_str(_to_numpy(s._idx), indent + len(ip))
+    if s._idx.size == 0:
+        istr += f", size={tuple(s._idx.shape)}"
     vals = s._vals
-    from ._sparse_compressed import _default_shown
-    vrepr = repr(vals.detach() if vals.requires_grad else vals)
-    if not _default_shown(vals.dtype) and "dtype=" in vrepr:
-        vrepr = vrepr[:vrepr.rindex(", dtype=")] + ")"
-    out = (f"tensor(indices={_indent(idx, 15)},\n       values={_indent(vrepr, 14)},\n"
-           f"       size={tuple(s._size)}, nnz={s._nnz()}")
+    vstr = _tensor_str(_to_numpy(vals._data), indent + len(vp))
+    if vals._data.size == 0:
+        vstr += f", size={tuple(vals._data.shape)}"
+    body = ip + istr + "),\n" + " " * indent + vp + vstr + ")"
+    suffixes = [f"size={tuple(s._size)}", f"nnz={s._nnz()}"]
     if not _default_shown(vals.dtype):
-        out += f", dtype={vals.dtype}"
-    out += ", layout=torch.sparse_coo"
+        suffixes.append(f"dtype={vals.dtype!r}")
+    suffixes.append("layout=torch.sparse_coo")
     if vals.requires_grad:
-        if vals.grad_fn is None:
-            out += ", requires_grad=True"
-        else:
-            out += f", grad_fn=<{type(vals.grad_fn).__name__}>"
-    return out + ")"
+        suffixes.append(f"grad_fn=<{_grad_fn_name(vals.grad_fn)}>" if vals.grad_fn is not None
+                        else "requires_grad=True")
+    return _suffixes("tensor(" + body, suffixes, indent, True)
+
 
 Tensor.layout = strided

@@ -503,7 +503,7 @@ def _csr_unsupported(name):
     def f(self, *args, **kwargs):
         raise NotImplementedError(
             f"Could not run 'aten::{name}' with arguments from the "
-            f"'{_NAMES[self._layout]}CPU' backend. This could be because the operator doesn't "
+            f"'SparseCsrCPU' backend. This could be because the operator doesn't "
             f"exist for this backend, or was omitted during the selective/custom build process "
             f"(if using custom build).")
     f.__name__ = name
@@ -695,6 +695,8 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         vals = vals.to(dtype)
     if requires_grad:
         vals = vals.detach().requires_grad_(True)
+    elif vals.requires_grad:
+        vals = named(vals, "SparseCompressedTensorBackward0")
     t = _compressed(cidx, pidx, vals, size, layout)
     t._leaf = requires_grad or not vals.requires_grad
     return t
@@ -729,7 +731,7 @@ def _default_shown(dtype):
 
 
 def _compressed_repr(t):
-    from ._tensor_str import _tensor_str, _add_suffixes, _to_numpy, _grad_fn_name
+    from ._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
     indent = len("tensor(")
     if t._layout is sparse_csr:
         cp, pp = "crow_indices=tensor(", "col_indices=tensor("
@@ -753,7 +755,18 @@ def _compressed_repr(t):
     if vals.requires_grad:
         suffixes.append(f"grad_fn=<{_grad_fn_name(vals.grad_fn)}>" if vals.grad_fn is not None
                         else "requires_grad=True")
-    return _add_suffixes("tensor(" + body, suffixes, indent)
+    return _suffixes("tensor(" + body, suffixes, indent, False)
+
+
+def _suffixes(tensor_str, suffixes, indent, force_newline):
+    """PyTorch's _add_suffixes (force_newline: a COO tensor's first suffix)."""
+    from ._tensor_str import _add_suffixes
+    if not force_newline or not suffixes:
+        return _add_suffixes(tensor_str, suffixes, indent)
+    first = ",\n" + " " * indent + suffixes[0]
+    # (_add_suffixes counts a line without a newline as 2 longer: PyTorch's count)
+    rest = _add_suffixes(" " * (indent - 2) + suffixes[0], suffixes[1:], indent)
+    return tensor_str + first + rest[indent - 2 + len(suffixes[0]):]
 
 
 def _coo_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
@@ -854,3 +867,59 @@ def _csr_logical_not(self):
 
 
 SparseCompressedTensor.logical_not = _csr_logical_not
+
+
+def _layout_word(self):
+    return "CSR" if self._layout is sparse_csr else "CSC"
+
+
+def _no(what):
+    def f(self, *args, **kwargs):
+        raise RuntimeError(f"Sparse {_layout_word(self)} tensors do not have {what}")
+    return f
+
+
+def _raise(exc, msg):
+    def f(self, *args, **kwargs):
+        raise exc(msg(self) if callable(msg) else msg)
+    return f
+
+
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+for _n, _f in {
+        "reshape": _no("is_contiguous"), "flatten": _no("is_contiguous"),
+        "contiguous": _no("is_contiguous"), "is_contiguous": _no("is_contiguous"),
+        "unsqueeze": _no("strides"), "squeeze": _no("strides"), "stride": _no("strides"),
+        "permute": _csr_unsupported("as_strided"),
+        "expand": _raise(RuntimeError, lambda s: f"expand is unsupported for "
+                                                 f"{_NAMES[s._layout]} tensors"),
+        "data_ptr": _raise(RuntimeError, _NO_STORAGE), "tolist": _raise(RuntimeError, _NO_STORAGE),
+        "softmax": _csr_unsupported("_softmax.out"),
+        "log_softmax": _csr_unsupported("_log_softmax.out"),
+        "mean": _csr_unsupported("mean.out"), "argmax": _csr_unsupported("argmax.out"),
+        "item": _raise(RuntimeError, lambda s: f"a Tensor with {s.numel()} elements cannot be "
+                                               f"converted to Scalar"),
+        "storage_offset": lambda self: 0}.items():
+    setattr(SparseCompressedTensor, _n, _f)
+
+
+def _compressed_getitem(self, index):
+    """s[i]: row i as a 1-D COO tensor (PyTorch's select on a compressed tensor)."""
+    if type(index) is not int and not (isinstance(index, Tensor) and index.dim() == 0 and
+                                       not index.dtype.is_floating_point):
+        raise RuntimeError(f"unsupported tensor layout: {_NAMES[self._layout]}")
+    n = self._size[0]
+    i = int(index)
+    if not -n <= i < n:
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"[{', '.join(map(str, self._size))}] at dimension 0")
+    i %= n
+    xp = xp_of(self._cidx)
+    rows, cols = self._coo_arrays()
+    pos = xp.flatnonzero(rows == i).astype("int64")
+    vals = named(self._vals.index_select(0, _make(pos)), "SelectBackward0")
+    return _sparse(cols[pos][None, :].astype("int64"), vals, (self._size[1],),
+                   self._layout is sparse_csr)
+
+
+SparseCompressedTensor.__getitem__ = _compressed_getitem

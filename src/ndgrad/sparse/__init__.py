@@ -91,9 +91,11 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """torch.sparse.sampled_addmm: beta * input + alpha * (mat1 @ mat2) at input's pattern
     (input CSR), computing only the nnz entries' dot products: O(nnz * k)."""
-    if not isinstance(input, SparseCompressedTensor) or input.layout is not sparse_csr:
-        backend = "SparseCPU" if isinstance(input, SparseTensor) else \
-            "SparseCscCPU" if isinstance(input, SparseCompressedTensor) else "CPU"
+    if isinstance(input, SparseCompressedTensor) and input.layout is not sparse_csr:
+        raise RuntimeError("sampled_addmm: Expected result to have sparse csr layout, but got "
+                           "SparseCsc")
+    if not isinstance(input, SparseCompressedTensor):
+        backend = "SparseCPU" if isinstance(input, SparseTensor) else "CPU"
         raise NotImplementedError(
             f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
             f"backend. This could be because the operator doesn't exist for this backend, or "
