@@ -373,3 +373,25 @@ def test_select_a_row_and_sparse_reprs_match_pytorch(torch):
         (c.to_dense().sum() + s.to_dense().sum()).backward()
         assert not c.is_leaf and not s.is_leaf and x.grad.tolist() == [2.0, 2.0, 2.0]
     assert [repr(t) for t in made[0]] == [repr(t) for t in made[1]]
+
+
+def test_coo_index_select_repeated_and_empty_indices_match_pytorch(torch):
+    def make(L, **kw):
+        return L.sparse_coo_tensor(L.tensor([[0, 1, 1, 3, 0, 2], [2, 0, 2, 1, 2, 1]]),
+                                   L.tensor([3., 4, 5, -1, .5, 7], dtype=L.float64), (4, 3),
+                                   **kw)
+    for d, ix in [(0, [1, 1, 0, 3]), (1, [2, 2, 0]), (0, []), (1, [1]), (-1, [0, 2, 1])]:
+        got, ref = [make(L).index_select(d, L.tensor(ix, dtype=L.int64)).coalesce()
+                    for L in (ndgrad, torch)]
+        _same_sparse(got, ref)
+        # (PyTorch has no backward here; ndgrad's equals the dense computation's)
+        grads = []
+        for sparse_path in (True, False):
+            s = make(ndgrad, requires_grad=True)
+            i = ndgrad.tensor(ix, dtype=ndgrad.int64)
+            r = s.index_select(d, i).to_dense() if sparse_path else \
+                s.to_dense().index_select(d, i)
+            (r * ndgrad.arange(r.numel(), dtype=ndgrad.float64).reshape(r.shape)).sum() \
+                .backward()
+            grads.append(s.grad.to_dense().numpy())
+        np.testing.assert_array_equal(*grads)

@@ -326,9 +326,19 @@ class SparseTensor(Tensor):
             return _sparse(self._idx, self._vals.index_select(d - self.sparse_dim() + 1, index),
                            self._size[:d] + (len(index),) + self._size[d + 1:], self._coalesced)
         xp = xp_of(self._idx)
-        sel = index._data.astype("int64")
-        match = self._idx[d][:, None] == sel[None, :]          # nnz x len(index)
-        nz, pos = xp.nonzero(match)
+        sel = index._data.astype("int64").reshape(-1)
+        # each entry meets every position of the index that names its coordinate: sort the
+        # index once, find each entry's run of equal positions (O((nnz + k) log k))
+        order = xp.argsort(sel, kind="stable")
+        ssel = sel[order]
+        coord = self._idx[d]
+        lo = xp.searchsorted(ssel, coord, side="left")
+        hi = xp.searchsorted(ssel, coord, side="right")
+        counts = hi - lo
+        nz = xp.repeat(xp.arange(coord.size, dtype="int64"), counts)
+        run_start = xp.cumsum(counts) - counts
+        within = xp.arange(nz.size, dtype="int64") - xp.repeat(run_start, counts)
+        pos = order[xp.repeat(lo, counts) + within]
         idx = self._idx[:, nz].copy()
         idx[d] = pos
         vals = self._vals.index_select(0, _make(nz.astype("int64")))
