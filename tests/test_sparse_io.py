@@ -94,3 +94,11 @@ def test_indices_outside_the_tensor_raise_on_load(torch, zip_format):
         with pytest.raises(RuntimeError) as got:
             ndgrad.load(buf, weights_only=True)
         assert str(got.value) in str(ref.value), (name, got.value, ref.value)
+
+
+def test_block_sparse_checkpoints_are_refused_with_a_reason(torch):
+    buf = io.BytesIO()
+    torch.save(torch.ones(4, 4).to_sparse_bsr((2, 2)), buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="no layout 'torch.sparse_bsr'"):
+        ndgrad.load(buf, weights_only=True)

@@ -294,4 +294,5 @@ def _get_layout(name):
                    _sparse_compressed.sparse_csc):
         if name == repr(layout):
             return layout
-    raise RuntimeError(f"ndgrad has no layout {name!r}: only torch.strided tensors can be loaded")
+    raise RuntimeError(f"ndgrad has no layout {name!r}: only torch.strided, torch.sparse_coo, "
+                       "torch.sparse_csr and torch.sparse_csc tensors can be loaded")
