@@ -395,3 +395,63 @@ def test_coo_index_select_repeated_and_empty_indices_match_pytorch(torch):
                 .backward()
             grads.append(s.grad.to_dense().numpy())
         np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_dense_at_sparse_sparse_at_sparse_and_vectors_match_pytorch(torch, layout):
+    def make(L, grad=True):
+        s = L.sparse_coo_tensor(L.tensor([[0, 1, 1, 3], [2, 0, 3, 1]]),
+                                L.tensor([1., -2, 3, 0.5], dtype=L.float64), (4, 4))
+        s = s.coalesce() if layout == "coo" else s.coalesce().to_sparse_csr()
+        return s.requires_grad_(grad)
+    d = np.arange(8.0).reshape(2, 4) / 3
+    cases = [lambda L, s, x: x @ s, lambda L, s, x: L.mm(x, s), lambda L, s, x: L.matmul(x, s),
+             lambda L, s, x: L.sparse.mm(x, s), lambda L, s, x: s @ x[0],
+             lambda L, s, x: L.mv(s, x[1]), lambda L, s, x: (s @ s).to_dense(),
+             lambda L, s, x: L.sparse.mm(s, s).to_dense()]
+    for i, case in enumerate(cases):
+        res = []
+        for L in (ndgrad, torch):     # (PyTorch: no CSR values gradient of dense @ CSR)
+            s, x = make(L, layout == "coo" or 4 <= i < 6), L.tensor(d, requires_grad=True)
+            y = case(L, s, x)
+            if y.requires_grad:
+                (y * (L.arange(y.numel(), dtype=L.float64).reshape(y.shape) + 1)).sum() \
+                    .backward()
+            res.append((_np(y), None if x.grad is None else _np(x.grad), s.grad,
+                        type(y.grad_fn).__name__))
+        (y0, gx0, gs0, n0), (y1, gx1, gs1, n1) = res
+        np.testing.assert_allclose(y0, y1, rtol=1e-12, err_msg=str(i))
+        assert (gx0 is None) == (gx1 is None)
+        if gx1 is not None:
+            np.testing.assert_allclose(gx0, gx1, rtol=1e-12, err_msg=str(i))
+        if gs1 is not None and gs1.layout == gs0.layout:
+            _same_sparse(gs0, gs1)
+        elif gs1 is not None:        # PyTorch's dense (or other layout) gradient
+            np.testing.assert_allclose(_np(gs0.to_dense()), _np(gs1.to_dense()) *
+                                       (_np(make(torch).to_dense()) != 0), err_msg=str(i))
+        if i < 6:
+            assert n0 == n1, (i, n0, n1)
+    for L_case in (lambda L: L.ones(2, 3, dtype=L.float64) @ make(L),
+                   lambda L: L.ones(2, 4) @ make(L),
+                   lambda L: make(L) @ L.ones(3, dtype=L.float64),
+                   lambda L: make(L) @ L.sparse_coo_tensor(L.tensor([[0], [0]]),
+                                                           L.tensor([1.], dtype=L.float64),
+                                                           (3, 3))):
+        with pytest.raises(RuntimeError) as ref:
+            L_case(torch)
+        with pytest.raises(RuntimeError) as got:
+            L_case(ndgrad)
+        assert str(ref.value).startswith(str(got.value)[:60]), (got.value, ref.value)
+
+
+def test_sparse_sparse_product_gradcheck():
+    ia = ndgrad.tensor([[0, 1, 1, 3], [2, 0, 3, 1]])
+    ib = ndgrad.tensor([[0, 2, 3, 3], [1, 0, 0, 2]])
+
+    def f(va, vb):
+        a = ndgrad.sparse_coo_tensor(ia, va, (4, 4))
+        b = ndgrad.sparse_coo_tensor(ib, vb, (4, 3))
+        return ndgrad.sparse.mm(a, b).to_dense()
+    va = ndgrad.tensor([1., -2, 3, 0.5], dtype=ndgrad.float64, requires_grad=True)
+    vb = ndgrad.tensor([0.5, 1.5, -1, 2], dtype=ndgrad.float64, requires_grad=True)
+    assert gradcheck(f, (va, vb)) and gradgradcheck(f, (va, vb))

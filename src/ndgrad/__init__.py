@@ -216,12 +216,16 @@ del _name
 from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
+_SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
+
+
 def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
     import functools
 
     @functools.wraps(dense_fn)
     def f(*args, **kwargs):
-        if len(args) > pos and args[pos].__class__ in (_SparseTensor, _SparseCompressedTensor):
+        if len(args) > pos and (args[pos].__class__ in _SPARSE_CLASSES or (
+                pos == 0 and len(args) > 1 and args[1].__class__ in _SPARSE_CLASSES)):
             return sparse_fn(*args, **kwargs)
         return dense_fn(*args, **kwargs)
     return f
@@ -229,6 +233,7 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
 
 mm = _sparse_dispatch(mm, sparse._mm)
 matmul = _sparse_dispatch(matmul, sparse._mm)
+mv = _sparse_dispatch(mv, sparse._mm)
 spmm = sparse.mm
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
 

@@ -314,6 +314,10 @@ class SparseTensor(Tensor):
 
     matmul = __matmul__ = mm
 
+    def __rmatmul__(self, other):      # dense @ sparse (tried first: a subclass of Tensor)
+        from .sparse import _mm
+        return _mm(other, self)
+
     def sum(self, dim=None, keepdim=False, dtype=None):
         from .sparse import sum as _ssum
         if keepdim:

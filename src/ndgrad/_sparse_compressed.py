@@ -476,6 +476,10 @@ class SparseCompressedTensor(Tensor):
 
     matmul = __matmul__ = mm
 
+    def __rmatmul__(self, other):      # dense @ sparse (tried first: a subclass of Tensor)
+        from .sparse import _mm
+        return _mm(other, self)
+
     def __repr__(self):
         return _compressed_repr(self)
 

@@ -60,6 +60,8 @@ def _product(s, d, node_name="SparseAddmmBackward0"):
 
 def mm(mat1, mat2, reduce=None):
     """torch.sparse.mm(sparse, dense) -> dense."""
+    if reduce is None and (not isinstance(mat1, _SPARSE) or isinstance(mat2, _SPARSE)):
+        return _mm(mat1, mat2, "TransposeBackward0")   # dense @ sparse, sparse @ sparse
     if reduce is not None:
         if not isinstance(mat1, SparseCompressedTensor):
             raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
@@ -68,10 +70,64 @@ def mm(mat1, mat2, reduce=None):
     return _product(mat1, mat2)
 
 
-def _mm(mat1, mat2):
-    """torch.mm / torch.matmul / @ with a sparse first operand (grad_fn MmBackward0)."""
+_SPARSE = (SparseTensor, SparseCompressedTensor)
+
+
+def _mm(mat1, mat2, name="MmBackward0"):
+    """torch.mm / torch.matmul / @ with a sparse operand (grad_fn MmBackward0 / MvBackward0)."""
+    if isinstance(mat1, _SPARSE) and isinstance(mat2, _SPARSE):
+        return _sparse_sparse(mat1, mat2)
+    if not isinstance(mat1, _SPARSE):              # dense @ sparse = (sparse^T @ dense^T)^T
+        if isinstance(mat2, SparseTensor) and mat1.dim() == 2 and mat2.dim() == 2 and \
+                mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
+                               f"{mat2.shape[0]}, got {mat1.shape[1]}")
+        if mat1.dim() != 2 or mat2.dim() != 2 or mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({'x'.join(map(str, mat1.shape))} and "
+                               f"{'x'.join(map(str, mat2.shape))})")
+        if mat1.dtype is not mat2.dtype:
+            a, b = (mat2, mat1) if isinstance(mat2, SparseTensor) else (mat1, mat2)
+            raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found "
+                               f"{_name(b.dtype)}")
+        return named(spmm_values(mat2._vals, mat1.t(), pattern_of(mat2).T).t(), name)
+    if isinstance(mat2, Tensor) and mat2.dim() == 1:
+        if mat2.shape[0] != mat1.shape[1]:
+            if isinstance(mat1, SparseTensor):
+                raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+            raise RuntimeError(f"size mismatch, got input ({mat1.shape[0]}), mat "
+                               f"({mat1.shape[0]}x{mat1.shape[1]}), vec ({mat2.shape[0]})")
+        _check_2d("mv", mat1, mat2.unsqueeze(1))
+        return named(_product(mat1, mat2.unsqueeze(1), "MmBackward0").squeeze(1),
+                     "MvBackward0")
     _check_2d("mm", mat1, mat2)
     return _product(mat1, mat2, "MmBackward0")
+
+
+def _sparse_sparse(a, b):
+    """sparse @ sparse -> sparse (the layout of a): each entry (i, k) of a meets the entries
+    (k, j) of b, the products summed by coalescing; differentiable in both values."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
+    layout = a.layout
+    ca = a.to_sparse_coo() if isinstance(a, SparseCompressedTensor) else a.coalesce()
+    cb = b.to_sparse_coo() if isinstance(b, SparseCompressedTensor) else b.coalesce()
+    xp = xp_of(ca._idx)
+    br = cb._idx[0]                                    # sorted (coalesced)
+    lo = xp.searchsorted(br, ca._idx[1], side="left")
+    counts = xp.searchsorted(br, ca._idx[1], side="right") - lo
+    ea = xp.repeat(xp.arange(counts.size, dtype="int64"), counts)
+    start = xp.cumsum(counts) - counts
+    eb = xp.repeat(lo, counts) + (xp.arange(ea.size, dtype="int64") - xp.repeat(start, counts))
+    vals = ca._vals.index_select(0, _make(ea)) * cb._vals.index_select(0, _make(eb))
+    idx = xp.stack([ca._idx[0][ea], cb._idx[1][eb]]).astype("int64")
+    out = _sparse(idx, vals, (a.shape[0], b.shape[1]), False).coalesce()
+    if out._vals.requires_grad:
+        out._vals = named(out._vals, "MmBackward0")
+    return out if layout.name == "sparse_coo" else out.to_sparse_csr()
 
 
 spmm = mm
