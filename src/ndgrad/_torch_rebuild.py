@@ -8,6 +8,7 @@ functions check every argument (a crafted file must not read outside a storage, 
 more than it holds) and build ndgrad tensors that view the storage's memory, so tensors saved as
 views of one storage come back sharing memory.
 """
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -235,7 +236,14 @@ def _unsupported(kind):
 _rebuild_qtensor = _unsupported("quantized tensors")
 
 
-_deferred = []     # [list] while a legacy stream loads: its bytes come after the tensors
+class _Deferred(threading.local):
+    """Per thread, while a legacy stream loads (its bytes come after the tensors): a list of
+    the sparse tensors whose invariants are checked once the bytes have arrived."""
+    def __init__(self):
+        self.stack = []
+
+
+_deferred = _Deferred()
 
 
 def validate_sparse(t):
@@ -278,8 +286,8 @@ def _rebuild_sparse_tensor(layout, data):
                                      check_invariants=False)
     else:
         raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
-    if _deferred:
-        _deferred[-1].append(t)
+    if _deferred.stack:
+        _deferred.stack[-1].append(t)
     else:
         validate_sparse(t)   # (is_coalesced trusted only when sorted and distinct)
     return t

@@ -765,12 +765,12 @@ def _load_legacy(fh, weights_only, relocate, total):
         arr = np.empty(numel, dtype=np_dtype)
         pending[key] = arr
         return arr
-    R._deferred.append([])
+    R._deferred.stack.append([])
     try:
         result = _unpickle(fh, weights_only, _torch_storage_loader(reader, relocate, False),
                            "the object")
     finally:
-        sparse = R._deferred.pop()
+        sparse = R._deferred.stack.pop()
     keys = _unpickle(fh, weights_only, _no_persistent, "the storage keys")
     if type(keys) is not list or set(keys) != set(pending):
         raise _Corrupt("the storage keys do not match the storages")
