@@ -455,3 +455,15 @@ def test_sparse_sparse_product_gradcheck():
     va = ndgrad.tensor([1., -2, 3, 0.5], dtype=ndgrad.float64, requires_grad=True)
     vb = ndgrad.tensor([0.5, 1.5, -1, 2], dtype=ndgrad.float64, requires_grad=True)
     assert gradcheck(f, (va, vb)) and gradgradcheck(f, (va, vb))
+
+
+def test_block_sparse_layouts_are_named_but_refused():
+    assert repr(ndgrad.sparse_bsr) == "torch.sparse_bsr" and repr(ndgrad.sparse_bsc) == \
+        "torch.sparse_bsc"
+    for f in (lambda: ndgrad.ones(2, 2).to_sparse(layout=ndgrad.sparse_bsr, blocksize=(1, 1)),
+              lambda: _csr(ndgrad).to_sparse(layout=ndgrad.sparse_bsc, blocksize=(1, 1)),
+              lambda: ndgrad.sparse_compressed_tensor(ndgrad.tensor([0, 1]), ndgrad.tensor([0]),
+                                                      ndgrad.ones(1, 1, 1), (1, 1),
+                                                      layout=ndgrad.sparse_bsr)):
+        with pytest.raises(NotImplementedError, match="no block-sparse tensors"):
+            f()

@@ -52,7 +52,8 @@ __version__ = "0.1.0"
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
-from ._sparse_compressed import (sparse_csr, sparse_csc, sparse_csr_tensor,  # noqa: E402
+from ._sparse_compressed import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: E402
+                                 sparse_csr_tensor,
                                  sparse_csc_tensor, sparse_compressed_tensor,
                                  SparseCompressedTensor as _SparseCompressedTensor)
 from . import sparse  # noqa: E402

@@ -22,11 +22,17 @@ from ._backend import xp_of
 from ._tensor import Tensor, Size, _make
 from ._sparse import _Layout, _sparse, SparseTensor, _unsupported
 
-__all__ = ["sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor",
+__all__ = ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_compressed_tensor", "SparseCompressedTensor"]
 
 sparse_csr = _Layout("sparse_csr")
 sparse_csc = _Layout("sparse_csc")
+sparse_bsr = _Layout("sparse_bsr")      # (named, so programs can compare layouts; ndgrad has
+sparse_bsc = _Layout("sparse_bsc")      # no block-sparse tensors: _no_blocks)
+
+
+def _no_blocks(layout):
+    return NotImplementedError(f"ndgrad has no block-sparse tensors (layout {layout!r})")
 _NAMES = {sparse_csr: "SparseCsr", sparse_csc: "SparseCsc"}
 
 _CHUNK = 1 << 14          # entries gathered at a time by _spmm (a block that stays in cache)
@@ -353,6 +359,8 @@ class SparseCompressedTensor(Tensor):
             return self.to_sparse_csr()
         if layout is sparse_csc:
             return self.to_sparse_csc()
+        if layout in (sparse_bsr, sparse_bsc):
+            raise _no_blocks(layout)
         raise RuntimeError(f"to_sparse: conversion from {_NAMES[self._layout]} to "
                            f"{layout.name} is not supported")
 
@@ -658,6 +666,8 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
                              dtype=None, layout=None, device=None, pin_memory=False,
                              requires_grad=False, check_invariants=None):
     """torch.sparse_compressed_tensor: a CSR or CSC tensor (layout=torch.sparse_csr / csc)."""
+    if layout in (sparse_bsr, sparse_bsc):
+        raise _no_blocks(layout)
     if layout not in (sparse_csr, sparse_csc):
         got = "none" if layout is None else {"strided": "Strided", "sparse_coo": "Sparse"}.get(
             layout.name, layout.name)
@@ -774,6 +784,8 @@ def _suffixes(tensor_str, suffixes, indent, force_newline):
 
 
 def _coo_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if layout in (sparse_bsr, sparse_bsc):
+        raise _no_blocks(layout)
     if layout is sparse_csr or layout is sparse_csc:
         return _coo_to_compressed(self, layout)
     return self

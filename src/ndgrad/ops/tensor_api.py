@@ -559,6 +559,9 @@ def _to_sparse(self, *args, **kwargs):
     if layout is not None and layout.name in ("sparse_csr", "sparse_csc"):
         from .._sparse_compressed import dense_to_compressed
         return dense_to_compressed(self, layout)
+    if layout is not None and layout.name in ("sparse_bsr", "sparse_bsc"):
+        from .._sparse_compressed import _no_blocks
+        raise _no_blocks(layout)
     return to_sparse(self, *args, **kwargs)
 
 
