@@ -467,3 +467,26 @@ def test_block_sparse_layouts_are_named_but_refused():
                                                       layout=ndgrad.sparse_bsr)):
         with pytest.raises(NotImplementedError, match="no block-sparse tensors"):
             f()
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "max", "prod"])
+def test_sparse_mm_reduce_matches_pytorch(torch, reduce):
+    res = []
+    for L in (ndgrad, torch):
+        c = L.sparse_csr_tensor(L.tensor([0, 2, 2, 3]), L.tensor([0, 2, 1]),
+                                L.tensor([1., -2, 3], dtype=L.float64), (3, 3),
+                                requires_grad=True)
+        d = L.arange(6., dtype=L.float64).reshape(3, 2).requires_grad_()
+        try:
+            y = L.sparse.mm(c, d, reduce)
+        except RuntimeError as e:
+            res.append(str(e))
+            continue
+        (y * L.arange(6., dtype=L.float64).reshape(3, 2)).sum().backward()
+        res.append((y.tolist(), type(y.grad_fn).__name__, c.grad.values().tolist(),
+                    d.grad.tolist()))
+    assert res[0] == res[1]
+    if reduce == "sum":
+        with pytest.raises(NotImplementedError, match="SparseCPU"):
+            ndgrad.sparse.mm(_csr(ndgrad).to_sparse_coo(), ndgrad.ones(4, 2, dtype=ndgrad.float64),
+                             "sum")

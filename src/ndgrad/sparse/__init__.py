@@ -63,14 +63,43 @@ def mm(mat1, mat2, reduce=None):
     if reduce is None and (not isinstance(mat1, _SPARSE) or isinstance(mat2, _SPARSE)):
         return _mm(mat1, mat2, "TransposeBackward0")   # dense @ sparse, sparse @ sparse
     if reduce is not None:
-        if not isinstance(mat1, SparseCompressedTensor):
-            raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
-        raise NotImplementedError("torch.sparse.mm(..., reduce=...) is not supported by ndgrad")
+        return _mm_reduce(mat1, mat2, reduce)
     _check_2d("mm", mat1, mat2)
     return _product(mat1, mat2)
 
 
 _SPARSE = (SparseTensor, SparseCompressedTensor)
+
+
+def _mm_reduce(s, d, reduce):
+    """torch.sparse.mm(csr, dense, reduce): each row's products reduced by sum, mean, amax or
+    amin (rows without entries give 0), differentiable in the values and the dense operand."""
+    if not isinstance(s, SparseCompressedTensor):
+        raise NotImplementedError(
+            "Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the 'SparseCPU' "
+            "backend. This could be because the operator doesn't exist for this backend, or was "
+            "omitted during the selective/custom build process (if using custom build).")
+    op = {"sum": "sum", "mean": "mean", "amax": "amax", "max": "amax", "amin": "amin",
+          "min": "amin"}.get(reduce)
+    if op is None:
+        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
+    _check_2d("mm", s, d)
+    from .._creation import zeros
+    rows, cols = s._coo_arrays()
+    r = _make(rows)
+    prod = d.index_select(0, _make(cols)) * s._vals.unsqueeze(1)
+    out = zeros(s.shape[0], d.shape[1], dtype=d.dtype)
+    if op in ("sum", "mean"):
+        out = out.index_add(0, r, prod)
+        if op == "mean":
+            xp = xp_of(rows)
+            counts = xp.bincount(rows, minlength=s.shape[0]).clip(1, None).astype(
+                d._data.dtype)
+            out = out / _make(counts).unsqueeze(1)
+    else:
+        out = out.scatter_reduce(0, r.unsqueeze(1).expand(-1, d.shape[1]), prod, op,
+                                 include_self=False)
+    return named(out, "SparseMmReduceImplBackward0")
 
 
 def _mm(mat1, mat2, name="MmBackward0"):
