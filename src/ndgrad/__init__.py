@@ -53,6 +53,10 @@ __version__ = "0.1.0"
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
+from ._sparse_compressed import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: E402
+                                 sparse_csr_tensor,
+                                 sparse_csc_tensor, sparse_compressed_tensor,
+                                 SparseCompressedTensor as _SparseCompressedTensor)
 from . import sparse  # noqa: E402
 contiguous_format = preserve_format = channels_last = None
 
@@ -178,19 +182,24 @@ del _name
 from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
+_SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
+
+
 def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
     import functools
 
     @functools.wraps(dense_fn)
     def f(*args, **kwargs):
-        if len(args) > pos and args[pos].__class__ is _SparseTensor:
+        if len(args) > pos and (args[pos].__class__ in _SPARSE_CLASSES or (
+                pos == 0 and len(args) > 1 and args[1].__class__ in _SPARSE_CLASSES)):
             return sparse_fn(*args, **kwargs)
         return dense_fn(*args, **kwargs)
     return f
 
 
-mm = _sparse_dispatch(mm, sparse.mm)
-matmul = _sparse_dispatch(matmul, sparse.mm)
+mm = _sparse_dispatch(mm, sparse._mm)
+matmul = _sparse_dispatch(matmul, sparse._mm)
+mv = _sparse_dispatch(mv, sparse._mm)
 spmm = sparse.mm
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
 

@@ -187,8 +187,10 @@ class SparseTensor(Tensor):
         out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype)
         if self._idx.shape[1] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
+        from ._sparse_compressed import named
         key = tuple(_make(r) for r in self._idx)
-        return out.index_put(key, self._vals.to(out.dtype), accumulate=True)
+        return named(out.index_put(key, self._vals.to(out.dtype), accumulate=True),
+                     "ToDenseBackward0")
 
     def to_sparse(self, *args, **kwargs):
         return self
@@ -307,10 +309,14 @@ class SparseTensor(Tensor):
         return NotImplemented
 
     def mm(self, mat2):
-        from .sparse import mm
-        return mm(self, mat2)
+        from .sparse import _mm
+        return _mm(self, mat2)
 
     matmul = __matmul__ = mm
+
+    def __rmatmul__(self, other):      # dense @ sparse (tried first: a subclass of Tensor)
+        from .sparse import _mm
+        return _mm(other, self)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         from .sparse import sum as _ssum
@@ -324,9 +330,19 @@ class SparseTensor(Tensor):
             return _sparse(self._idx, self._vals.index_select(d - self.sparse_dim() + 1, index),
                            self._size[:d] + (len(index),) + self._size[d + 1:], self._coalesced)
         xp = xp_of(self._idx)
-        sel = index._data.astype("int64")
-        match = self._idx[d][:, None] == sel[None, :]          # nnz x len(index)
-        nz, pos = xp.nonzero(match)
+        sel = index._data.astype("int64").reshape(-1)
+        # each entry meets every position of the index that names its coordinate: sort the
+        # index once, find each entry's run of equal positions (O((nnz + k) log k))
+        order = xp.argsort(sel, kind="stable")
+        ssel = sel[order]
+        coord = self._idx[d]
+        lo = xp.searchsorted(ssel, coord, side="left")
+        hi = xp.searchsorted(ssel, coord, side="right")
+        counts = hi - lo
+        nz = xp.repeat(xp.arange(coord.size, dtype="int64"), counts)
+        run_start = xp.cumsum(counts) - counts
+        within = xp.arange(nz.size, dtype="int64") - xp.repeat(run_start, counts)
+        pos = order[xp.repeat(lo, counts) + within]
         idx = self._idx[:, nz].copy()
         idx[d] = pos
         vals = self._vals.index_select(0, _make(nz.astype("int64")))
@@ -526,6 +542,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
     if requires_grad:   # a new leaf over the same values (the caller's tensor is untouched)
         vals = vals.detach().requires_grad_(True)
+    elif vals.requires_grad:
+        from ._sparse_compressed import named
+        vals = named(vals, "SparseCooTensorWithDimsAndTensorsBackward0")
     s = _sparse(idx, vals, size, coalesced)
     s._leaf = requires_grad or not vals.requires_grad
     return s
@@ -548,7 +567,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     idx = xp.stack(xp.nonzero(nz)).astype("int64").reshape(sd, -1)
     key = tuple(_make(r) for r in idx)
     vals = self[key] if idx.shape[1] else self.reshape((0,) + tuple(self.shape[sd:]))
-    return _sparse(idx, vals, tuple(self.shape), True)
+    from ._sparse_compressed import named
+    return _sparse(idx, named(vals, "ToSparseBackward1"), tuple(self.shape), True)
 
 
 # ---------------------------------------------------------------- printing
@@ -559,21 +579,27 @@ def _indent(text, n):
 
 
 def _sparse_repr(s):
-    idx = repr(_make(s._idx))
+    """As PyTorch's _tensor_str for a COO tensor (the first suffix always on a new line)."""
+    from ._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
+    from ._sparse_compressed import _default_shown, _suffixes
+    indent = len("tensor(")
+    ip, vp = "indices=tensor(", "values=tensor("
+    istr = _tensor_str(_to_numpy(s._idx), indent + len(ip))
+    if s._idx.size == 0:
+        istr += f", size={tuple(s._idx.shape)}"
     vals = s._vals
-    vrepr = repr(vals.detach() if vals.requires_grad else vals)
-    if vals.dtype is not D.get_default_dtype() and "dtype=" in vrepr:
-        vrepr = vrepr[:vrepr.rindex(", dtype=")] + ")"
-    out = (f"tensor(indices={_indent(idx, 15)},\n       values={_indent(vrepr, 14)},\n"
-           f"       size={tuple(s._size)}, nnz={s._nnz()}")
-    if vals.dtype is not D.get_default_dtype():
-        out += f", dtype={vals.dtype}"
-    out += ", layout=torch.sparse_coo"
+    vstr = _tensor_str(_to_numpy(vals._data), indent + len(vp))
+    if vals._data.size == 0:
+        vstr += f", size={tuple(vals._data.shape)}"
+    body = ip + istr + "),\n" + " " * indent + vp + vstr + ")"
+    suffixes = [f"size={tuple(s._size)}", f"nnz={s._nnz()}"]
+    if not _default_shown(vals.dtype):
+        suffixes.append(f"dtype={vals.dtype!r}")
+    suffixes.append("layout=torch.sparse_coo")
     if vals.requires_grad:
-        if vals.grad_fn is None:
-            out += ", requires_grad=True"
-        else:
-            out += f", grad_fn=<{type(vals.grad_fn).__name__}>"
-    return out + ")"
+        suffixes.append(f"grad_fn=<{_grad_fn_name(vals.grad_fn)}>" if vals.grad_fn is not None
+                        else "requires_grad=True")
+    return _suffixes("tensor(" + body, suffixes, indent, True)
+
 
 Tensor.layout = strided

@@ -8,6 +8,7 @@ functions check every argument (a crafted file must not read outside a storage, 
 more than it holds) and build ndgrad tensors that view the storage's memory, so tensors saved as
 views of one storage come back sharing memory.
 """
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -233,14 +234,73 @@ def _unsupported(kind):
 
 
 _rebuild_qtensor = _unsupported("quantized tensors")
-_rebuild_sparse_tensor = _unsupported("sparse tensors")
+
+
+class _Deferred(threading.local):
+    """Per thread, while a legacy stream loads (its bytes come after the tensors): a list of
+    the sparse tensors whose invariants are checked once the bytes have arrived."""
+    def __init__(self):
+        self.stack = []
+
+
+_deferred = _Deferred()
+
+
+def validate_sparse(t):
+    """The invariant checks of a sparse tensor built before its bytes were read."""
+    from ._sparse import SparseTensor, _check_indices
+    from ._sparse_compressed import _check_compressed
+    from ._backend import xp_of
+    if isinstance(t, SparseTensor):
+        _check_indices(t._idx, t._size, t.sparse_dim())
+        if t._coalesced:
+            t._coalesced = False
+            c = t.coalesce()
+            t._coalesced = c._nnz() == t._nnz() and bool((c._idx == t._idx).all())
+    else:
+        _check_compressed(t._cidx, t._pidx, t._nnz(), t._size, t._layout, xp_of(t._cidx))
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a COO tensor from (indices, values, size[,
+    is_coalesced]), a CSR / CSC one from (compressed indices, plain indices, values, size); the
+    invariants are always checked (a crafted file cannot index outside the tensor)."""
+    from ._tensor import Tensor
+    from ._sparse import sparse_coo, sparse_coo_tensor
+    from ._sparse_compressed import sparse_csr, sparse_csc, sparse_compressed_tensor
+    if type(data) is not tuple or not all(isinstance(x, Tensor) for x in data[:-2]):
+        raise _err("Unsupported arguments to _rebuild_sparse_tensor")
+    if layout is sparse_coo and len(data) in (3, 4):
+        indices, values, size = data[:3]
+        coalesced = data[3] if len(data) == 4 else None
+        if not (isinstance(values, Tensor) and _ints(tuple(size)) and
+                coalesced in (None, True, False)):
+            raise _err("Unsupported arguments to _rebuild_sparse_tensor")
+        t = sparse_coo_tensor(indices, values, tuple(size), check_invariants=False,
+                              is_coalesced=bool(coalesced))
+    elif layout in (sparse_csr, sparse_csc) and len(data) == 4:
+        cidx, pidx, values, size = data
+        if not (isinstance(values, Tensor) and _ints(tuple(size))):
+            raise _err("Unsupported arguments to _rebuild_sparse_tensor")
+        t = sparse_compressed_tensor(cidx, pidx, values, tuple(size), layout=layout,
+                                     check_invariants=False)
+    else:
+        raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+    if _deferred.stack:
+        _deferred.stack[-1].append(t)
+    else:
+        validate_sparse(t)   # (is_coalesced trusted only when sorted and distinct)
+    return t
 _rebuild_meta_tensor_no_storage = _unsupported("meta tensors")
 _rebuild_nested_tensor = _unsupported("nested tensors")
 _rebuild_wrapper_subclass = _unsupported("wrapper tensor subclasses")
 
 
 def _get_layout(name):
-    if name == "torch.strided":
-        from . import strided
-        return strided
-    raise RuntimeError(f"ndgrad has no layout {name!r}: only torch.strided tensors can be loaded")
+    from . import _sparse, _sparse_compressed
+    for layout in (_sparse.strided, _sparse.sparse_coo, _sparse_compressed.sparse_csr,
+                   _sparse_compressed.sparse_csc):
+        if name == repr(layout):
+            return layout
+    raise RuntimeError(f"ndgrad has no layout {name!r}: only torch.strided, torch.sparse_coo, "
+                       "torch.sparse_csr and torch.sparse_csc tensors can be loaded")

@@ -360,7 +360,15 @@ def _safe_calls():
         calls[id(f)] = f
     f = allowed["torch._tensor._rebuild_from_type_v2"]
     calls[id(f)] = f
+    calls[id(allowed["torch.serialization._get_layout"])] = _call_get_layout
     return calls
+
+
+def _call_get_layout(*args):
+    if len(args) != 1 or type(args[0]) is not str:
+        raise WeightsOnlyError("Unsupported arguments to torch.serialization._get_layout")
+    from ._torch_rebuild import _get_layout
+    return _get_layout(args[0])
 
 
 # ---------------------------------------------------------------- the unpickler

@@ -54,6 +54,8 @@ from ._backend import to_numpy, device as _device
 from . import _dtype as D
 from . import _weights_only_unpickler as W
 from . import _torch_rebuild as R
+from ._sparse import SparseTensor as _SparseTensor, _Layout
+from ._sparse_compressed import SparseCompressedTensor as _SparseCompressedTensor
 from ._weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
                                       safe_globals, TorchGlobal)
 
@@ -96,6 +98,8 @@ def _corrupt_message(what):
 _REBUILD_V2 = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
 _SIZE = TorchGlobal("torch", "Size")
+_REBUILD_SPARSE = TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = TorchGlobal("torch.serialization", "_get_layout")
 _DEVICE = TorchGlobal("torch", "device")
 
 
@@ -224,6 +228,8 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
+            if isinstance(obj, (_SparseTensor, _SparseCompressedTensor)):
+                return self._sparse_reduce(obj)
             if type(obj).__name__ == "Parameter":
                 ref = _TensorRef(obj)
                 self._keep.append(ref)
@@ -233,9 +239,21 @@ class _TorchPickler(pickle._Pickler):
             return self._tensor_reduce(obj.t, requires_grad=False)
         if type(obj) is Size:
             return (_SIZE, (tuple(int(s) for s in obj),))
+        if type(obj) is _Layout:
+            return (_GET_LAYOUT, (repr(obj),))
         if type(obj) is _device:
             return (_DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index))
         return NotImplemented
+
+    def _sparse_reduce(self, t):
+        """As PyTorch's Tensor.__reduce_ex__: _rebuild_sparse_tensor(layout, data)."""
+        from ._tensor import _make
+        if isinstance(t, _SparseTensor):
+            data = (_make(t._idx), t._vals.detach(), Size(t._size), t.is_coalesced())
+        else:
+            data = (_make(t._cidx), _make(t._pidx), t._vals.detach(), Size(t._size))
+        self._keep.append(data)
+        return (_REBUILD_SPARSE, (t.layout, data))
 
     def _tensor_reduce(self, t, requires_grad=None):
         if t.dtype not in _STORAGE_NAMES:
@@ -747,8 +765,12 @@ def _load_legacy(fh, weights_only, relocate, total):
         arr = np.empty(numel, dtype=np_dtype)
         pending[key] = arr
         return arr
-    result = _unpickle(fh, weights_only, _torch_storage_loader(reader, relocate, False),
-                       "the object")
+    R._deferred.stack.append([])
+    try:
+        result = _unpickle(fh, weights_only, _torch_storage_loader(reader, relocate, False),
+                           "the object")
+    finally:
+        sparse = R._deferred.stack.pop()
     keys = _unpickle(fh, weights_only, _no_persistent, "the storage keys")
     if type(keys) is not list or set(keys) != set(pending):
         raise _Corrupt("the storage keys do not match the storages")
@@ -767,6 +789,8 @@ def _load_legacy(fh, weights_only, relocate, total):
         for arr in pending.values():
             arr.byteswap(inplace=True)
         # the tensors were built before the bytes arrived: LoadedStorage.swap stayed False
+    for t in sparse:
+        R.validate_sparse(t)
     return result
 
 

@@ -555,7 +555,22 @@ def _sparse_mask(self, mask):
 
 def _to_sparse(self, *args, **kwargs):
     from .._sparse import to_sparse
+    layout = kwargs.get("layout")
+    if layout is not None and layout.name in ("sparse_csr", "sparse_csc"):
+        from .._sparse_compressed import dense_to_compressed
+        return dense_to_compressed(self, layout)
+    if layout is not None and layout.name in ("sparse_bsr", "sparse_bsc"):
+        from .._sparse_compressed import _no_blocks
+        raise _no_blocks(layout)
     return to_sparse(self, *args, **kwargs)
+
+
+def _to_compressed(name):
+    def f(self, dense_dim=None):
+        from .. import _sparse_compressed as C
+        return C.dense_to_compressed(self, getattr(C, name))
+    f.__name__ = "to_" + name
+    return f
 
 
 def _layout_error(name, wanted):
@@ -621,6 +636,8 @@ METHODS = {
     "ipu": _not_linked("ipu"), "xpu": _not_compiled("XPU"),
     "hardshrink": lambda self, lambd=0.5: _F().hardshrink(self, lambd),
     "to_sparse": _to_sparse, "to_sparse_coo": _to_sparse, "sparse_mask": _sparse_mask,
+    "to_sparse_csr": _to_compressed("sparse_csr"), "to_sparse_csc": _to_compressed("sparse_csc"),
+    "is_sparse_csr": property(lambda self: False),
     **_STRIDED_SPARSE,
     "adjoint": lambda self: self.mH, "conj_physical_": _conj_physical_,
     "cfloat": lambda self: self.to(D.complex64), "cdouble": lambda self: self.to(D.complex128),

@@ -7,11 +7,29 @@ from .. import _dtype as D
 from .._backend import xp_of
 from .._tensor import Tensor, _make
 from .._sparse import SparseTensor, _sparse, _linear_index
+from .._sparse_compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of,
+                                  _compressed, named)
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "check_sparse_tensor_invariants"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sampled_addmm",
+           "check_sparse_tensor_invariants"]
 
 
 def _check_2d(name, s, d):
+    if isinstance(s, SparseCompressedTensor):
+        if not isinstance(d, Tensor) or isinstance(d, (SparseTensor, SparseCompressedTensor)):
+            raise RuntimeError(f"{name}: sparse @ sparse products are not supported; use "
+                               f"mat2.to_dense()")
+        if d.dim() != 2 or s.shape[1] != d.shape[0]:
+            dd = "x".join(map(str, d.shape)) if d.dim() == 2 else None
+            if dd is None:
+                raise RuntimeError(f"{name}: expected mat2 to be a 2-D tensor, got "
+                                   f"{d.dim()}-D")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
+                               f"{s.shape[1]} and {dd})")
+        if s.dtype is not d.dtype:
+            raise RuntimeError(f"expected scalar type {_name(s.dtype)} but found "
+                               f"{_name(d.dtype)}")
+        return
     if not isinstance(s, SparseTensor):
         raise RuntimeError(f"{name}: expected mat1 to be a sparse COO tensor")
     if s.sparse_dim() != 2 or s.dense_dim() != 0:
@@ -34,20 +52,111 @@ def _name(dt):
     return _type_name(dt)
 
 
-def _product(s, d):
-    """sum_j s[i, j] * d[j] as gather (nnz x d), scale, scatter-add: O(nnz * d)."""
-    from .._creation import zeros
-    rows, cols = _make(s._idx[0]), _make(s._idx[1])
-    gathered = d.index_select(0, cols) * s._vals.unsqueeze(1)
-    return zeros(s.shape[0], d.shape[1], dtype=d.dtype).index_add(0, rows, gathered)
+def _product(s, d, node_name="SparseAddmmBackward0"):
+    """sum_j s[i, j] * d[j], a segment sum over each row's entries: O(nnz * d)
+    (Note [Sparse products as segment sums] in ndgrad/_sparse_compressed.py)."""
+    return spmm_values(s._vals, d, pattern_of(s), node_name)
 
 
 def mm(mat1, mat2, reduce=None):
     """torch.sparse.mm(sparse, dense) -> dense."""
+    if reduce is None and (not isinstance(mat1, _SPARSE) or isinstance(mat2, _SPARSE)):
+        return _mm(mat1, mat2, "TransposeBackward0")   # dense @ sparse, sparse @ sparse
     if reduce is not None:
-        raise RuntimeError("sparse.mm: reduce is only supported for CSR tensors")
+        return _mm_reduce(mat1, mat2, reduce)
     _check_2d("mm", mat1, mat2)
     return _product(mat1, mat2)
+
+
+_SPARSE = (SparseTensor, SparseCompressedTensor)
+
+
+def _mm_reduce(s, d, reduce):
+    """torch.sparse.mm(csr, dense, reduce): each row's products reduced by sum, mean, amax or
+    amin (rows without entries give 0), differentiable in the values and the dense operand."""
+    if not isinstance(s, SparseCompressedTensor):
+        raise NotImplementedError(
+            "Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the 'SparseCPU' "
+            "backend. This could be because the operator doesn't exist for this backend, or was "
+            "omitted during the selective/custom build process (if using custom build).")
+    op = {"sum": "sum", "mean": "mean", "amax": "amax", "max": "amax", "amin": "amin",
+          "min": "amin"}.get(reduce)
+    if op is None:
+        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
+    _check_2d("mm", s, d)
+    from .._creation import zeros
+    rows, cols = s._coo_arrays()
+    r = _make(rows)
+    prod = d.index_select(0, _make(cols)) * s._vals.unsqueeze(1)
+    out = zeros(s.shape[0], d.shape[1], dtype=d.dtype)
+    if op in ("sum", "mean"):
+        out = out.index_add(0, r, prod)
+        if op == "mean":
+            xp = xp_of(rows)
+            counts = xp.bincount(rows, minlength=s.shape[0]).clip(1, None).astype(
+                d._data.dtype)
+            out = out / _make(counts).unsqueeze(1)
+    else:
+        out = out.scatter_reduce(0, r.unsqueeze(1).expand(-1, d.shape[1]), prod, op,
+                                 include_self=False)
+    return named(out, "SparseMmReduceImplBackward0")
+
+
+def _mm(mat1, mat2, name="MmBackward0"):
+    """torch.mm / torch.matmul / @ with a sparse operand (grad_fn MmBackward0 / MvBackward0)."""
+    if isinstance(mat1, _SPARSE) and isinstance(mat2, _SPARSE):
+        return _sparse_sparse(mat1, mat2)
+    if not isinstance(mat1, _SPARSE):              # dense @ sparse = (sparse^T @ dense^T)^T
+        if isinstance(mat2, SparseTensor) and mat1.dim() == 2 and mat2.dim() == 2 and \
+                mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
+                               f"{mat2.shape[0]}, got {mat1.shape[1]}")
+        if mat1.dim() != 2 or mat2.dim() != 2 or mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({'x'.join(map(str, mat1.shape))} and "
+                               f"{'x'.join(map(str, mat2.shape))})")
+        if mat1.dtype is not mat2.dtype:
+            a, b = (mat2, mat1) if isinstance(mat2, SparseTensor) else (mat1, mat2)
+            raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found "
+                               f"{_name(b.dtype)}")
+        return named(spmm_values(mat2._vals, mat1.t(), pattern_of(mat2).T).t(), name)
+    if isinstance(mat2, Tensor) and mat2.dim() == 1:
+        if mat2.shape[0] != mat1.shape[1]:
+            if isinstance(mat1, SparseTensor):
+                raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+            raise RuntimeError(f"size mismatch, got input ({mat1.shape[0]}), mat "
+                               f"({mat1.shape[0]}x{mat1.shape[1]}), vec ({mat2.shape[0]})")
+        _check_2d("mv", mat1, mat2.unsqueeze(1))
+        return named(_product(mat1, mat2.unsqueeze(1), "MmBackward0").squeeze(1),
+                     "MvBackward0")
+    _check_2d("mm", mat1, mat2)
+    return _product(mat1, mat2, "MmBackward0")
+
+
+def _sparse_sparse(a, b):
+    """sparse @ sparse -> sparse (the layout of a): each entry (i, k) of a meets the entries
+    (k, j) of b, the products summed by coalescing; differentiable in both values."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
+    layout = a.layout
+    ca = a.to_sparse_coo() if isinstance(a, SparseCompressedTensor) else a.coalesce()
+    cb = b.to_sparse_coo() if isinstance(b, SparseCompressedTensor) else b.coalesce()
+    xp = xp_of(ca._idx)
+    br = cb._idx[0]                                    # sorted (coalesced)
+    lo = xp.searchsorted(br, ca._idx[1], side="left")
+    counts = xp.searchsorted(br, ca._idx[1], side="right") - lo
+    ea = xp.repeat(xp.arange(counts.size, dtype="int64"), counts)
+    start = xp.cumsum(counts) - counts
+    eb = xp.repeat(lo, counts) + (xp.arange(ea.size, dtype="int64") - xp.repeat(start, counts))
+    vals = ca._vals.index_select(0, _make(ea)) * cb._vals.index_select(0, _make(eb))
+    idx = xp.stack([ca._idx[0][ea], cb._idx[1][eb]]).astype("int64")
+    out = _sparse(idx, vals, (a.shape[0], b.shape[1]), False).coalesce()
+    if out._vals.requires_grad:
+        out._vals = named(out._vals, "MmBackward0")
+    return out if layout.name == "sparse_coo" else out.to_sparse_csr()
 
 
 spmm = mm
@@ -56,17 +165,53 @@ spmm = mm
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
     _check_2d("addmm", mat1, mat2)
-    p = _product(mat1, mat2)
+    p = _product(mat1, mat2, "MmBackward0")
     if alpha != 1:
         p = p * alpha
-    if isinstance(mat, SparseTensor):
+    if isinstance(mat, (SparseTensor, SparseCompressedTensor)):
         mat = mat.to_dense()
-    return p + (mat if beta == 1 else mat * beta)
+    return named(p + (mat if beta == 1 else mat * beta), "AddmmBackward0")
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """torch.sparse.sampled_addmm: beta * input + alpha * (mat1 @ mat2) at input's pattern
+    (input CSR), computing only the nnz entries' dot products: O(nnz * k)."""
+    if isinstance(input, SparseCompressedTensor) and input.layout is not sparse_csr:
+        raise RuntimeError("sampled_addmm: Expected result to have sparse csr layout, but got "
+                           "SparseCsc")
+    if not isinstance(input, SparseCompressedTensor):
+        backend = "SparseCPU" if isinstance(input, SparseTensor) else "CPU"
+        raise NotImplementedError(
+            f"Could not run 'aten::sparse_sampled_addmm' with arguments from the '{backend}' "
+            f"backend. This could be because the operator doesn't exist for this backend, or "
+            f"was omitted during the selective/custom build process (if using custom build).")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                           f"got {_name(mat1.dtype)} and {_name(mat2.dtype)}")
+    if mat1.dim() != 2 or mat2.dim() != 2 or mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, mat1.shape))} and "
+                           f"{'x'.join(map(str, mat2.shape))})")
+    if input.shape[0] != mat1.shape[0]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if input.shape[1] != mat2.shape[1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    if out is not None:
+        raise RuntimeError("sampled_addmm: out= is not supported by ndgrad")
+    rows, cols = input._coo_arrays()
+    prod = (mat1.index_select(0, _make(rows)) * mat2.t().index_select(0, _make(cols))).sum(1)
+    vals = prod if alpha == 1 else prod * alpha
+    if beta != 0:
+        vals = vals + (input._vals if beta == 1 else input._vals * beta)
+    return _compressed(input._cidx, input._pidx, named(vals, "SparseSampledAddmmBackward0"),
+                       input._size, sparse_csr)
 
 
 def sum(input, dim=None, dtype=None):
     """torch.sparse.sum: over every dim (a dense 0-d tensor) or over `dim` (sparse unless only
     dense dims remain)."""
+    if isinstance(input, SparseCompressedTensor):
+        return input.sum(dtype=dtype) if dim is None else input.sum(dim, keepdim=True)
     if not isinstance(input, SparseTensor):
         return input.sum() if dim is None else input.sum(dim)
     v = input._vals if dtype is None else input._vals.to(dtype)
