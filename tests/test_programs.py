@@ -1561,10 +1561,12 @@ def _run(src, module):
     saved, swapped = _swap_torch(module)
     out = io.StringIO()
     env = {"__name__": "__program__", "torch": module}
+    default_dtype = module.get_default_dtype()   # a program may set it: each starts afresh
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(src, "<program>", "exec"), env)
     finally:
+        module.set_default_dtype(default_dtype)
         _restore(saved, swapped)
     return env["result"], out.getvalue()
 
