@@ -1227,8 +1227,125 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return matmul(attn, value)
 
 
-def multi_head_attention_forward(*args, **kwargs):
-    raise NotImplementedError("use nn.MultiheadAttention")
+def _cat(tensors, dim=0):
+    from ..ops.shape import cat
+    return cat(tensors, dim)
+
+
+def _additive_mask(mask, dtype, name):
+    """PyTorch's canonical attention mask: booleans (True = not allowed) become 0/-inf, float
+    masks are added as they are."""
+    if mask is None:
+        return None
+    if mask.dtype is D.bool:
+        return _make(_np.where(mask._data, -_np.inf, 0.0).astype(dtype.np))
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                                 in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
+                                 out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward: inputs (L, N, E) or unbatched (L, E)."""
+    unbatched = query.ndim == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    L, N, E = query.shape
+    S = key.shape[0]
+    if E != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {E}")
+    hd = E // num_heads
+    if hd * num_heads != E:
+        raise AssertionError(f"embed_dim {E} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                                 f"match value's {tuple(value.shape[:2])}")
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+            "method `generate_square_subsequent_mask` to create this mask.")
+    key_padding_mask = _additive_mask(key_padding_mask, query.dtype, "key_padding_mask")
+    attn_mask = _additive_mask(attn_mask, query.dtype, "attn_mask")
+    if key_padding_mask is not None:
+        is_causal = False   # PyTorch: the causal hint then gives way to the explicit masks
+    if use_separate_proj_weight:
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        wq, wk, wv = in_proj_weight[:E], in_proj_weight[E:2 * E], in_proj_weight[2 * E:]
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = in_proj_bias[:E], in_proj_bias[E:2 * E], in_proj_bias[2 * E:]
+    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    if attn_mask is not None and attn_mask.ndim == 2:
+        if tuple(attn_mask.shape) != (L, S):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(L, S)}.")
+        attn_mask = attn_mask.unsqueeze(0)
+    elif attn_mask is not None and tuple(attn_mask.shape) != (N * num_heads, L, S):
+        raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                           f"{(N * num_heads, L, S)}.")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key." if static_k is not None
+                                 else "bias cannot be added to static value.")
+        k = _cat([k, bias_k.repeat(1, N, 1)])
+        v = _cat([v, bias_v.repeat(1, N, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    q = q.reshape(L, N * num_heads, hd).transpose(0, 1)
+    k = k.reshape(k.shape[0], N * num_heads, hd).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v.shape[0], N * num_heads, hd).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        k = _cat([k, k.new_zeros((N * num_heads, 1, hd))], dim=1)
+        v = _cat([v, v.new_zeros((N * num_heads, 1, hd))], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    S = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (N, S):
+            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(N, 1, 1, S).expand(N, num_heads, 1, S)
+        kpm = kpm.reshape(N * num_heads, 1, S)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if is_causal and not need_weights:   # the hint replaces the mask, as in PyTorch's SDPA path
+        attn_mask = _make(_np.where(_np.triu(_np.ones((L, S), dtype=bool), 1), -_np.inf, 0.0)
+                          .astype(q.dtype.np))
+    scores = (q * (1.0 / math.sqrt(hd))).matmul(k.transpose(1, 2))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    out = weights.matmul(v).transpose(0, 1).reshape(L * N, E)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(L, N, E)
+    if unbatched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(N, num_heads, L, S)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    if unbatched:
+        weights = weights.squeeze(0)
+    return out, weights
 
 
 # ---------------------------------------------------------------- more functional (PyTorch parity)

@@ -23,13 +23,6 @@ class NonDynamicallyQuantizableLinear(Linear):
     pass
 
 
-def _mask_to_float(mask, dtype):
-    """Boolean masks (True = not allowed) become additive -inf masks."""
-    if mask is None:
-        return None
-    if mask.dtype is D.bool:
-        return _make(_np.where(mask._data, -_np.inf, 0.0).astype(dtype.np))
-    return mask
 
 
 class MultiheadAttention(Module):
@@ -53,8 +46,6 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("add_bias_kv / add_zero_attn are not supported in ndgrad")
         if not self._qkv_same_embed_dim:
             self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
             self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
@@ -71,7 +62,11 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
                                                         dtype=dtype)
-        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -85,71 +80,27 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        unbatched = query.ndim == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        batched = query.ndim == 3
+        if self.batch_first and batched:
             query, key, value = (x.transpose(0, 1) for x in (query, key, value))
-        L, N, E = query.shape
-        S = key.shape[0]
-        Hn, hd = self.num_heads, self.head_dim
-        if E != self.embed_dim:
-            raise AssertionError(
-                f"was expecting embedding dimension of {self.embed_dim}, but got {E}")
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        q = F.linear(query, wq, bq)
-        k = F.linear(key, wk, bk)
-        v = F.linear(value, wv, bv)
-        # (L, N, E) -> (N*H, L, hd)
-        q = q.reshape(L, N * Hn, hd).transpose(0, 1)
-        k = k.reshape(S, N * Hn, hd).transpose(0, 1)
-        v = v.reshape(S, N * Hn, hd).transpose(0, 1)
-        mask = None
-        if is_causal and attn_mask is None:
-            attn_mask = _make(_np.triu(_np.ones((L, S), dtype=bool), 1))
-        if attn_mask is not None:
-            am = _mask_to_float(attn_mask, q.dtype)
-            if am.ndim == 2:
-                if tuple(am.shape) != (L, S):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is {am.shape}, but "
-                                       f"should be {(L, S)}.")
-                am = am.unsqueeze(0)
-            mask = am
-        if key_padding_mask is not None:
-            kpm = _mask_to_float(key_padding_mask, q.dtype)
-            kpm = kpm.reshape(N, 1, 1, S).expand(N, Hn, 1, S).reshape(N * Hn, 1, S)
-            mask = kpm if mask is None else mask + kpm
-        scores = (q * (1.0 / math.sqrt(hd))).matmul(k.transpose(1, 2))
-        if mask is not None:
-            scores = scores + mask
-        attn = F.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            attn = F.dropout(attn, self.dropout, True)
-        out = attn.matmul(v)                                   # (N*H, L, hd)
-        out = out.transpose(0, 1).reshape(L * N, E)
-        out = self.out_proj(out).reshape(L, N, E)
-        if unbatched:
-            out = out.squeeze(1)
-        elif self.batch_first:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        if self.batch_first and batched:
             out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        weights = attn.reshape(N, Hn, L, S)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if unbatched:
-            weights = weights.squeeze(0)
         return out, weights
 
 
