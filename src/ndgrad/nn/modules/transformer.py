@@ -23,8 +23,6 @@ class NonDynamicallyQuantizableLinear(Linear):
     pass
 
 
-
-
 class MultiheadAttention(Module):
     """Multi-head attention with PyTorch's packed in_proj_weight / out_proj parameters."""
 
