@@ -86,8 +86,84 @@ class OpNode(Node):
             if raw is None:
                 raw = _compile_raw(op)
             if raw:
-                try:
-                    return self._apply_raw(raw, grads, saved)
+                try:  # (inlined, one frame less per node: the raw twins on the arrays, wrapped)
+                    if op.nout == 1:
+                        g0 = grads[0]
+                        a0 = g0._data
+                        dt = a0.dtype
+                        env = {"grad": a0}
+                    else:
+                        g0 = a0 = None
+                        gs = tuple(g._data if g is not None else
+                                   (None if m is None else _zeros_meta(m)._data)
+                                   for g, m in zip(grads, self._out_meta))
+                        dt = None
+                        for a in gs:
+                            if a is not None:
+                                if dt is None:
+                                    dt = a.dtype
+                                elif a.dtype != dt:
+                                    raise _raw.RawFallback
+                        env = {"grad": gs}
+                    if dt is None or dt.kind not in "fc":
+                        raise _raw.RawFallback
+                    if saved:
+                        for k, v in saved.items():
+                            tv = v.__class__
+                            if tv is SavedTensor:
+                                if v.vc[0] != v.version or v._hooks_packed is not None:
+                                    # (raises the version error, runs the hooks)
+                                    a = v.unpack(self)._data
+                                else:
+                                    t = v.tensor
+                                    a = v.data if t is None else t._data
+                                d = a.dtype
+                                if d is not dt and d != dt and d.kind in "fc":
+                                    raise _raw.RawFallback
+                                env[k] = a
+                            elif tv is _SavedTuple:
+                                a = tuple(s.unpack(self)._data for s in v)
+                                for x in a:
+                                    if x.dtype != dt and x.dtype.kind in "fc":
+                                        raise _raw.RawFallback
+                                env[k] = a
+                            elif isinstance(v, Tensor):
+                                raise _raw.RawFallback
+                            elif tv is float and op.name in _SCALAR_OPERAND:
+                                env[k] = _scalar_array(v, dt)  # (see apply)
+                            else:
+                                env[k] = v
+                    if op.joint is not None:
+                        res = raw[0](*op.joint_getter(env))
+                        return [_wrap_raw(r, a0, g0) for r in res]
+                    if not self._crest:  # only input 0 has an edge (Note [Edges in slots])
+                        f = raw[0]
+                        if f is None:
+                            return [self._zeros_for(0, grads)]
+                        r = f(*op.formula_getters[0](env))
+                        if r.__class__ is _ndarray:
+                            if r is a0:
+                                return [g0]
+                            t = _new(Tensor)  # _make, inlined
+                            t._data = r
+                            d = _BY_NP.get(r.dtype)
+                            t.dtype = d if d is not None else D.from_numpy_dtype(r.dtype)
+                            t._requires_grad = False
+                            t.grad_fn = None
+                            t._vc = [0]
+                            if _state.inference:
+                                t._inference = True
+                            return [t]
+                        return [_wrap_raw(r, a0, g0)]
+                    out = [None] * len(op.formulas)
+                    for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+                        if child is not None:
+                            f = raw[i]
+                            if f is not None:
+                                out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
+                            else:
+                                out[i] = self._zeros_for(i, grads)
+                    return out
                 except Exception:  # RawFallback, or an error: the recorded run says it as before
                     pass
         # the formulas' arguments by name (plain loops and map: no comprehension frames)
@@ -109,85 +185,6 @@ class OpNode(Node):
                 if f is not None:
                     out[i] = f(*op.formula_getters[i](env))
                 else:  # a None formula: the input keeps its edge and gets zeros, as in PyTorch
-                    out[i] = self._zeros_for(i, grads)
-        return out
-
-    def _apply_raw(self, raw, grads, saved):
-        """apply() on arrays: the raw twins of the formulas (ops/_raw.py), results wrapped."""
-        op = self._op
-        if op.nout == 1:
-            g0 = grads[0]
-            a0 = g0._data
-            dt = a0.dtype
-            env = {"grad": a0}
-        else:
-            g0 = a0 = None
-            gs = tuple(g._data if g is not None else (None if m is None else _zeros_meta(m)._data)
-                       for g, m in zip(grads, self._out_meta))
-            dt = None
-            for a in gs:
-                if a is not None:
-                    if dt is None:
-                        dt = a.dtype
-                    elif a.dtype != dt:
-                        raise _raw.RawFallback
-            env = {"grad": gs}
-        if dt is None or dt.kind not in "fc":
-            raise _raw.RawFallback
-        if saved:
-            for k, v in saved.items():
-                tv = v.__class__
-                if tv is SavedTensor:
-                    if v.vc[0] != v.version or v._hooks_packed is not None:
-                        a = v.unpack(self)._data  # (raises the version error, runs the hooks)
-                    else:
-                        t = v.tensor
-                        a = v.data if t is None else t._data
-                    d = a.dtype
-                    if d is not dt and d != dt and d.kind in "fc":
-                        raise _raw.RawFallback
-                    env[k] = a
-                elif tv is _SavedTuple:
-                    a = tuple(s.unpack(self)._data for s in v)
-                    for x in a:
-                        if x.dtype != dt and x.dtype.kind in "fc":
-                            raise _raw.RawFallback
-                    env[k] = a
-                elif isinstance(v, Tensor):
-                    raise _raw.RawFallback
-                elif tv is float and op.name in _SCALAR_OPERAND:
-                    env[k] = _scalar_array(v, dt)  # (see apply)
-                else:
-                    env[k] = v
-        if op.joint is not None:
-            res = raw[0](*op.joint_getter(env))
-            return [_wrap_raw(r, a0, g0) for r in res]
-        if not self._crest:  # only input 0 has an edge (graph.py, Note [Edges in slots])
-            f = raw[0]
-            if f is None:
-                return [self._zeros_for(0, grads)]
-            r = f(*op.formula_getters[0](env))
-            if r.__class__ is _ndarray:
-                if r is a0:
-                    return [g0]
-                t = _new(Tensor)  # _make, inlined
-                t._data = r
-                d = _BY_NP.get(r.dtype)
-                t.dtype = d if d is not None else D.from_numpy_dtype(r.dtype)
-                t._requires_grad = False
-                t.grad_fn = None
-                t._vc = [0]
-                if _state.inference:
-                    t._inference = True
-                return [t]
-            return [_wrap_raw(r, a0, g0)]
-        out = [None] * len(op.formulas)
-        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
-            if child is not None:
-                f = raw[i]
-                if f is not None:
-                    out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
-                else:
                     out[i] = self._zeros_for(i, grads)
         return out
 
