@@ -39,6 +39,7 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   contribution to the output tangent. Without it, forward mode derives the JVP from the
   backward formulas (double-VJP), so every op has forward mode either way.
 """
+import dis
 import inspect
 from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
@@ -248,7 +249,8 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "formula_getters", "joint_getter", "fwd_plain", "quiet", "simple")
+                 "raw", "formula_getters", "joint_getter", "fwd_plain", "quiet", "simple",
+                 "ufunc1", "ufunc2")
 
 
 def _fn_params(f):
@@ -285,6 +287,26 @@ def _getter(names, _made={}):
     return g
 
 
+def _direct_ufunc(forward):
+    """NumPy's ufunc `u` when `forward` is `lambda xp, a[, b]: xp.u(a[, b])` (its parameters in
+    order, no defaults), else None. Read from the bytecode once, at registration."""
+    code = getattr(forward, "__code__", None)
+    if code is None or getattr(forward, "__defaults__", None) or code.co_flags & 0x0C or \
+            code.co_kwonlyargcount or not 2 <= code.co_argcount <= 3:
+        return None
+    params = code.co_varnames[:code.co_argcount]
+    ins = [(i.opname, i.argval) for i in dis.get_instructions(code)
+           if i.opname not in ("RESUME", "CACHE", "PRECALL", "PUSH_NULL", "NOP")]
+    n = len(params) - 1
+    if len(ins) != n + 4 or ins[0] != ("LOAD_FAST", params[0]) or \
+            ins[1][0] not in ("LOAD_METHOD", "LOAD_ATTR") or \
+            ins[2:2 + n] != [("LOAD_FAST", p) for p in params[1:]] or \
+            ins[2 + n] != ("CALL", n) or ins[3 + n][0] != "RETURN_VALUE":
+        return None
+    u = getattr(_np, ins[1][1], None)
+    return u if isinstance(u, _np.ufunc) and u.nin == n and u.nout == 1 else None
+
+
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
           differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
           quiet=None, **formulas):
@@ -297,6 +319,11 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     # apply's fast path enters NumPy's quiet error state itself (one frame less per op)
     op.quiet = bool(quiet) and _ERR_VAR is not None
     op.fwd_plain = forward if op.quiet else op.forward
+    # a forward that is exactly `xp.<ufunc>(self)` / `xp.<ufunc>(self, other)`: apply's fast
+    # path (NumPy arrays) calls NumPy's ufunc itself, without the forward's frame
+    uf = _direct_ufunc(forward)
+    op.ufunc1 = uf if uf is not None and uf.nin == 1 else None
+    op.ufunc2 = uf if uf is not None and uf.nin == 2 else None
     sig = inspect.signature(forward)
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -476,7 +503,12 @@ def apply(op, args, kwargs):
                     if quiet:
                         token = _ERR_VAR.set(_ERR_IGNORE)
                     try:
-                        out = fwd(_np, d) if e is _ONE_ARG else fwd(_np, d, e)
+                        if e is _ONE_ARG:
+                            uf = op.ufunc1
+                            out = fwd(_np, d) if uf is None else uf(d)
+                        else:
+                            uf = op.ufunc2
+                            out = fwd(_np, d, e) if uf is None else uf(d, e)
                     except ValueError as exc:
                         if e is not _ONE_ARG:
                             _raise_broadcast_error(exc, (d, e), {})
