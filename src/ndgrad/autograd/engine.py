@@ -43,12 +43,19 @@ def _walk(root_nodes):
             continue
         visited.add(node)
         stack.append((node, True))
-        for child, _ in ((node._c0, 0),) + node._crest:  # (graph.py, Note [Edges in slots])
-            if child is None:
-                continue
+        child = node._c0  # the first edge in slots, the others in _crest (graph.py, Note
+        if child is not None:  # [Edges in slots])
             deps[child] = deps.get(child, 0) + 1
             if child not in visited:
                 stack.append((child, False))
+        crest = node._crest
+        if crest:
+            for child, _ in crest:
+                if child is None:
+                    continue
+                deps[child] = deps.get(child, 0) + 1
+                if child not in visited:
+                    stack.append((child, False))
     return deps, order
 
 
@@ -86,9 +93,13 @@ def _needed_nodes(order, targets):
     """Nodes on some path to a target: only these run when `inputs` is given."""
     needed = set()
     for node in order:  # children come before their parents in post-order
-        if node in targets or any(c in needed for c, _ in ((node._c0, 0),) + node._crest
-                                  if c is not None):
+        if node in targets or node._c0 in needed:  # (plain tests: no generator per node)
             needed.add(node)
+            continue
+        for c, _ in node._crest:
+            if c in needed:
+                needed.add(node)
+                break
     return needed
 
 
