@@ -256,6 +256,25 @@ def _with_out(fn, name, rule):
         fields = getattr(result, "_fields", None) or tuple(f"out{i}" for i in range(len(outs)))
         return return_types.make(name + "_out", fields)(*outs)
     wrapper._ndgrad_out = True
+    op = getattr(fn, "_op", None)
+    if op is not None and getattr(op, "fn", None) is fn:
+        # a defop function: without out= call apply itself, as fn does (one frame less per
+        # call, so the error site is found right above; bench W1)
+        from .ops import _registry
+        general, apply, vmap = wrapper, _registry.apply, _registry._VMAP
+
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                if vmap[0] is not None:
+                    return vmap[0](op, args, kwargs)
+                try:
+                    return apply(op, args, kwargs)
+                except Exception as e:  # PyTorch's argument errors, worked out only now
+                    _argcheck.reraise(fn, name, args, kwargs, e)
+                    raise
+            return general(*args, out=out, **kwargs)
+        wrapper._ndgrad_out = True
     return wrapper
 
 

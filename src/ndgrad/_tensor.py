@@ -14,6 +14,7 @@ import weakref
 from . import _dtype as D
 from ._backend import numpy as _np, to_numpy, device_of, CPU
 from .autograd import grad_mode
+from . import autograd as _autograd  # (backward() looked up on it at call time)
 from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site
 
 __all__ = ["Tensor", "Size"]
@@ -474,8 +475,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's .grad (a VJP with `gradient`)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _get_accumulator(self):
         ref = self._accumulator

@@ -8,11 +8,33 @@ import numpy as _np
 from .engine import run_backward as _run_backward
 
 
+def _errstate_var():
+    """NumPy's error-state context variable and its all-"ignore" value (numpy >= 2), entered
+    for a fraction of np.errstate's cost (bench W8: two backward passes per step)."""
+    try:
+        from numpy._core import _ufunc_config
+        var = _ufunc_config._extobj_contextvar
+        with _np.errstate(all="ignore"):
+            ignore = var.get()
+        return var, ignore
+    except (ImportError, AttributeError):
+        return None, None
+
+
+_ERR_VAR, _ERR_IGNORE = _errstate_var()
+
+
 def run_backward(*args):
     """The engine, with NumPy's floating-point warnings off: PyTorch computes inf and nan in a
     backward pass silently (0 * inf in a masked gradient, a reduction over nan, ...)."""
-    with _np.errstate(all="ignore"):
+    if _ERR_VAR is None:
+        with _np.errstate(all="ignore"):
+            return _run_backward(*args)
+    token = _ERR_VAR.set(_ERR_IGNORE)
+    try:
         return _run_backward(*args)
+    finally:
+        _ERR_VAR.reset(token)
 
 
 __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
@@ -22,8 +44,19 @@ ERR_NO_GRAD_FN = "element {} of tensors does not require grad and does not have 
 ERR_IMPLICIT = "grad can be implicitly created only for scalar outputs"
 
 
+_TENSOR = None  # (Tensor, _make, xp_of), imported on first use: _tensor imports this package
+
+
+def _tensor_names():
+    global _TENSOR
+    from .._tensor import Tensor, _make
+    from .._backend import xp_of
+    _TENSOR = (Tensor, _make, xp_of)
+    return _TENSOR
+
+
 def _as_tuple(x):
-    from .._tensor import Tensor
+    Tensor = (_TENSOR or _tensor_names())[0]
     if x is None:
         return ()
     if isinstance(x, Tensor):
@@ -33,8 +66,7 @@ def _as_tuple(x):
 
 def _root_grads(outputs, grad_outputs, is_grads_batched=False):
     """Check `grad_outputs` against `outputs` (torch's _make_grads) and fill in implicit ones."""
-    from .._tensor import Tensor, _make
-    from .._backend import xp_of
+    Tensor, _make, xp_of = _TENSOR or _tensor_names()
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -45,7 +77,8 @@ def _root_grads(outputs, grad_outputs, is_grads_batched=False):
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}")
-                g = _make(xp_of(out._data).ones_like(out._data))
+                a = out._data  # (ones() of the shape: NumPy's ones_like is Python, ~3x slower)
+                g = _make(xp_of(a).ones(a.shape, a.dtype))
             grads.append(g)
             continue
         if not isinstance(g, Tensor):
@@ -75,7 +108,6 @@ def _edge(t):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """Accumulate gradients of `tensors` (weighted by `grad_tensors`) into the leaves' .grad."""
-    from .._tensor import Tensor
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -117,8 +149,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return d(outputs)/d(inputs) (VJPs with grad_outputs) without touching any .grad."""
-    from .._tensor import Tensor, _make
-    from .._backend import xp_of
+    Tensor, _make, xp_of = _TENSOR or _tensor_names()
     single = isinstance(inputs, Tensor)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)

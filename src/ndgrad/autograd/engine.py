@@ -43,12 +43,19 @@ def _walk(root_nodes):
             continue
         visited.add(node)
         stack.append((node, True))
-        for child, _ in ((node._c0, 0),) + node._crest:  # (graph.py, Note [Edges in slots])
-            if child is None:
-                continue
+        child = node._c0  # the first edge in slots, the others in _crest (graph.py, Note
+        if child is not None:  # [Edges in slots])
             deps[child] = deps.get(child, 0) + 1
             if child not in visited:
                 stack.append((child, False))
+        crest = node._crest
+        if crest:
+            for child, _ in crest:
+                if child is None:
+                    continue
+                deps[child] = deps.get(child, 0) + 1
+                if child not in visited:
+                    stack.append((child, False))
     return deps, order
 
 
@@ -61,14 +68,24 @@ def _dependencies(root_nodes):
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
-        for child, _ in ((node._c0, 0),) + node._crest:  # (graph.py, Note [Edges in slots])
-            if child is not None:
-                if child in deps:
-                    deps[child] += 1
-                else:
-                    deps[child] = 1
-                    if child not in roots:
-                        push(child)
+        child = node._c0  # the first edge in slots, the others in _crest (graph.py, Note
+        if child is not None:  # [Edges in slots])
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                if child not in roots:
+                    push(child)
+        crest = node._crest
+        if crest:
+            for child, _ in crest:
+                if child is not None:
+                    if child in deps:
+                        deps[child] += 1
+                    else:
+                        deps[child] = 1
+                        if child not in roots:
+                            push(child)
     return deps
 
 
@@ -76,10 +93,24 @@ def _needed_nodes(order, targets):
     """Nodes on some path to a target: only these run when `inputs` is given."""
     needed = set()
     for node in order:  # children come before their parents in post-order
-        if node in targets or any(c in needed for c, _ in ((node._c0, 0),) + node._crest
-                                  if c is not None):
+        if node in targets or node._c0 in needed:  # (plain tests: no generator per node)
             needed.add(node)
+            continue
+        for c, _ in node._crest:
+            if c in needed:
+                needed.add(node)
+                break
     return needed
+
+
+_SUM_TO = None  # ops.shape.sum_to, imported on first use (the ops import the engine)
+
+
+def _sum_to():
+    global _SUM_TO
+    from ..ops.shape import sum_to
+    _SUM_TO = sum_to
+    return sum_to
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, capture=None):
@@ -89,8 +120,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     be reached; capture: {(node, output_nr): slot} for autograd.grad-style results, returned as a
     dict slot -> gradient (these nodes themselves are not run unless needed otherwise).
     """
-    from ..ops.shape import sum_to  # the engine undoes broadcasting with a registered op
-    from ..ops.complex import cast_grad  # (and casts, a complex one to a real input: its real part)
+    sum_to = _SUM_TO or _sum_to()  # the engine undoes broadcasting with a registered op
 
     root_nodes = list(dict.fromkeys(n for n, _ in roots))
     if targets is None:
@@ -149,8 +179,34 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                             node.release_saved()
                         node._freed = freed_at
             meta = node._meta
+            crest = node._crest
+            if not crest:  # one edge (y * 2, y.tanh()): the loop below, for i = 0 alone
+                child = node._c0
+                if child is None or (needed is not None and child not in needed):
+                    continue
+                if outs is not None:
+                    g = outs[0]
+                    if g is not None:
+                        shape, dtype = meta[0]
+                        if g._data.shape != shape or g.dtype is not dtype:
+                            g = check_grad_output(node, 0, g, shape, dtype, sum_to)
+                        nr = node._n0
+                        buf = buffers.get(child)
+                        if buf is None:
+                            if child._nout == 1:
+                                buffers[child] = [g]
+                            else:
+                                buf = buffers[child] = [None] * child._nout
+                                buf[nr] = g
+                        else:
+                            _add_to_buffer(buffers, owned, child, nr, g, create_graph)
+                d = deps[child] - 1
+                deps[child] = d
+                if d == 0:  # (a leaf too: it runs next either way, as `leaves` below makes it)
+                    ready.append(child)
+                continue
             # the first edge is in slots, the others in _crest (graph.py, Note [Edges in slots])
-            for i, (child, nr) in enumerate(((node._c0, node._n0),) + node._crest):
+            for i, (child, nr) in enumerate(((node._c0, node._n0),) + crest):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if outs is not None:

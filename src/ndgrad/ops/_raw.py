@@ -158,6 +158,8 @@ def _op_caller(op):
     forward = op.forward
     promote = op.promote
     single = op.nout == 1
+    plain, quiet = op.fwd_plain, op.quiet  # (quiet: NumPy's error state entered here)
+    from ._registry import _ERR_VAR as var, _ERR_IGNORE as ignore
 
     def call(*args, **kwargs):
         if kwargs:
@@ -173,7 +175,14 @@ def _op_caller(op):
                 return other(args, kwargs)
         if promote is not None and dt is not None and dt.kind not in "fc":
             raise RawFallback  # integer/bool math: PyTorch's promotion rules, not NumPy's
-        out = forward(_np, *args)
+        if quiet:
+            token = var.set(ignore)
+            try:
+                out = plain(_np, *args)
+            finally:
+                var.reset(token)
+        else:
+            out = plain(_np, *args)
         if single:
             return out if type(out) is _ndarray else _asarray(out)
         return tuple(o if type(o) is _ndarray else _asarray(o) for o in out)

@@ -39,6 +39,7 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
   contribution to the output tangent. Without it, forward mode derives the JVP from the
   backward formulas (double-VJP), so every op has forward mode either way.
 """
+import dis
 import inspect
 from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
@@ -86,8 +87,84 @@ class OpNode(Node):
             if raw is None:
                 raw = _compile_raw(op)
             if raw:
-                try:
-                    return self._apply_raw(raw, grads, saved)
+                try:  # (inlined, one frame less per node: the raw twins on the arrays, wrapped)
+                    if op.nout == 1:
+                        g0 = grads[0]
+                        a0 = g0._data
+                        dt = a0.dtype
+                        env = {"grad": a0}
+                    else:
+                        g0 = a0 = None
+                        gs = tuple(g._data if g is not None else
+                                   (None if m is None else _zeros_meta(m)._data)
+                                   for g, m in zip(grads, self._out_meta))
+                        dt = None
+                        for a in gs:
+                            if a is not None:
+                                if dt is None:
+                                    dt = a.dtype
+                                elif a.dtype != dt:
+                                    raise _raw.RawFallback
+                        env = {"grad": gs}
+                    if dt is None or dt.kind not in "fc":
+                        raise _raw.RawFallback
+                    if saved:
+                        for k, v in saved.items():
+                            tv = v.__class__
+                            if tv is SavedTensor:
+                                if v.vc[0] != v.version or v._hooks_packed is not None:
+                                    # (raises the version error, runs the hooks)
+                                    a = v.unpack(self)._data
+                                else:
+                                    t = v.tensor
+                                    a = v.data if t is None else t._data
+                                d = a.dtype
+                                if d is not dt and d != dt and d.kind in "fc":
+                                    raise _raw.RawFallback
+                                env[k] = a
+                            elif tv is _SavedTuple:
+                                a = tuple(s.unpack(self)._data for s in v)
+                                for x in a:
+                                    if x.dtype != dt and x.dtype.kind in "fc":
+                                        raise _raw.RawFallback
+                                env[k] = a
+                            elif isinstance(v, Tensor):
+                                raise _raw.RawFallback
+                            elif tv is float and op.name in _SCALAR_OPERAND:
+                                env[k] = _scalar_array(v, dt)  # (see apply)
+                            else:
+                                env[k] = v
+                    if op.joint is not None:
+                        res = raw[0](*op.joint_getter(env))
+                        return [_wrap_raw(r, a0, g0) for r in res]
+                    if not self._crest:  # only input 0 has an edge (Note [Edges in slots])
+                        f = raw[0]
+                        if f is None:
+                            return [self._zeros_for(0, grads)]
+                        r = f(*op.formula_getters[0](env))
+                        if r.__class__ is _ndarray:
+                            if r is a0:
+                                return [g0]
+                            t = _new(Tensor)  # _make, inlined
+                            t._data = r
+                            d = _BY_NP.get(r.dtype)
+                            t.dtype = d if d is not None else D.from_numpy_dtype(r.dtype)
+                            t._requires_grad = False
+                            t.grad_fn = None
+                            t._vc = [0]
+                            if _state.inference:
+                                t._inference = True
+                            return [t]
+                        return [_wrap_raw(r, a0, g0)]
+                    out = [None] * len(op.formulas)
+                    for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+                        if child is not None:
+                            f = raw[i]
+                            if f is not None:
+                                out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
+                            else:
+                                out[i] = self._zeros_for(i, grads)
+                    return out
                 except Exception:  # RawFallback, or an error: the recorded run says it as before
                     pass
         # the formulas' arguments by name (plain loops and map: no comprehension frames)
@@ -109,74 +186,6 @@ class OpNode(Node):
                 if f is not None:
                     out[i] = f(*op.formula_getters[i](env))
                 else:  # a None formula: the input keeps its edge and gets zeros, as in PyTorch
-                    out[i] = self._zeros_for(i, grads)
-        return out
-
-    def _apply_raw(self, raw, grads, saved):
-        """apply() on arrays: the raw twins of the formulas (ops/_raw.py), results wrapped."""
-        op = self._op
-        if op.nout == 1:
-            g0 = grads[0]
-            a0 = g0._data
-            dt = a0.dtype
-            env = {"grad": a0}
-        else:
-            g0 = a0 = None
-            gs = tuple(g._data if g is not None else (None if m is None else _zeros_meta(m)._data)
-                       for g, m in zip(grads, self._out_meta))
-            dt = None
-            for a in gs:
-                if a is not None:
-                    if dt is None:
-                        dt = a.dtype
-                    elif a.dtype != dt:
-                        raise _raw.RawFallback
-            env = {"grad": gs}
-        if dt is None or dt.kind not in "fc":
-            raise _raw.RawFallback
-        if saved:
-            for k, v in saved.items():
-                tv = type(v)
-                if tv is SavedTensor:
-                    if v.vc[0] != v.version or v._hooks_packed is not None:
-                        a = v.unpack(self)._data  # (raises the version error, runs the hooks)
-                    else:
-                        t = v.tensor
-                        a = v.data if t is None else t._data
-                    d = a.dtype
-                    if d != dt and d.kind in "fc":
-                        raise _raw.RawFallback
-                    env[k] = a
-                elif tv is _SavedTuple:
-                    a = tuple(s.unpack(self)._data for s in v)
-                    for x in a:
-                        if x.dtype != dt and x.dtype.kind in "fc":
-                            raise _raw.RawFallback
-                    env[k] = a
-                elif isinstance(v, Tensor):
-                    raise _raw.RawFallback
-                elif tv is float and op.name in _SCALAR_OPERAND:
-                    env[k] = _scalar_array(v, dt)  # (see apply)
-                else:
-                    env[k] = v
-        if op.joint is not None:
-            res = raw[0](*op.joint_getter(env))
-            return [_wrap_raw(r, a0, g0) for r in res]
-        if not self._crest:  # only input 0 has an edge (graph.py, Note [Edges in slots])
-            f = raw[0]
-            if f is None:
-                return [self._zeros_for(0, grads)]
-            r = f(*op.formula_getters[0](env))
-            if type(r) is _ndarray:
-                return [g0 if r is a0 else _make(r)]
-            return [_wrap_raw(r, a0, g0)]
-        out = [None] * len(op.formulas)
-        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
-            if child is not None:
-                f = raw[i]
-                if f is not None:
-                    out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
-                else:
                     out[i] = self._zeros_for(i, grads)
         return out
 
@@ -240,7 +249,8 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "formula_getters", "joint_getter", "varkw")
+                 "raw", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
+                 "simple", "ufunc1", "ufunc2")
 
 
 def _fn_params(f):
@@ -277,6 +287,26 @@ def _getter(names, _made={}):
     return g
 
 
+def _direct_ufunc(forward):
+    """NumPy's ufunc `u` when `forward` is `lambda xp, a[, b]: xp.u(a[, b])` (its parameters in
+    order, no defaults), else None. Read from the bytecode once, at registration."""
+    code = getattr(forward, "__code__", None)
+    if code is None or getattr(forward, "__defaults__", None) or code.co_flags & 0x0C or \
+            code.co_kwonlyargcount or not 2 <= code.co_argcount <= 3:
+        return None
+    params = code.co_varnames[:code.co_argcount]
+    ins = [(i.opname, i.argval) for i in dis.get_instructions(code)
+           if i.opname not in ("RESUME", "CACHE", "PRECALL", "PUSH_NULL", "NOP")]
+    n = len(params) - 1
+    if len(ins) != n + 4 or ins[0] != ("LOAD_FAST", params[0]) or \
+            ins[1][0] not in ("LOAD_METHOD", "LOAD_ATTR") or \
+            ins[2:2 + n] != [("LOAD_FAST", p) for p in params[1:]] or \
+            ins[2 + n] != ("CALL", n) or ins[3 + n][0] != "RETURN_VALUE":
+        return None
+    u = getattr(_np, ins[1][1], None)
+    return u if isinstance(u, _np.ufunc) and u.nin == n and u.nout == 1 else None
+
+
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
           differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
           quiet=None, **formulas):
@@ -286,6 +316,14 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     if quiet is None:
         quiet = getattr(forward, "__module__", None) in _QUIET_MODULES
     op.forward = _quiet_forward(forward) if quiet else forward
+    # apply's fast path enters NumPy's quiet error state itself (one frame less per op)
+    op.quiet = bool(quiet) and _ERR_VAR is not None
+    op.fwd_plain = forward if op.quiet else op.forward
+    # a forward that is exactly `xp.<ufunc>(self)` / `xp.<ufunc>(self, other)`: apply's fast
+    # path (NumPy arrays) calls NumPy's ufunc itself, without the forward's frame
+    uf = _direct_ufunc(forward)
+    op.ufunc1 = uf if uf is not None and uf.nin == 1 else None
+    op.ufunc2 = uf if uf is not None and uf.nin == 2 else None
     sig = inspect.signature(forward)
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -319,6 +357,9 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op._saved_cache = {}
     op.jvp = jvp
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
+    # _record_simple handles it: one output, inputs `self` or `self, other` (positions 0, 1)
+    op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
+        op.input_pos in ((0,), (0, 1)) else 0
     _OPS[name] = op
     if node_name is None:
         node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
@@ -488,33 +529,51 @@ def apply(op, args, kwargs):
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
                     if n == 1:
-                        out = op.forward(_np, d)
+                        e = _ONE_ARG
                         requires = a._requires_grad
                     else:
                         b = args[1]
-                        cb = b.__class__
                         if isinstance(b, Tensor):
                             e = b._data
-                            if b.dtype is dtype and type(e) is _ndarray:
-                                try:
-                                    out = op.forward(_np, d, e)
-                                except ValueError as exc:
-                                    _raise_broadcast_error(exc, (d, e), {})
-                                    raise
-                                requires = a._requires_grad or b._requires_grad
-                            else:
-                                out = None
-                        elif (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
-                                cb is bool or b is None:
-                            if cat >= 2 and op.name in _SCALAR_OPERAND and cb is not bool and \
-                                    b is not None:
-                                out = op.forward(_np, d, _scalar_array(b, d.dtype))
-                            else:
-                                out = op.forward(_np, d, b)
-                            requires = a._requires_grad
+                            if b.dtype is not dtype or type(e) is not _ndarray:
+                                return _apply(op, args, kwargs)
+                            requires = a._requires_grad or b._requires_grad
                         else:
-                            out = None
-                    if out is not None and op.nout == 1 and not op.view:
+                            cb = b.__class__
+                            if (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
+                                    cb is bool or b is None:
+                                if cat >= 2 and cb is not bool and b is not None and \
+                                        op.name in _SCALAR_OPERAND:
+                                    # (a hit in _scalar_array's cache, else the function)
+                                    e = _SCALAR_ARRAYS.get((b, d.dtype))
+                                    if e is None:
+                                        e = _scalar_array(b, d.dtype)
+                                else:
+                                    e = b
+                                requires = a._requires_grad
+                            else:
+                                return _apply(op, args, kwargs)
+                    fwd = op.fwd_plain
+                    quiet = op.quiet  # (NumPy's error state entered here: no wrapper frame)
+                    if quiet:
+                        token = _ERR_VAR.set(_ERR_IGNORE)
+                    try:
+                        if e is _ONE_ARG:
+                            uf = op.ufunc1
+                            out = fwd(_np, d) if uf is None else uf(d)
+                        else:
+                            uf = op.ufunc2
+                            out = fwd(_np, d, e) if uf is None else uf(d, e)
+                    except ValueError as exc:
+                        if e is not _ONE_ARG:
+                            _raise_broadcast_error(exc, (d, e), {})
+                        raise
+                    finally:
+                        if quiet:
+                            _ERR_VAR.reset(token)
+                    if out is None:
+                        return _apply(op, args, kwargs)
+                    if op.nout == 1 and not op.view:
                         if type(out) is not _ndarray:
                             out = _asarray(out)
                         result = _new(Tensor)  # _make, inlined
@@ -524,18 +583,37 @@ def apply(op, args, kwargs):
                         result._requires_grad = False
                         result.grad_fn = None
                         result._vc = [0]
-                        if _state.inference:
-                            result._inference = True
                         if requires and op.differentiable:
-                            if _state.enabled:
+                            st = _state
+                            if st.enabled:
+                                if st.inference:
+                                    result._inference = True
                                 if result.dtype._category >= 2:
-                                    _record(op, args, None, (result,))
-                            elif not _state.in_backward:
-                                result._nograd_at = (user_site(2), _state.inference)
+                                    if op.simple:
+                                        _record_simple(op, args, result)
+                                    else:
+                                        _record(op, args, None, (result,))
+                            else:
+                                if st.inference:
+                                    result._inference = True
+                                if not st.in_backward:  # (for autograd.explain)
+                                    site = None
+                                    if _sites.enabled:  # user_site(2), its usual case inlined
+                                        f = _getframe(2)  # (above fn, or out='s wrapper)
+                                        code = f.f_code
+                                        if _inside.get(code.co_filename) is False:
+                                            site = (code, f.f_lasti)
+                                        else:
+                                            site = user_site(2)
+                                    result._nograd_at = (site, st.inference)
+                        elif _state.inference:
+                            result._inference = True
                         return result
-                    if out is not None:
-                        return _finish(op, args, kwargs, out, _np, requires, 4)
+                    return _finish(op, args, kwargs, out, _np, requires, 4)
     return _apply(op, args, kwargs)
+
+
+_ONE_ARG = object()  # apply's marker: the op was called with one argument
 
 
 # Ops whose forward is one ufunc of (tensor, number): NumPy takes a 0-d array of the tensor's
@@ -675,6 +753,109 @@ _ARG, _SHAPE, _RESULT, _CONST = range(4)
 _BITS = bytes.maketrans(b"\x00\x01", b"01")
 
 
+def _record_simple(op, args, r):
+    """_record for the common case (op.simple: one output, the differentiable inputs are
+    positions 0 and maybe 1; positional arguments, as apply's fast path has them): the same
+    node, built without the general loops."""
+    node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
+    node._saved = node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
+    node._metadata = None
+    if _anomaly.enabled:
+        node._site = None
+        _anomaly.record(node)  # (anomaly mode puts its whole stack in _site)
+    elif _sites.enabled:
+        # the user's line: usually the frame right above apply and the op's function (or one
+        # more up, through a wrapper such as out='s)
+        f = _getframe(3)
+        code = f.f_code
+        flag = _inside.get(code.co_filename)
+        if flag is False:
+            node._site = (code, f.f_lasti)
+        else:
+            if flag:
+                f = f.f_back
+                code = f.f_code if f is not None else None
+            if code is not None and _inside.get(code.co_filename) is False:
+                node._site = (code, f.f_lasti)
+            else:
+                node._site = user_site(3)
+    else:
+        node._site = None
+    a = args[0]
+    if a._requires_grad:
+        fn = a.grad_fn
+        if fn is None:
+            node._c0, node._n0 = a._get_accumulator(), 0
+        else:
+            node._c0, node._n0 = fn, a._output_nr
+        m0 = (a._data.shape, a.dtype)
+        mask = 1
+    else:
+        node._c0, node._n0 = None, 0
+        m0 = None
+        mask = 0
+    node._crest = ()
+    if op.simple == 1:
+        meta = (m0,)
+    else:
+        b = args[1] if len(args) > 1 else None
+        if isinstance(b, Tensor) and b._requires_grad:
+            fn = b.grad_fn
+            if fn is None:
+                node._crest = ((b._get_accumulator(), 0),)
+            else:
+                node._crest = ((fn, b._output_nr),)
+            meta = (m0, (b._data.shape, b.dtype))
+            mask |= 2
+        else:
+            meta = (m0, None)
+    m = _META.get(meta)
+    if m is None:
+        if len(_META) > 4096:
+            _META.clear()
+        m = _META[meta] = meta
+    node._meta = m
+    r._requires_grad = True
+    r.grad_fn = node
+    plan = op._saved_cache.get(mask)
+    if plan is None:
+        plan = _saved_plan(op, mask)
+    if plan:
+        if _graph._saved_hooks or _fw_state.levels:
+            _save(op, node, plan, args, None, (r,))
+            return
+        saved = {}
+        nargs = len(args)
+        for n, kind, pos, extra in plan:
+            if kind == _ARG:
+                v = args[pos] if pos < nargs else extra
+                if isinstance(v, Tensor):
+                    if v._inference:
+                        raise RuntimeError(_ERR_INFERENCE_SAVED)
+                    st = _new(SavedTensor)
+                    st.tensor = v
+                    st.data = st._hooks_packed = st.fw = None
+                    vc = st.vc = v._vc
+                    st.version = vc[0]
+                    st.output_nr = 0
+                    saved[n] = st
+                else:
+                    saved[n] = v
+            elif kind == _RESULT and extra is None:
+                st = _new(SavedTensor)
+                st.tensor = st._hooks_packed = st.fw = None
+                st.data = r._data
+                st.requires_grad = True
+                vc = st.vc = r._vc
+                st.version = vc[0]
+                st.output_nr = 0
+                saved[n] = st
+            else:
+                _save(op, node, plan, args, None, (r,))
+                return
+        node._saved = saved
+
+
 def _record(op, args, kwargs, results, depth=3):
     """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
     node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
@@ -743,59 +924,65 @@ def _record(op, args, kwargs, results, depth=3):
     if plan is None:
         plan = _saved_plan(op, mask)
     if plan:
-        saved = {}
-        # SavedTensor.__init__ inlined for the common case (no saved-tensor hooks, no
-        # forward-mode levels); otherwise the constructor does it
-        plain = not _graph._saved_hooks and not _fw_state.levels
-        for n, kind, pos, extra in plan:
-            if kind == _ARG:
-                v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
-                if isinstance(v, Tensor):
-                    if v._inference:
-                        raise RuntimeError(_ERR_INFERENCE_SAVED)
-                    if plain:
-                        st = _new(SavedTensor)
-                        st.tensor = v
-                        st.data = st._hooks_packed = st.fw = None
-                        vc = st.vc = v._vc
-                        st.version = vc[0]
-                        st.output_nr = 0
-                        saved[n] = st
-                    else:
-                        saved[n] = SavedTensor(v)
-                else:
-                    saved[n] = v
-            elif kind == _RESULT:
-                if extra is not None:  # resultK: output K alone
-                    saved[n] = SavedTensor(results[extra], True, extra)
-                elif op.nout == 1:
-                    r = results[0]
-                    if plain:
-                        st = _new(SavedTensor)
-                        st.tensor = st._hooks_packed = st.fw = None
-                        st.data = r._data
-                        st.requires_grad = r._requires_grad
-                        vc = st.vc = r._vc
-                        st.version = vc[0]
-                        st.output_nr = 0
-                        saved[n] = st
-                    else:
-                        saved[n] = SavedTensor(r, True)
-                else:
-                    saved[n] = _SavedTuple(SavedTensor(r, True, i) for i, r in enumerate(results))
-            elif kind == _SHAPE:
-                if pos < nargs or (kwargs and extra in kwargs):
-                    v = args[pos] if pos < nargs else kwargs[extra]
-                    saved[n] = v._data.shape if isinstance(v, Tensor) else ()
-                else:
-                    saved[n] = None
-            else:
-                saved[n] = extra
-        node._saved = saved
+        _save(op, node, plan, args, kwargs, results)
     if op.nout > 1:
         node._out_meta = tuple(
             None if i in op.nondiff_outputs or r.dtype._category < 2
             else (r._data.shape, r.dtype, xp_of(r._data)) for i, r in enumerate(results))
+
+
+def _save(op, node, plan, args, kwargs, results):
+    """node._saved: the values named by the save plan (see _saved_plan)."""
+    nargs = len(args)
+    saved = {}
+    # SavedTensor.__init__ inlined for the common case (no saved-tensor hooks, no
+    # forward-mode levels); otherwise the constructor does it
+    plain = not _graph._saved_hooks and not _fw_state.levels
+    for n, kind, pos, extra in plan:
+        if kind == _ARG:
+            v = args[pos] if pos < nargs else (kwargs.get(n, extra) if kwargs else extra)
+            if isinstance(v, Tensor):
+                if v._inference:
+                    raise RuntimeError(_ERR_INFERENCE_SAVED)
+                if plain:
+                    st = _new(SavedTensor)
+                    st.tensor = v
+                    st.data = st._hooks_packed = st.fw = None
+                    vc = st.vc = v._vc
+                    st.version = vc[0]
+                    st.output_nr = 0
+                    saved[n] = st
+                else:
+                    saved[n] = SavedTensor(v)
+            else:
+                saved[n] = v
+        elif kind == _RESULT:
+            if extra is not None:  # resultK: output K alone
+                saved[n] = SavedTensor(results[extra], True, extra)
+            elif op.nout == 1:
+                r = results[0]
+                if plain:
+                    st = _new(SavedTensor)
+                    st.tensor = st._hooks_packed = st.fw = None
+                    st.data = r._data
+                    st.requires_grad = r._requires_grad
+                    vc = st.vc = r._vc
+                    st.version = vc[0]
+                    st.output_nr = 0
+                    saved[n] = st
+                else:
+                    saved[n] = SavedTensor(r, True)
+            else:
+                saved[n] = _SavedTuple(SavedTensor(r, True, i) for i, r in enumerate(results))
+        elif kind == _SHAPE:
+            if pos < nargs or (kwargs and extra in kwargs):
+                v = args[pos] if pos < nargs else kwargs[extra]
+                saved[n] = v._data.shape if isinstance(v, Tensor) else ()
+            else:
+                saved[n] = None
+        else:
+            saved[n] = extra
+    node._saved = saved
 
 
 def _saved_plan(op, mask):
