@@ -1561,12 +1561,18 @@ def _run(src, module):
     saved, swapped = _swap_torch(module)
     out = io.StringIO()
     env = {"__name__": "__program__", "torch": module}
-    default_dtype = module.get_default_dtype()   # a program may set it: each starts afresh
+    # a program may set these process-wide settings: each program starts afresh
+    default_dtype = module.get_default_dtype()
+    precision = module.get_float32_matmul_precision()
+    cudnn = module.backends.cudnn
+    flags = cudnn.benchmark, cudnn.deterministic
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(src, "<program>", "exec"), env)
     finally:
         module.set_default_dtype(default_dtype)
+        module.set_float32_matmul_precision(precision)
+        cudnn.benchmark, cudnn.deterministic = flags
         _restore(saved, swapped)
     return env["result"], out.getvalue()
 

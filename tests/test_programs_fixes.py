@@ -241,9 +241,9 @@ def test_module_dtype_conversion_keeps_the_grad_object():
     assert lin.weight.grad is g and g.dtype == ndgrad.float32 and g._data.dtype == np.float32
 
 
-def test_seeding_boilerplate_and_legacy_types():
-    ndgrad.backends.cudnn.deterministic = True
-    ndgrad.backends.cudnn.benchmark = False
+def test_seeding_boilerplate_and_legacy_types(monkeypatch):
+    monkeypatch.setattr(ndgrad.backends.cudnn, "deterministic", True)
+    monkeypatch.setattr(ndgrad.backends.cudnn, "benchmark", False)
     assert not ndgrad.backends.cudnn.is_available() and not ndgrad.backends.mps.is_available()
     ndgrad.use_deterministic_algorithms(True)
     assert ndgrad.are_deterministic_algorithms_enabled()

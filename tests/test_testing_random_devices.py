@@ -411,6 +411,22 @@ def test_backends_match_torch(i):
     assert mine == theirs
 
 
+def test_tf32_flag_is_the_matmul_precision():
+    for lib in (ndgrad,) + ((torch,) if torch is not None else ()):
+        try:
+            lib.set_float32_matmul_precision("high")
+            assert lib.backends.cuda.matmul.allow_tf32
+            lib.set_float32_matmul_precision("highest")
+            assert not lib.backends.cuda.matmul.allow_tf32
+        finally:
+            lib.set_float32_matmul_precision("highest")
+    try:
+        ndgrad.backends.cuda.matmul.allow_tf32 = True
+        assert ndgrad.get_float32_matmul_precision() == "high"
+    finally:
+        ndgrad.set_float32_matmul_precision("highest")
+
+
 def test_backend_flags_contexts():
     cudnn = ndgrad.backends.cudnn
     cudnn.benchmark = True

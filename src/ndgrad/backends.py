@@ -97,10 +97,20 @@ class _cuBLASModule:
     """torch.backends.cuda.matmul: the TF32 / reduced-precision flags (stored)."""
 
     def __init__(self):
-        self.allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
         self.allow_fp16_accumulation = False
+
+    @property
+    def allow_tf32(self):
+        """As PyTorch's: the same switch as set_float32_matmul_precision ("highest" = off)."""
+        import ndgrad
+        return ndgrad.get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        import ndgrad
+        ndgrad.set_float32_matmul_precision("high" if value else "highest")
 
     def __setattr__(self, name, value):
         if name not in ("allow_tf32", "allow_fp16_reduced_precision_reduction",
