@@ -124,3 +124,19 @@ def test_double_backward_through_attention():
     q = ndgrad.randn(2, 1, 4, dtype=ndgrad.float64, requires_grad=True)
     assert ndgrad.autograd.gradcheck(lambda x: ours(x, x, x)[0], (q,))
     assert ndgrad.autograd.gradgradcheck(lambda x: ours(x, x, x)[0], (q,))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("pad", [None, 2])
+def test_embedding_bag_scale_grad_by_freq_2d(mode, pad):
+    W = np.random.default_rng(0).standard_normal((6, 3))
+    idx = np.array([[1, 2, 2, 4], [4, 4, 0, 2]])
+    res = []
+    for lib in (torch, ndgrad):
+        w = lib.tensor(W, requires_grad=True)
+        o = lib.nn.functional.embedding_bag(lib.tensor(idx), w, mode=mode, padding_idx=pad,
+                                            scale_grad_by_freq=True)
+        (o * lib.arange(o.numel(), dtype=lib.float64).reshape(o.shape)).sum().backward()
+        res.append((o, w.grad))
+    _close(res[1][0], res[0][0])
+    _close(res[1][1], res[0][1])
