@@ -1,0 +1,19 @@
+"""torch.distributions: the Distribution base with argument validation, constraints, the KL
+registry, and the families in continuous.py, gamma.py, discrete.py and independent.py. Every
+density, entropy and reparameterised sample is written in ndgrad ops, so it differentiates to
+any order; draws come from ndgrad's generator, so they differ from PyTorch's for a seed."""
+from . import constraints, kl
+from .distribution import Distribution
+from .kl import kl_divergence, register_kl
+from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, HalfNormal,
+                         LogNormal, StudentT)
+from .gamma import Gamma, Chi2, Beta
+from . import gamma
+from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
+                       Multinomial)
+from .independent import Independent
+
+__all__ = ["Distribution", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
+           "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
+           "Gamma", "Chi2", "Beta", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
+           "Poisson", "Binomial", "Multinomial", "Independent"]
