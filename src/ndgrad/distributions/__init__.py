@@ -7,7 +7,7 @@ from .distribution import Distribution
 from .kl import kl_divergence, register_kl
 from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, HalfNormal,
                          LogNormal, StudentT)
-from .gamma import Gamma, Chi2, Beta
+from .gamma import Gamma, Chi2, Beta, Dirichlet
 from . import gamma
 from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
                        Multinomial)
@@ -15,5 +15,5 @@ from .independent import Independent
 
 __all__ = ["Distribution", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
            "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
-           "Gamma", "Chi2", "Beta", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
+           "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
            "Poisson", "Binomial", "Multinomial", "Independent"]

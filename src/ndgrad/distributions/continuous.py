@@ -141,15 +141,15 @@ class Gumbel(_LocScale):
 
 
 class Uniform(Distribution):
-    arg_constraints = {"low": C.dependent(is_discrete=False, event_dim=0),
-                       "high": C.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": C.less_than(self.high), "high": C.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, validate_args=validate_args)
-        if self._validate_args and not (self.low < self.high).all():
-            raise ValueError("Uniform is not defined when low>= high")
 
     @C.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
@@ -294,12 +294,20 @@ class LogNormal(_LogOrAbsNormal):
 
 
 class StudentT(Distribution):
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape)
+        new._chi2 = self._chi2.expand(batch_shape)
+        return new
+
     arg_constraints = {"df": C.positive, "loc": C.real, "scale": C.positive}
     support = C.real
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        from .gamma import Chi2
+        self._chi2 = Chi2(self.df, validate_args=validate_args)
         super().__init__(self.df.shape, validate_args=validate_args)
 
     mode = property(lambda self: self.loc)
@@ -315,9 +323,8 @@ class StudentT(Distribution):
         return _t.where(self.df > 1, v, float("nan"))
 
     def rsample(self, sample_shape=Size()):
-        from .gamma import Chi2
         x = _t.randn(self._extended_shape(sample_shape), dtype=self.df.dtype)
-        z = Chi2(self.df, validate_args=False).rsample(sample_shape)
+        z = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 
     def log_prob(self, value):

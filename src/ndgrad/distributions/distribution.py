@@ -162,3 +162,30 @@ class Distribution:
                          for p in self.arg_constraints if isinstance(v := self.__dict__.get(p),
                                                                      Tensor))
         return f"{type(self).__name__}({args})"
+
+
+class ExponentialFamily(Distribution):
+    """A family with density h(x) exp(<t(x), theta> - F(theta)): subclasses give the natural
+    parameters theta, the log normalizer F and the mean carrier measure E[log h(x)]; entropy
+    then follows from F's gradient (and so does the Bregman-divergence KL in kl.py)."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        grads = _t.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result = result + lg_normal
+        for np_, g in zip(nparams, grads):
+            result = result - np_ * g
+        return result

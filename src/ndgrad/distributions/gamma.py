@@ -8,10 +8,10 @@ from .._backend import numpy as _np, to_numpy
 from ..ops._registry import defop
 from ..ops.pointwise import _digamma_np
 from . import constraints as C
-from .distribution import Distribution, broadcast_all
+from .distribution import Distribution, ExponentialFamily, broadcast_all
 from .kl import register_kl
 
-__all__ = ["Gamma", "Chi2", "Beta"]
+__all__ = ["Gamma", "Chi2", "Beta", "Dirichlet"]
 
 # Note [Gamma reparameterisation]
 # A standard Gamma(alpha) sample x = F^-1(u; alpha) has the implicit derivative
@@ -125,7 +125,7 @@ def _gamma(concentration, shape):
     return x.clamp(min=_t.finfo(x.dtype).tiny)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": C.positive, "rate": C.positive}
     support = C.nonnegative
     has_rsample = True
@@ -156,6 +156,12 @@ class Gamma(Distribution):
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1 - c) * c.digamma()
 
+    _natural_params = property(lambda self: (self.concentration - 1, -self.rate))
+    _mean_carrier_measure = 0
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
 
 class Chi2(Gamma):
     arg_constraints = {"df": C.positive}
@@ -168,24 +174,75 @@ class Chi2(Gamma):
     df = property(lambda self: self.concentration * 2)
 
 
+class Dirichlet(Distribution):
+    arg_constraints = {"concentration": C.independent(C.positive, 1)}
+    support = C.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:],
+                         validate_args=validate_args)
+
+    _total = property(lambda self: self.concentration.sum(-1, keepdim=True))
+    mean = property(lambda self: self.concentration / self._total)
+
+    @property
+    def mode(self):
+        c = self.concentration
+        m = (c - 1).clamp(min=0)
+        m = m / m.sum(-1, keepdim=True)
+        peak = _t.nn.functional.one_hot(c.argmax(-1), c.size(-1)).to(c.dtype)
+        return _t.where((c < 1).all(-1, keepdim=True), peak, m)
+
+    @property
+    def variance(self):
+        t = self._total
+        return self.concentration * (t - self.concentration) / (t.pow(2) * (t + 1))
+
+    def rsample(self, sample_shape=Size()):
+        g = _gamma(self.concentration, self._extended_shape(sample_shape))
+        fi = _t.finfo(g.dtype)
+        return (g / g.sum(-1, keepdim=True)).clamp(min=fi.tiny, max=1 - fi.eps)
+
+    def log_prob(self, value):
+        self._check(value)
+        c = self.concentration
+        return _t.xlogy(c - 1, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+
+    def entropy(self):
+        c, k = self.concentration, self.concentration.size(-1)
+        t = c.sum(-1)
+        return (c.lgamma().sum(-1) - t.lgamma() - (k - t) * t.digamma()
+                - ((c - 1) * c.digamma()).sum(-1))
+
+
 class Beta(Distribution):
+    """Beta(a, b): the first coordinate of Dirichlet([a, b]) (whose checks and messages it
+    shares, as PyTorch's)."""
     arg_constraints = {"concentration1": C.positive, "concentration0": C.positive}
     support = C.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        super().__init__(self.concentration1.shape, validate_args=validate_args)
+        a, b = broadcast_all(concentration1, concentration0)
+        self._dirichlet = Dirichlet(_t.stack([a, b], -1), validate_args=validate_args)
+        super().__init__(self._dirichlet.batch_shape, validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        new._batch_shape = Size(batch_shape)
+        return new
+
+    concentration1 = property(lambda self: self._dirichlet.concentration[..., 0])
+    concentration0 = property(lambda self: self._dirichlet.concentration[..., 1])
     _total = property(lambda self: self.concentration1 + self.concentration0)
     mean = property(lambda self: self.concentration1 / self._total)
-
-    @property
-    def mode(self):
-        a, b = self.concentration1, self.concentration0
-        m1, m0 = (a - 1).clamp(min=0), (b - 1).clamp(min=0)
-        both_below = (a < 1) & (b < 1)
-        return _t.where(both_below, (a >= b).to(a.dtype), m1 / (m1 + m0))
+    mode = property(lambda self: self._dirichlet.mode[..., 0])
 
     @property
     def variance(self):
@@ -193,21 +250,14 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (t.pow(2) * (t + 1))
 
     def rsample(self, sample_shape=Size()):
-        shape = self._extended_shape(sample_shape)
-        g1, g0 = _gamma(self.concentration1, shape), _gamma(self.concentration0, shape)
-        fi = _t.finfo(g1.dtype)
-        return (g1 / (g1 + g0)).clamp(min=fi.tiny, max=1 - fi.eps)
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         self._check(value)
-        a, b = self.concentration1, self.concentration0
-        return (_t.xlogy(a - 1, value) + _t.xlogy(b - 1, 1 - value) + self._total.lgamma()
-                - a.lgamma() - b.lgamma())
+        return self._dirichlet.log_prob(_t.stack([value, 1.0 - value], -1))
 
     def entropy(self):
-        a, b, t = self.concentration1, self.concentration0, self._total
-        return (a.lgamma() + b.lgamma() - t.lgamma() - (a - 1) * a.digamma()
-                - (b - 1) * b.digamma() + (t - 2) * t.digamma())
+        return self._dirichlet.entropy()
 
 
 @register_kl(Gamma, Gamma)
@@ -226,3 +276,13 @@ def _kl_beta(p, q):
             + (p.concentration1 - q.concentration1) * p.concentration1.digamma()
             + (p.concentration0 - q.concentration0) * p.concentration0.digamma()
             + (sq - sp) * sp.digamma())
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    sa = a.sum(-1)
+    t1 = sa.lgamma() - b.sum(-1).lgamma()
+    t2 = (a.lgamma() - b.lgamma()).sum(-1)
+    t3 = ((a - b) * (a.digamma() - sa.unsqueeze(-1).digamma())).sum(-1)
+    return t1 - t2 + t3

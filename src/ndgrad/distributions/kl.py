@@ -48,3 +48,22 @@ def kl_divergence(p, q):
 
 def _infinite_like(t):
     return _t.full_like(t, float("inf"))
+
+
+def _kl_expfamily_expfamily(p, q):
+    """KL(p || q) for two members of one exponential family: the Bregman divergence of the log
+    normalizer between the natural parameters."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_nat = [t.detach().requires_grad_() for t in p._natural_params]
+    q_nat = q._natural_params
+    lg = p._log_normalizer(*p_nat)
+    grads = _t.autograd.grad(lg.sum(), p_nat, create_graph=True)
+    result = q._log_normalizer(*q_nat) - lg
+    n = len(q.event_shape)
+    for pn, qn, g in zip(p_nat, q_nat, grads):
+        term = (qn - pn) * g
+        result = result - (term.reshape(tuple(term.shape[:term.dim() - n]) + (-1,)).sum(-1)
+                           if n else term)
+    return result
