@@ -9,8 +9,8 @@ from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, 
                          LogNormal, StudentT)
 from .gamma import Gamma, Chi2, Beta, Dirichlet
 from . import gamma
-from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
-                       Multinomial)
+from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial)
+from .multinomial import Multinomial
 from .independent import Independent
 
 __all__ = ["Distribution", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",

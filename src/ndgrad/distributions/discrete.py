@@ -9,8 +9,7 @@ from . import constraints as C
 from .distribution import Distribution, broadcast_all, lazy_property
 from .kl import register_kl
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Binomial",
-           "Multinomial"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Binomial"]
 
 
 def probs_to_logits(probs, is_binary=False):
@@ -84,6 +83,11 @@ class Geometric(_Binary):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._set(probs, logits)
+        check = self._validate_args if validate_args is None else validate_args
+        if probs is not None and check and not (self.probs > 0).all():
+            raise ValueError(f"Expected parameter probs (Tensor of shape "
+                             f"{tuple(self.probs.shape)}) of distribution {self!r} to be "
+                             f"positive but found invalid values:\n{self.probs}")
         super().__init__(self._param.shape, validate_args=validate_args)
 
     mean = property(lambda self: 1 / self.probs - 1)
@@ -279,46 +283,15 @@ class OneHotCategorical(_OnCategorical):
         return v.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else v
 
 
-class Multinomial(_OnCategorical):
-    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if not isinstance(total_count, int):
-            raise NotImplementedError("inhomogeneous total_count is not supported")
-        self.total_count = total_count
-        super().__init__(probs, logits, validate_args)
-
-    @C.dependent_property(is_discrete=True, event_dim=1)
-    def support(self):
-        return C.multinomial(self.total_count)
-
-    mean = property(lambda self: self.probs * self.total_count)
-    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
-
-    def sample(self, sample_shape=Size()):
-        idx = self._categorical.sample((self.total_count,) + tuple(sample_shape))
-        return F.one_hot(idx, self.event_shape[-1]).sum(0).to(self.probs.dtype)
-
-    def log_prob(self, value):
-        self._check(value)
-        logits, value = broadcast_all(self.logits, value)
-        logits = logits.masked_fill((value == 0) & (logits == float("-inf")), 0)
-        return ((value.sum(-1) + 1).lgamma() - (value + 1).lgamma().sum(-1)
-                + (logits * value).sum(-1))
-
-    def entropy(self):
-        n = _t.tensor(float(self.total_count), dtype=self.probs.dtype)
-        term1 = n * self._categorical.entropy() - (n + 1).lgamma()
-        b = Binomial(n, self.probs, validate_args=False)
-        support = b.enumerate_support()
-        term2 = (b.log_prob(support).exp() * (support + 1).lgamma()).sum([0, -1])
-        return term1 + term2
-
-
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli(p, q):
+    # masks index the broadcast terms, so mismatched batch shapes fail as in PyTorch
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = t1.masked_fill(q.probs == 0, float("inf")).masked_fill(p.probs == 0, 0)
+    t1[q.probs == 0] = float("inf")
+    t1[p.probs == 0] = 0
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = t2.masked_fill(q.probs == 1, float("inf")).masked_fill(p.probs == 1, 0)
+    t2[q.probs == 1] = float("inf")
+    t2[p.probs == 1] = 0
     return t1 + t2
 
 
@@ -352,3 +325,17 @@ def _kl_binomial(p, q):
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
                           - (-q.probs).log1p())
     return kl.masked_fill(p.total_count > q.total_count, float("inf"))
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+def _infinite(p, q):
+    return _t.full(_t.broadcast_shapes(p.batch_shape, q.batch_shape), float("inf"),
+                   dtype=p.rate.dtype)
+
+
+register_kl(Poisson, Bernoulli)(_infinite)
+register_kl(Poisson, Binomial)(_infinite)
