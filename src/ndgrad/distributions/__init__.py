@@ -12,8 +12,12 @@ from . import gamma
 from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial)
 from .multinomial import Multinomial
 from .independent import Independent
+from . import transforms
+from .transforms import *  # noqa: F401,F403
+from .transformed import TransformedDistribution, LogisticNormal
 
 __all__ = ["Distribution", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
            "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
            "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
-           "Poisson", "Binomial", "Multinomial", "Independent"]
+           "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
+           "transforms"] + transforms.__all__
