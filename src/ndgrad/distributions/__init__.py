@@ -2,8 +2,8 @@
 registry, and the families in continuous.py, gamma.py, discrete.py and independent.py. Every
 density, entropy and reparameterised sample is written in ndgrad ops, so it differentiates to
 any order; draws come from ndgrad's generator, so they differ from PyTorch's for a seed."""
-from . import constraints, kl
-from .distribution import Distribution
+from . import constraints, kl, utils
+from .distribution import Distribution, ExponentialFamily
 from .kl import kl_divergence, register_kl
 from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, HalfNormal,
                          LogNormal, StudentT)
@@ -14,10 +14,11 @@ from .multinomial import Multinomial
 from .independent import Independent
 from . import transforms
 from .transforms import *  # noqa: F401,F403
+from .constraint_registry import biject_to, transform_to
 from .transformed import TransformedDistribution, LogisticNormal
 
-__all__ = ["Distribution", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
+__all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
            "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
            "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
            "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
-           "transforms"] + transforms.__all__
+           "transforms", "biject_to", "transform_to"] + transforms.__all__

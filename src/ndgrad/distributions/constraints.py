@@ -122,17 +122,18 @@ class _IndependentConstraint(Constraint):
                f"{self.reinterpreted_batch_ndims})"
 
 
-class _Event(Constraint):
+class _EventConstraint(Constraint):
     """A constraint on the trailing event_dim dimensions, given by a function of the value."""
-
-    def __init__(self, name, event_dim, test, discrete=False):
-        self._name, self.event_dim, self._test, self.is_discrete = name, event_dim, test, discrete
 
     def check(self, value):
         return self._test(value)
 
-    def __repr__(self):
-        return f"{self._name}()"
+
+def _Event(name, event_dim, test, discrete=False):
+    """One instance of a new class _<name> (so registries can key on the class)."""
+    cls = type("_" + name, (_EventConstraint,), dict(
+        event_dim=event_dim, is_discrete=discrete, _test=staticmethod(test)))
+    return cls()
 
 
 def _lower(v):

@@ -507,3 +507,95 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices -> lower-triangular ones with a positive (exponentiated)
+    diagonal."""
+    domain = C.independent(C.real, 2)
+    codomain = C.lower_cholesky
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices -> L L^T with L from LowerCholeskyTransform."""
+    domain = C.independent(C.real, 2)
+    codomain = C.positive_definite
+
+    def _call(self, x):
+        low = LowerCholeskyTransform()(x)
+        return low @ low.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(_t.linalg.cholesky(y))
+
+
+class CatTransform(Transform):
+    """Applies transforms to consecutive slices (of given lengths) along dim."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq]
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("lengths and transforms must have the same number of elements")
+        self.dim = dim
+
+    event_dim = property(lambda self: max(t.event_dim for t in self.transforms))
+    bijective = property(lambda self: all(t.bijective for t in self.transforms))
+    domain = property(lambda self: C.cat([t.domain for t in self.transforms], self.dim,
+                                         self.lengths))
+    codomain = property(lambda self: C.cat([t.codomain for t in self.transforms], self.dim,
+                                           self.lengths))
+
+    def _slices(self, *xs):
+        start = 0
+        for t, n in zip(self.transforms, self.lengths):
+            yield (t,) + tuple(x.narrow(self.dim, start, n) for x in xs)
+            start += n
+
+    def _call(self, x):
+        return _t.cat([t(a) for t, a in self._slices(x)], self.dim)
+
+    def _inverse(self, y):
+        return _t.cat([t.inv(b) for t, b in self._slices(y)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        parts = [_sum_rightmost(t.log_abs_det_jacobian(a, b), self.event_dim - t.event_dim)
+                 for t, a, b in self._slices(x, y)]
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return _t.cat(parts, dim) if dim < 0 else sum(parts)
+
+
+class StackTransform(Transform):
+    """Applies the i-th transform to the i-th slice along dim."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = [t.with_cache(cache_size) for t in tseq], dim
+
+    bijective = property(lambda self: all(t.bijective for t in self.transforms))
+    domain = property(lambda self: C.stack([t.domain for t in self.transforms], self.dim))
+    codomain = property(lambda self: C.stack([t.codomain for t in self.transforms], self.dim))
+
+    def _map(self, f, *xs):
+        return _t.stack([f(t, *(x.select(self.dim, i) for x in xs))
+                         for i, t in enumerate(self.transforms)], self.dim)
+
+    def _call(self, x):
+        return self._map(lambda t, a: t(a), x)
+
+    def _inverse(self, y):
+        return self._map(lambda t, b: t.inv(b), y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self._map(lambda t, a, b: t.log_abs_det_jacobian(a, b), x, y)
+
+
+__all__ += ["LowerCholeskyTransform", "PositiveDefiniteTransform", "CatTransform",
+            "StackTransform"]
