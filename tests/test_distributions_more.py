@@ -119,7 +119,7 @@ CASES = {
 # the families ndgrad builds (the others' cases are drawn too, so the values stay the same)
 NOT_BUILT = {"negative_binomial", "negative_binomial_logits", "one_hot_st", "relaxed_bernoulli",
              "logit_relaxed_bernoulli", "relaxed_one_hot", "exp_relaxed", "continuous_bernoulli",
-             "continuous_bernoulli_logits", "mixture", "mixture_mvn", "mvn_tril", "mvn_cov",
+             "continuous_bernoulli_logits", "mvn_tril", "mvn_cov",
              "mvn_prec", "lowrank_mvn", "wishart", "wishart_tril", "lkj"}
 CASES = {k: v for k, v in CASES.items() if k not in NOT_BUILT}
 
@@ -364,6 +364,8 @@ def _args(lib):
         lambda: lib.Dirichlet(t([-1.0, 2.0])),
         lambda: lib.Dirichlet(t(1.0)),
         lambda: lib.Independent(lib.Normal(t([0.0]), t([1.0])), 2),
+        lambda: lib.MixtureSameFamily(lib.Normal(t([0.0]), t([1.0])), lib.Normal(t([0.0]), t([1.0]))),
+        lambda: lib.MixtureSameFamily(lib.Categorical(t([0.5, 0.5])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.Multinomial(3.5, t([0.5, 0.5])),
         lambda: lib.Bernoulli(probs=t([0.3])).log_prob(t([0.5])),
         lambda: lib.Categorical(probs=t([0.3, 0.7])).log_prob(t([2.0])),
@@ -450,6 +452,13 @@ def test_kl_matches_torch(p, q):
             assert a is None or not np.any(_np(a))
         else:
             _close(a, b, 1e-10)
+
+
+def test_mixture_cdf_and_probs():
+    # MixtureSameFamily cdf matches torch
+    (n, _, v), (t, _, w) = _build(N, "mixture"), _build(T, "mixture")
+    _close(n.cdf(v), t.cdf(w))
+    assert math.isclose(float(n.mixture_distribution.probs.sum()), 2.0)
 
 
 def test_python_number_parameters_match_torch():

@@ -2,7 +2,7 @@
 a bool tensor over the batch (event_dim trailing dimensions are reduced). repr as PyTorch's."""
 import ndgrad as _t
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
            "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
@@ -239,3 +239,14 @@ positive_definite = _Event("PositiveDefinite", 2, _pd)
 multinomial = _Multinomial
 cat = _Cat
 stack = _Stack
+
+
+def __getattr__(name):
+    if name == "MixtureSameFamilyConstraint":
+        from .mixture_same_family import _MixtureSameFamilyConstraint
+        return _MixtureSameFamilyConstraint
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"MixtureSameFamilyConstraint"})
