@@ -119,8 +119,7 @@ CASES = {
 # the families ndgrad builds (the others' cases are drawn too, so the values stay the same)
 NOT_BUILT = {"negative_binomial", "negative_binomial_logits", "one_hot_st", "relaxed_bernoulli",
              "logit_relaxed_bernoulli", "relaxed_one_hot", "exp_relaxed", "continuous_bernoulli",
-             "continuous_bernoulli_logits", "mvn_tril", "mvn_cov",
-             "mvn_prec", "lowrank_mvn", "wishart", "wishart_tril", "lkj"}
+             "continuous_bernoulli_logits", "lowrank_mvn", "wishart", "wishart_tril", "lkj"}
 CASES = {k: v for k, v in CASES.items() if k not in NOT_BUILT}
 
 
@@ -249,6 +248,17 @@ def test_entropy_and_kl_gradcheck():
     p = _tensor(N, _simplex(2, 3), True)
     q = _tensor(N, _simplex(3), True)
     assert gradcheck(lambda a, b: nd.kl_divergence(nd.Categorical(a), nd.Categorical(b)), [p, q])
+    m = _tensor(N, R.normal(size=(3,)), True)
+    L = _tensor(N, L3, True)
+
+    def f(m, L):
+        L = L.tril()
+        return (nd.MultivariateNormal(m, scale_tril=L).entropy()
+                + nd.kl_divergence(nd.MultivariateNormal(m, scale_tril=L),
+                                   nd.MultivariateNormal(m * 0, scale_tril=L * 2)))
+
+    assert gradcheck(f, [m, L])
+    assert gradgradcheck(f, [m, L])
 
 
 # ---------------------------------------------------------------- sampling
@@ -275,7 +285,7 @@ def test_sample_moments(name):
 
 
 def test_sample_support_and_seed():
-    for name in ["categorical"]:
+    for name in ["categorical", "mvn_prec"]:
         ndgrad.manual_seed(3)
         d, _, _ = _build(N, name)
         s = d.sample((50,))
@@ -364,6 +374,9 @@ def _args(lib):
         lambda: lib.Dirichlet(t([-1.0, 2.0])),
         lambda: lib.Dirichlet(t(1.0)),
         lambda: lib.Independent(lib.Normal(t([0.0]), t([1.0])), 2),
+        lambda: lib.MultivariateNormal(t([0.0, 0.0])),
+        lambda: lib.MultivariateNormal(t(0.0), t([[1.0]])),
+        lambda: lib.MultivariateNormal(t([0.0, 0.0]), covariance_matrix=t([[1.0, 2.0], [2.0, 1.0]])),
         lambda: lib.MixtureSameFamily(lib.Normal(t([0.0]), t([1.0])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.MixtureSameFamily(lib.Categorical(t([0.5, 0.5])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.Multinomial(3.5, t([0.5, 0.5])),
@@ -371,6 +384,7 @@ def _args(lib):
         lambda: lib.Categorical(probs=t([0.3, 0.7])).log_prob(t([2.0])),
         lambda: lib.Poisson(t([1.0])).log_prob(t([-1.0])),
         lambda: lib.Dirichlet(t([1.0, 1.0])).log_prob(t([0.2, 0.2])),
+        lambda: lib.MultivariateNormal(t([0.0, 0.0]), t([[1.0, 0.0], [0.0, 1.0]])).log_prob(t([1.0])),
         lambda: lib.Multinomial(3, t([0.5, 0.5])).log_prob(t([1.0, 1.0])),
         lambda: lib.OneHotCategorical(t([0.5, 0.5])).log_prob(t([1.0, 1.0])),
         lambda: lib.Bernoulli(probs=t([0.3, 0.3])).log_prob(t([1.0, 0.0, 1.0])),

@@ -14,6 +14,7 @@ from .multinomial import Multinomial
 from .independent import Independent
 from . import transforms
 from .transforms import *  # noqa: F401,F403
+from .multivariate_normal import MultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
 from .transformed import TransformedDistribution, LogisticNormal
@@ -22,5 +23,5 @@ __all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", 
            "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
            "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
            "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
-           "MixtureSameFamily",
+           "MixtureSameFamily", "MultivariateNormal",
            "transforms", "biject_to", "transform_to"] + transforms.__all__
