@@ -17,11 +17,13 @@ from .transforms import *  # noqa: F401,F403
 from .multivariate_normal import MultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
-from .transformed import TransformedDistribution, LogisticNormal
+from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
+                          InverseGamma)
 
 __all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
            "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
            "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
            "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
-           "MixtureSameFamily", "MultivariateNormal",
+           "MixtureSameFamily", "MultivariateNormal", "Pareto", "Weibull", "HalfCauchy",
+           "InverseGamma",
            "transforms", "biject_to", "transform_to"] + transforms.__all__

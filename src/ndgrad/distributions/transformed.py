@@ -50,6 +50,10 @@ class TransformedDistribution(Distribution):
             shape = t.inverse_shape(shape)
         n = len(shape) - len(self.base_dist.event_shape)
         new.base_dist = self.base_dist.expand(Size(shape[:n]))
+        for k in self.arg_constraints:
+            v = self.__dict__.get(k)
+            if isinstance(v, _t.Tensor):
+                new.__dict__[k] = v.expand(Size(batch_shape))
         new._batch_shape = Size(batch_shape)
         return new
 
@@ -122,3 +126,148 @@ class LogisticNormal(TransformedDistribution):
 
     loc = property(lambda self: self.base_dist.base_dist.loc)
     scale = property(lambda self: self.base_dist.base_dist.scale)
+
+
+# ---------------------------------------------------------------- families built by transforms
+
+import math  # noqa: E402
+
+import ndgrad as _t  # noqa: E402
+from .distribution import broadcast_all  # noqa: E402
+from .continuous import Exponential, Cauchy, _EULER  # noqa: E402
+from .gamma import Gamma  # noqa: E402
+from .kl import register_kl  # noqa: E402
+from .transforms import ExpTransform, AffineTransform, PowerTransform, AbsTransform  # noqa
+
+
+class Pareto(TransformedDistribution):
+    """scale * exp(Exponential(alpha))."""
+    arg_constraints = {"alpha": C.positive, "scale": C.positive}
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        super().__init__(Exponential(self.alpha, validate_args=validate_args),
+                         [ExpTransform(), AffineTransform(loc=0, scale=self.scale)],
+                         validate_args=validate_args)
+
+    @C.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return C.greater_than_eq(self.scale)
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    mode = property(lambda self: self.scale)
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """scale * Exponential(1) ** (1 / concentration)."""
+    arg_constraints = {"scale": C.positive, "concentration": C.positive}
+    support = C.positive
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        super().__init__(Exponential(_t.ones_like(self.scale), validate_args=validate_args),
+                         [PowerTransform(exponent=self.concentration_reciprocal),
+                          AffineTransform(loc=0, scale=self.scale)],
+                         validate_args=validate_args)
+
+    mean = property(lambda self: self.scale * (1 + self.concentration_reciprocal).lgamma().exp())
+    mode = property(lambda self: self.scale * ((self.concentration - 1) / self.concentration)
+                    .pow(self.concentration_reciprocal))
+
+    @property
+    def variance(self):
+        r = self.concentration_reciprocal
+        return self.scale.pow(2) * ((1 + 2 * r).lgamma().exp() - (2 * (1 + r).lgamma()).exp())
+
+    def entropy(self):
+        return (_EULER * (1 - self.concentration_reciprocal)
+                + (self.scale * self.concentration_reciprocal).log() + 1)
+
+
+class HalfCauchy(TransformedDistribution):
+    """|Cauchy(0, scale)|."""
+    arg_constraints = {"scale": C.positive}
+    support = C.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
+                         validate_args=validate_args)
+
+    scale = property(lambda self: self.base_dist.scale)
+    mean = property(lambda self: _t.full(self._extended_shape(), math.inf,
+                                         dtype=self.scale.dtype))
+    mode = property(lambda self: _t.zeros_like(self.scale))
+    variance = property(lambda self: self.base_dist.variance)
+
+    def log_prob(self, value):
+        self._check(value)
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return _t.where(value >= 0, lp, -math.inf)
+
+    def cdf(self, value):
+        self._check(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class InverseGamma(TransformedDistribution):
+    """1 / Gamma(concentration, rate)."""
+    arg_constraints = {"concentration": C.positive, "rate": C.positive}
+    support = C.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        super().__init__(Gamma(concentration, rate, validate_args=validate_args),
+                         PowerTransform(-_t.ones_like(_t.as_tensor(rate)
+                                                      if isinstance(rate, _t.Tensor)
+                                                      else _t.tensor(float(rate)))),
+                         validate_args=validate_args)
+
+    concentration = property(lambda self: self.base_dist.concentration)
+    rate = property(lambda self: self.base_dist.rate)
+
+    @property
+    def mean(self):
+        return _t.where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
+
+    mode = property(lambda self: self.rate / (self.concentration + 1))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return _t.where(c > 2, self.rate.pow(2) / ((c - 1).pow(2) * (c - 2)), math.inf)
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + c.lgamma() - (1 + c) * c.digamma()
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    return result.masked_fill(p.support.lower_bound < q.support.lower_bound, math.inf)
+
+
+__all__ += ["Pareto", "Weibull", "HalfCauchy", "InverseGamma"]
