@@ -16,6 +16,7 @@ from . import transforms
 from .transforms import *  # noqa: F401,F403
 from .multivariate_normal import MultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from . import kl_cross  # noqa: F401   (registers the cross-family KL pairs)
 from .constraint_registry import biject_to, transform_to
 from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
                           InverseGamma)
