@@ -117,7 +117,7 @@ CASES = {
 
 
 # the families ndgrad builds (the others' cases are drawn too, so the values stay the same)
-NOT_BUILT = {"negative_binomial", "negative_binomial_logits", "one_hot_st", "relaxed_bernoulli",
+NOT_BUILT = {"relaxed_bernoulli",
              "logit_relaxed_bernoulli", "relaxed_one_hot", "exp_relaxed", "continuous_bernoulli",
              "continuous_bernoulli_logits", "lowrank_mvn", "wishart", "wishart_tril", "lkj"}
 CASES = {k: v for k, v in CASES.items() if k not in NOT_BUILT}
@@ -380,6 +380,7 @@ def _args(lib):
         lambda: lib.MixtureSameFamily(lib.Normal(t([0.0]), t([1.0])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.MixtureSameFamily(lib.Categorical(t([0.5, 0.5])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.Multinomial(3.5, t([0.5, 0.5])),
+        lambda: lib.NegativeBinomial(t(-2.0), t(0.5)),
         lambda: lib.Bernoulli(probs=t([0.3])).log_prob(t([0.5])),
         lambda: lib.Categorical(probs=t([0.3, 0.7])).log_prob(t([2.0])),
         lambda: lib.Poisson(t([1.0])).log_prob(t([-1.0])),
@@ -478,7 +479,7 @@ def test_mixture_cdf_and_probs():
 def test_python_number_parameters_match_torch():
     def build(lib):
         return [lib.Bernoulli(0.3), lib.Geometric(0.25), lib.Poisson(2.5),
-                lib.Binomial(4, 0.3)]
+                lib.Binomial(4, 0.3), lib.NegativeBinomial(3.0, 0.4)]
     for n, t in zip(build(N), build(T)):
         assert repr(n) == repr(t)
         assert tuple(n.batch_shape) == tuple(t.batch_shape)

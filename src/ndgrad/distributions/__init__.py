@@ -7,9 +7,10 @@ from .distribution import Distribution, ExponentialFamily
 from .kl import kl_divergence, register_kl
 from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, HalfNormal,
                          LogNormal, StudentT)
-from .gamma import Gamma, Chi2, Beta, Dirichlet
+from .gamma import Gamma, Chi2, Beta, Dirichlet, FisherSnedecor
 from . import gamma
-from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial)
+from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
+                       OneHotCategoricalStraightThrough, NegativeBinomial)
 from .multinomial import Multinomial
 from .independent import Independent
 from . import transforms
@@ -26,5 +27,6 @@ __all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", 
            "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
            "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
            "MixtureSameFamily", "MultivariateNormal", "Pareto", "Weibull", "HalfCauchy",
-           "InverseGamma",
+           "InverseGamma", "FisherSnedecor", "OneHotCategoricalStraightThrough",
+           "NegativeBinomial",
            "transforms", "biject_to", "transform_to"] + transforms.__all__

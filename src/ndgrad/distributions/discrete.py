@@ -9,7 +9,8 @@ from . import constraints as C
 from .distribution import Distribution, broadcast_all, lazy_property
 from .kl import register_kl
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Binomial"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Binomial",
+           "OneHotCategoricalStraightThrough", "NegativeBinomial"]
 
 
 def probs_to_logits(probs, is_binary=False):
@@ -339,3 +340,46 @@ def _infinite(p, q):
 
 register_kl(Poisson, Bernoulli)(_infinite)
 register_kl(Poisson, Binomial)(_infinite)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A one-hot sample whose gradient is that of the probabilities (straight-through)."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class NegativeBinomial(_Binary):
+    """The number of successes before total_count failures, success probability probs."""
+    arg_constraints = {"total_count": C.greater_than_eq(0),
+                       "probs": C.half_open_interval(0.0, 1.0),
+                       "logits": C.real}
+    support = C.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        (self.total_count,) = self._set(probs, logits, total_count)
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    mean = property(lambda self: self.total_count * self.logits.exp())
+    mode = property(lambda self: ((self.total_count - 1) * self.logits.exp()).floor().clamp(
+        min=0.0))
+    variance = property(lambda self: self.mean / (-self.logits).sigmoid())
+
+    def sample(self, sample_shape=Size()):
+        from .gamma import Gamma
+        with no_grad():
+            rate = Gamma(self.total_count, (-self.logits).exp(),
+                         validate_args=False).sample(sample_shape)
+            return _t.poisson(rate)
+
+    def log_prob(self, value):
+        self._check(value)
+        n, lg = self.total_count, self.logits
+        unnormalized = n * F.logsigmoid(-lg) + value * F.logsigmoid(lg)
+        normalization = -(n + value).lgamma() + (1.0 + value).lgamma() + n.lgamma()
+        normalization = normalization.masked_fill(n + value == 0, 0.0)
+        return unnormalized - normalization

@@ -286,3 +286,46 @@ def _kl_dirichlet(p, q):
     t2 = (a.lgamma() - b.lgamma()).sum(-1)
     t3 = ((a - b) * (a.digamma() - sa.unsqueeze(-1).digamma())).sum(-1)
     return t1 - t2 + t3
+
+
+class FisherSnedecor(Distribution):
+    """(X1 / df1) / (X2 / df2) with X1, X2 chi-squared: reparameterised through two Gammas."""
+    arg_constraints = {"df1": C.positive, "df2": C.positive}
+    support = C.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        super().__init__(self.df1.shape, validate_args=validate_args)
+
+    mean = property(lambda self: _t.where(self.df2 > 2, self.df2 / (self.df2 - 2),
+                                          float("nan")))
+
+    @property
+    def mode(self):
+        m = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return _t.where(self.df1 > 2, m, float("nan"))
+
+    @property
+    def variance(self):
+        d1, d2 = self.df1, self.df2
+        v = 2 * d2.pow(2) * (d1 + d2 - 2) / (d1 * (d2 - 2).pow(2) * (d2 - 4))
+        return _t.where(d2 > 4, v, float("nan"))
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        x1 = _gamma(0.5 * self.df1, shape) / (0.5 * self.df1)
+        x2 = _gamma(0.5 * self.df2, shape) / (0.5 * self.df2)
+        tiny = _t.finfo(x2.dtype).tiny
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value):
+        self._check(value)
+        h1, h2, ratio = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (h1 + h2).lgamma() - h1.lgamma() - h2.lgamma()
+        t2 = h1 * ratio.log() + (h1 - 1) * value.log()
+        t3 = (h1 + h2) * (ratio * value).log1p()
+        return t1 + t2 - t3
+
+
+__all__ += ["FisherSnedecor"]

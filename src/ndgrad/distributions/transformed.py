@@ -271,3 +271,4 @@ def _kl_pareto(p, q):
 
 
 __all__ += ["Pareto", "Weibull", "HalfCauchy", "InverseGamma"]
+
