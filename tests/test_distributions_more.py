@@ -117,8 +117,7 @@ CASES = {
 
 
 # the families ndgrad builds (the others' cases are drawn too, so the values stay the same)
-NOT_BUILT = {"relaxed_bernoulli",
-             "logit_relaxed_bernoulli", "relaxed_one_hot", "exp_relaxed", "continuous_bernoulli",
+NOT_BUILT = {"continuous_bernoulli",
              "continuous_bernoulli_logits", "lowrank_mvn", "wishart", "wishart_tril", "lkj"}
 CASES = {k: v for k, v in CASES.items() if k not in NOT_BUILT}
 
@@ -285,7 +284,8 @@ def test_sample_moments(name):
 
 
 def test_sample_support_and_seed():
-    for name in ["categorical", "mvn_prec"]:
+    for name in ["categorical", "relaxed_bernoulli", "relaxed_one_hot", "exp_relaxed",
+                 "mvn_prec", "logit_relaxed_bernoulli"]:
         ndgrad.manual_seed(3)
         d, _, _ = _build(N, name)
         s = d.sample((50,))
@@ -380,6 +380,7 @@ def _args(lib):
         lambda: lib.MixtureSameFamily(lib.Normal(t([0.0]), t([1.0])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.MixtureSameFamily(lib.Categorical(t([0.5, 0.5])), lib.Normal(t([0.0]), t([1.0]))),
         lambda: lib.Multinomial(3.5, t([0.5, 0.5])),
+        lambda: lib.RelaxedBernoulli(t(0.5), probs=t([1.5])),
         lambda: lib.NegativeBinomial(t(-2.0), t(0.5)),
         lambda: lib.Bernoulli(probs=t([0.3])).log_prob(t([0.5])),
         lambda: lib.Categorical(probs=t([0.3, 0.7])).log_prob(t([2.0])),
@@ -479,6 +480,7 @@ def test_mixture_cdf_and_probs():
 def test_python_number_parameters_match_torch():
     def build(lib):
         return [lib.Bernoulli(0.3), lib.Geometric(0.25), lib.Poisson(2.5),
+                lib.RelaxedBernoulli(lib.mod.tensor(0.5), 0.3),
                 lib.Binomial(4, 0.3), lib.NegativeBinomial(3.0, 0.4)]
     for n, t in zip(build(N), build(T)):
         assert repr(n) == repr(t)

@@ -17,6 +17,9 @@ from . import transforms
 from .transforms import *  # noqa: F401,F403
 from .multivariate_normal import MultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from . import relaxed_bernoulli, relaxed_categorical
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from . import kl_cross  # noqa: F401   (registers the cross-family KL pairs)
 from .constraint_registry import biject_to, transform_to
 from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
@@ -28,5 +31,5 @@ __all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", 
            "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
            "MixtureSameFamily", "MultivariateNormal", "Pareto", "Weibull", "HalfCauchy",
            "InverseGamma", "FisherSnedecor", "OneHotCategoricalStraightThrough",
-           "NegativeBinomial",
+           "NegativeBinomial", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "transforms", "biject_to", "transform_to"] + transforms.__all__
