@@ -470,7 +470,14 @@ def test_kl_matches_torch(p, q):
             _close(a, b, 1e-10)
 
 
-def test_mixture_cdf_and_probs():
+def test_straight_through_and_mixture_details():
+    ndgrad.manual_seed(0)
+    logits = _tensor(N, [0.1, -0.3, 0.7], True)
+    d = nd.OneHotCategoricalStraightThrough(logits=logits)
+    s = d.rsample((4,))
+    assert set(np.unique(_np(s))) <= {0.0, 1.0}
+    (g,) = ndgrad.autograd.grad((s * _tensor(N, [1.0, 2.0, 3.0])).sum(), [logits])
+    assert np.any(_np(g))
     # MixtureSameFamily cdf matches torch
     (n, _, v), (t, _, w) = _build(N, "mixture"), _build(T, "mixture")
     _close(n.cdf(v), t.cdf(w))
