@@ -1,5 +1,6 @@
 """torch.distributions: the Distribution base with argument validation, constraints, the KL
-registry, and the families in continuous.py, gamma.py, discrete.py and independent.py. Every
+registry, transforms, and the families (continuous.py, gamma.py, discrete.py, transformed.py and
+one module per remaining family). Every
 density, entropy and reparameterised sample is written in ndgrad ops, so it differentiates to
 any order; draws come from ndgrad's generator, so they differ from PyTorch's for a seed."""
 from . import constraints, kl, utils
@@ -25,11 +26,17 @@ from .constraint_registry import biject_to, transform_to
 from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
                           InverseGamma)
 
-__all__ = ["Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints", "Normal", "Uniform",
-           "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "StudentT",
-           "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Geometric",
-           "Poisson", "Binomial", "Multinomial", "Independent", "TransformedDistribution", "LogisticNormal",
-           "MixtureSameFamily", "MultivariateNormal", "Pareto", "Weibull", "HalfCauchy",
-           "InverseGamma", "FisherSnedecor", "OneHotCategoricalStraightThrough",
-           "NegativeBinomial", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "transforms", "biject_to", "transform_to"] + transforms.__all__
+__all__ = [
+    "Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints",
+    "transforms", "biject_to", "transform_to",
+    # continuous
+    "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal",
+    "StudentT", "Gamma", "Chi2", "Beta", "Dirichlet", "FisherSnedecor", "Pareto", "Weibull",
+    "HalfCauchy", "InverseGamma", "MultivariateNormal", "LogisticNormal", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    # discrete
+    "Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Geometric", "Poisson", "Binomial", "NegativeBinomial", "Multinomial",
+    # wrappers
+    "Independent", "TransformedDistribution", "MixtureSameFamily",
+] + transforms.__all__

@@ -2,7 +2,8 @@
 a bool tensor over the batch (event_dim trailing dimensions are reduced). repr as PyTorch's."""
 import ndgrad as _t
 
-__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
            "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",

@@ -1,6 +1,5 @@
 """Gamma, Chi2 and Beta: the Gamma sampler with its exact implicit reparameterisation gradient,
 and Beta built from two Gamma draws."""
-import math
 
 import ndgrad as _t
 from .._tensor import Size
