@@ -1,6 +1,6 @@
-"""Gamma, Chi2 and Beta: the Gamma sampler with its exact implicit reparameterisation gradient,
-and Beta built from two Gamma draws."""
-
+"""The Gamma-based families: Gamma (its sampler with the exact implicit reparameterisation
+gradient), Chi2, Dirichlet (normalised Gamma draws), Beta (through Dirichlet) and
+FisherSnedecor (a ratio of Gamma draws)."""
 import ndgrad as _t
 from .._tensor import Size
 from .._backend import numpy as _np, to_numpy
