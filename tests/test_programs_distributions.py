@@ -77,6 +77,10 @@ def test_distribution_argument_errors():
         ndgrad.distributions.Bernoulli(probs=ndgrad.ones(1), logits=ndgrad.ones(1))
     with pytest.raises(ValueError, match="must be at least one-dimensional"):
         ndgrad.distributions.Categorical(probs=ndgrad.tensor(1.0))
-    with pytest.raises(NotImplementedError):
+    # Normal || Uniform is infinite (PyTorch registers it); Normal || Cauchy has no formula
+    assert ndgrad.distributions.kl_divergence(ndgrad.distributions.Normal(0.0, 1.0),
+                                              ndgrad.distributions.Uniform(0.0, 1.0)).item() \
+        == float("inf")
+    with pytest.raises(NotImplementedError, match="for p type Normal and q type Cauchy"):
         ndgrad.distributions.kl_divergence(ndgrad.distributions.Normal(0.0, 1.0),
-                                           ndgrad.distributions.Uniform(0.0, 1.0))
+                                           ndgrad.distributions.Cauchy(0.0, 1.0))

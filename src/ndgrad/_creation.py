@@ -665,3 +665,52 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         p = p / p.sum()
         out[i] = rng.choice(len(p), size=num_samples, replace=replacement, p=p)
     return _make(out.reshape(probs.shape[:-1] + (num_samples,)))
+
+
+def poisson(input, generator=None):
+    """torch.poisson(input, generator=None): one Poisson draw per element with rate `input`
+    (same dtype). Its gradient is zero, as PyTorch's."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"poisson_cpu" not implemented for '
+                                  f"'{_type_name(input.dtype)}'")
+    rate = np.asarray(to_numpy(input._data), dtype=np.float64)
+    if rate.size and (rate < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    out = _place(_rng(generator).poisson(rate).astype(input.dtype.np), input.device)
+    if input.requires_grad:
+        return _poisson_op()(input, out)
+    return _make(out)
+
+
+_POISSON = []
+
+
+def _poisson_op():
+    """The recorded op behind a poisson draw of a rate that requires grad (PoissonBackward0,
+    zero gradient)."""
+    if not _POISSON:
+        from .ops._registry import defop
+        _POISSON.append(defop("poisson", forward=lambda xp, self, draws: draws, self=None))
+    return _POISSON[0]
+
+
+def binomial(count, prob, generator=None):
+    """torch.binomial(count, prob, generator=None): Binomial(count, prob) draws, count and prob
+    broadcast together, in prob's dtype."""
+    from .ops._inplace import _type_name as torch_name
+    from .ops.shape import broadcast_shapes
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{torch_name(count.dtype)}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected "
+                           f"{torch_name(count.dtype)}")
+    broadcast_shapes(count.shape, prob.shape)  # PyTorch's size-mismatch error
+    n = np.asarray(to_numpy(count._data))
+    p = np.asarray(to_numpy(prob._data), dtype=np.float64)
+    n, p = np.broadcast_arrays(n, p)
+    out = _rng(generator).binomial(np.floor(n).astype(np.int64), np.clip(p, 0.0, 1.0))
+    return _make(_place(out.astype(prob.dtype.np), prob.device))
+
+
+__all__ += ["poisson", "binomial"]

@@ -76,6 +76,11 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):  # tuple + Size is a Size too, as in torch
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(other + tuple(self))
+
     def __reduce__(self):
         return (Size, (tuple(self),))
 
@@ -550,10 +555,6 @@ class Tensor:
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
-        if device is not None:
-            from ._backend import cuda_available
-            if not cuda_available():     # PyTorch without CUDA looks the device index up first
-                raise RuntimeError("Cannot access accelerator device when none is available.")
         return self.to("cuda")
 
     def __dlpack__(self, stream=None):

@@ -344,9 +344,12 @@ def _embedding(op, args, kwargs, B):
 
 def _variadic_join(op, args, kwargs, B):
     """cat / stack: unmapped operands are expanded over the batch; the dim shifts by one."""
-    *tensors, dim, sizes = args
-    if kwargs:
+    if set(kwargs) == {"dim", "sizes"}:   # how cat and stack call their ops
+        tensors, dim, sizes = list(args), kwargs["dim"], kwargs["sizes"]
+    elif kwargs:
         return NotImplemented
+    else:
+        *tensors, dim, sizes = args
     ref = next(t for t in tensors if _is_b(t))
     r = _lrank(ref) + (1 if op.name == "stack" else 0)
     phys = []
@@ -355,7 +358,7 @@ def _variadic_join(op, args, kwargs, B):
             phys.append(_phys(t))
         else:
             phys.append(t.unsqueeze(0).expand((B,) + tuple(t._data.shape)))
-    return op.fn(*phys, _shift(dim, r), sizes)
+    return op.fn(*phys, dim=_shift(dim, r), sizes=sizes)
 
 
 _ELEMENTWISE = set("""

@@ -890,7 +890,9 @@ def _variadic(n, name, fwd, formula_for, cache):
         params += [P(f"t{i}", P.POSITIONAL_OR_KEYWORD) for i in range(n)]
         params += [P("dim", P.POSITIONAL_OR_KEYWORD), P("sizes", P.POSITIONAL_OR_KEYWORD)]
 
-        def forward(xp, *args):
+        def forward(xp, *args, **kw):
+            if kw:
+                return fwd(xp, args[:n], kw["dim"], kw["sizes"])
             return fwd(xp, args[:n], args[n], args[n + 1])
         forward.__signature__ = inspect.Signature(params)
         op = cache[n] = defop(name, forward, promote="binary",
@@ -967,7 +969,10 @@ def cat(tensors, dim=0, *, out=None):
             spans.append((start, stop))
             start = stop
     sizes = tuple(spans)
-    return _variadic(len(tensors), "cat", _cat_fwd, _cat_formula, _CAT_OPS)(*tensors, dim, sizes)
+    # dim and sizes as keywords: a positional int would count as a scalar operand in the dtype
+    # promotion (bool tensors would concatenate to int64)
+    return _variadic(len(tensors), "cat", _cat_fwd, _cat_formula, _CAT_OPS)(
+        *tensors, dim=dim, sizes=sizes)
 
 
 concat = concatenate = cat
@@ -985,7 +990,7 @@ def stack(tensors, dim=0, *, out=None):
                 f" at entry 0 and [{', '.join(map(str, t_._data.shape))}] at entry {i}")
     dim = _wrap_dim(dim, len(ref) + 1)
     return _variadic(len(tensors), "stack", _stack_fwd, _stack_formula, _STACK_OPS)(
-        *tensors, dim, ())
+        *tensors, dim=dim, sizes=())
 
 
 def atleast_1d(*tensors):

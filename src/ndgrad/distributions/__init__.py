@@ -1,0 +1,42 @@
+"""torch.distributions: the Distribution base with argument validation, constraints, the KL
+registry, transforms, and the families (continuous.py, gamma.py, discrete.py, transformed.py and
+one module per remaining family). Every
+density, entropy and reparameterised sample is written in ndgrad ops, so it differentiates to
+any order; draws come from ndgrad's generator, so they differ from PyTorch's for a seed."""
+from . import constraints, kl, utils
+from .distribution import Distribution, ExponentialFamily
+from .kl import kl_divergence, register_kl
+from .continuous import (Normal, Uniform, Exponential, Laplace, Cauchy, Gumbel, HalfNormal,
+                         LogNormal, StudentT)
+from .gamma import Gamma, Chi2, Beta, Dirichlet, FisherSnedecor
+from . import gamma
+from .discrete import (Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
+                       OneHotCategoricalStraightThrough, NegativeBinomial)
+from .multinomial import Multinomial
+from .independent import Independent
+from . import transforms
+from .transforms import *  # noqa: F401,F403
+from .multivariate_normal import MultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from . import relaxed_bernoulli, relaxed_categorical
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from . import kl_cross  # noqa: F401   (registers the cross-family KL pairs)
+from .constraint_registry import biject_to, transform_to
+from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
+                          InverseGamma)
+
+__all__ = [
+    "Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints",
+    "transforms", "biject_to", "transform_to",
+    # continuous
+    "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal",
+    "StudentT", "Gamma", "Chi2", "Beta", "Dirichlet", "FisherSnedecor", "Pareto", "Weibull",
+    "HalfCauchy", "InverseGamma", "MultivariateNormal", "LogisticNormal", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    # discrete
+    "Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Geometric", "Poisson", "Binomial", "NegativeBinomial", "Multinomial",
+    # wrappers
+    "Independent", "TransformedDistribution", "MixtureSameFamily",
+] + transforms.__all__
