@@ -316,6 +316,10 @@ MESSAGE_ONLY.update(dict.fromkeys(
     "PyTorch's parser lists the overloads of the compressed-tensor factories (with and without "
     "`size`) for a lone argument; ndgrad reports the missing positional arguments (same "
     "TypeError)"))
+MESSAGE_ONLY.update(dict.fromkeys(
+    ["torch.binomial-none", "torch.binomial-str"],
+    "PyTorch's parser refuses the first argument's type before it sees that `prob` is missing; "
+    "ndgrad reports the missing argument first (same TypeError)"))
 # The exception type differs (or ndgrad does not raise): id -> reason.
 XFAIL = {
     "torch.norm-none": "PyTorch's torch.norm is a Python function that reads input.layout first "
