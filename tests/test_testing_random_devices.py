@@ -322,7 +322,7 @@ CUDA = [
     lambda T: T.cuda.is_current_stream_capturing(),
     lambda T: T.cuda.StreamContext(None).__enter__(),
     lambda T: T.ones(1, device="cuda"), lambda T: T.ones(1).cuda(),
-    lambda T: T.ones(1).cuda(0), lambda T: T.ones(1).type(T.cuda.FloatTensor),
+    lambda T: T.ones(1).type(T.cuda.FloatTensor),
     lambda T: T.ones(1).type("torch.cuda.FloatTensor"), lambda T: T.nn.Linear(2, 2).cuda(),
     lambda T: T.ones(1).is_cuda, lambda T: T.ones(1).get_device(),
     lambda T: T.cuda.amp.autocast().__enter__() is not None,
@@ -335,6 +335,21 @@ CUDA = [
     lambda T: T.cuda.host_memory_stats_as_nested_dict(), lambda T: T.cuda.cudart(),
     lambda T: T.cuda.get_stream_from_external(0), lambda T: dict(T.cuda.host_memory_stats()),
 ]
+
+
+def test_tensor_cuda_with_an_index_as_a_fresh_cpu_build():
+    """`t.cuda(0)` in a fresh PyTorch CPU build (its answer changes once CUDA's lazy init has
+    been tried in the process, so the oracle runs in its own process)."""
+    code = ("import {m} as T\ntry:\n    T.ones(1).cuda(0)\nexcept Exception as e:\n"
+            "    print(type(e).__name__, e)\n")
+    src = os.path.dirname(os.path.dirname(os.path.abspath(ndgrad.__file__)))
+    outs = []
+    for m in ("ndgrad", "torch") if torch is not None else ("ndgrad",):
+        outs.append(subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True,
+                                   text=True, env=dict(os.environ, PYTHONPATH=src)).stdout)
+    assert outs[0] == "RuntimeError Cannot access accelerator device when none is available.\n"
+    if len(outs) == 2:
+        assert outs[0] == outs[1]
 
 
 @pytest.mark.parametrize("i", range(len(CUDA)))

@@ -555,6 +555,14 @@ class Tensor:
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
+        if device is not None:
+            from ._backend import cuda_available
+            if not cuda_available():   # (PyTorch's CPU build, before CUDA's lazy init)
+                from .accelerator import ERR_NONE
+                raise RuntimeError(ERR_NONE)
+            return self.to(device if isinstance(device, str) and device.startswith("cuda")
+                           else f"cuda:{int(device)}" if not hasattr(device, "type")
+                           else device)
         return self.to("cuda")
 
     def __dlpack__(self, stream=None):
