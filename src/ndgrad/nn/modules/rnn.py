@@ -56,20 +56,29 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size:
-            raise NotImplementedError("proj_size is not supported in ndgrad")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         gate_size = _GATES[mode] * hidden_size
         num_directions = 2 if bidirectional else 1
         self._flat_weights_names = []
         for layer in range(num_layers):
             for direction in range(num_directions):
-                layer_input = input_size if layer == 0 else hidden_size * num_directions
+                layer_input = input_size if layer == 0 else real_hidden * num_directions
                 suffix = "_reverse" if direction == 1 else ""
                 names = [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
-                shapes = [(gate_size, layer_input), (gate_size, hidden_size)]
+                shapes = [(gate_size, layer_input), (gate_size, real_hidden)]
                 if bias:
                     names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
                     shapes += [(gate_size,), (gate_size,)]
+                if proj_size > 0:
+                    names.append(f"weight_hr_l{layer}{suffix}")
+                    shapes.append((proj_size, hidden_size))
                 for n, s in zip(names, shapes):
                     setattr(self, n, Parameter(empty(s, dtype=dtype)))
                 self._flat_weights_names.extend(names)
@@ -78,13 +87,19 @@ class RNNBase(Module):
     def reset_parameters(self):
         _reset_uniform(self)
 
+    def _per_direction(self):
+        return (4 if self.bias else 2) + (1 if self.proj_size > 0 else 0)
+
     @property
     def all_weights(self):
-        return [[getattr(self, n) for n in self._flat_weights_names[i:i + (4 if self.bias else 2)]]
-                for i in range(0, len(self._flat_weights_names), 4 if self.bias else 2)]
+        per = self._per_direction()
+        return [[getattr(self, n) for n in self._flat_weights_names[i:i + per]]
+                for i in range(0, len(self._flat_weights_names), per)]
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
+        if getattr(self, "proj_size", 0) != 0:
+            s += ", proj_size={proj_size}"
         if self.num_layers != 1:
             s += ", num_layers={num_layers}"
         if self.bias is not True:
@@ -97,8 +112,8 @@ class RNNBase(Module):
             s += ", bidirectional={bidirectional}"
         return s.format(**self.__dict__)
 
-    def _cell(self, gi, h, c, w_hh, b_hh):
-        """One time step: gi is the precomputed input projection."""
+    def _cell(self, gi, h, c, w_hh, b_hh, w_hr=None):
+        """One time step: gi is the precomputed input projection; w_hr: LSTM's projection."""
         gh = h.matmul(w_hh.t())
         if b_hh is not None:
             gh = gh + b_hh
@@ -108,7 +123,8 @@ class RNNBase(Module):
             i, f = sigmoid(g[..., :H]), sigmoid(g[..., H:2 * H])
             gg, o = tanh(g[..., 2 * H:3 * H]), sigmoid(g[..., 3 * H:])
             c = f * c + i * gg
-            return o * tanh(c), c
+            h = o * tanh(c)
+            return (h if w_hr is None else h.matmul(w_hr.t())), c
         if self.mode == "GRU":
             r = sigmoid(gi[..., :H] + gh[..., :H])
             z = sigmoid(gi[..., H:2 * H] + gh[..., H:2 * H])
@@ -117,13 +133,13 @@ class RNNBase(Module):
         act = tanh if self.mode == "RNN_TANH" else relu
         return act(gi + gh), None
 
-    def _packed_step(self, gi, h, c, w_hh, b_hh, lengths, t):
+    def _packed_step(self, gi, h, c, w_hh, b_hh, lengths, t, w_hr=None):
         """A time step of a packed batch: only the sequences longer than t (a prefix, as the
         batch is sorted longest first) advance; the others keep their state."""
         n = sum(1 for length in lengths if length > t)
         if n == len(lengths):
-            return self._cell(gi, h, c, w_hh, b_hh)
-        h_new, c_new = self._cell(gi[:n], h[:n], None if c is None else c[:n], w_hh, b_hh)
+            return self._cell(gi, h, c, w_hh, b_hh, w_hr)
+        h_new, c_new = self._cell(gi[:n], h[:n], None if c is None else c[:n], w_hh, b_hh, w_hr)
         h = cat([h_new, h[n:]], 0)
         return h, (None if c is None else cat([c_new, c[n:]], 0))
 
@@ -154,20 +170,25 @@ class RNNBase(Module):
         L, N = input.shape[0], input.shape[1]
         D = 2 if self.bidirectional else 1
         is_lstm = self.mode == "LSTM"
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype)
-            c0 = h0 if is_lstm else None
+            h0 = zeros((self.num_layers * D, N, real_hidden), dtype=input.dtype)
+            c0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype) \
+                if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)
             if unbatched:
                 h0 = h0.unsqueeze(1)
                 c0 = c0.unsqueeze(1) if c0 is not None else None
-            expected = (self.num_layers * D, N, self.hidden_size)
+            expected = (self.num_layers * D, N, real_hidden)
             if tuple(h0.shape) != expected:
                 raise RuntimeError(f"Expected hidden size {expected}, got {list(h0.shape)}")
+            expected = (self.num_layers * D, N, self.hidden_size)
+            if c0 is not None and tuple(c0.shape) != expected:
+                raise RuntimeError(f"Expected hidden size {expected}, got {list(c0.shape)}")
         layer_in = input
         h_n, c_n = [], []
-        per = 4 if self.bias else 2
+        per = self._per_direction()
         for layer in range(self.num_layers):
             outs = []
             for d in range(D):
@@ -176,6 +197,7 @@ class RNNBase(Module):
                 w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
                 b_ih = getattr(self, names[2]) if self.bias else None
                 b_hh = getattr(self, names[3]) if self.bias else None
+                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
                 gi_all = F.linear(layer_in, w_ih, b_ih)
                 h = h0[layer * D + d]
                 c = c0[layer * D + d] if is_lstm else None
@@ -183,9 +205,9 @@ class RNNBase(Module):
                 seq = [None] * L
                 for t in steps:
                     if lengths is None:
-                        h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+                        h, c = self._cell(gi_all[t], h, c, w_hh, b_hh, w_hr)
                     else:
-                        h, c = self._packed_step(gi_all[t], h, c, w_hh, b_hh, lengths, t)
+                        h, c = self._packed_step(gi_all[t], h, c, w_hh, b_hh, lengths, t, w_hr)
                     seq[t] = h
                 outs.append(stack(seq, 0))
                 h_n.append(h)
@@ -261,6 +283,8 @@ class RNNCellBase(Module):
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
+        if getattr(self, "proj_size", 0) != 0:
+            s += ", proj_size={proj_size}"
         if "bias" in self.__dict__ and self.bias is not True:
             s += ", bias={bias}"
         if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
@@ -295,6 +319,8 @@ class _CellBase(RNNCellBase):
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
+        if getattr(self, "proj_size", 0) != 0:
+            s += ", proj_size={proj_size}"
         if self.bias is not True:
             s += ", bias={bias}"
         if self.nonlinearity != "tanh":
