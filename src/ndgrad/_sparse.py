@@ -47,7 +47,62 @@ def _unsupported(name):
     return f
 
 
-class SparseTensor(Tensor):
+class _ValuesAutograd:
+    """What COO and compressed sparse tensors share: autograd, dtype and copies go through
+    their values (`_vals`); `_with_values(vals, copy)` rebuilds the same structure around new
+    values (copying the index arrays when asked)."""
+    __slots__ = ()
+
+    @property
+    def requires_grad(self):
+        return self._vals.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self._vals.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._vals.grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        pass   # (Tensor's constructor path sets it; the values carry the history)
+
+    @property
+    def is_leaf(self):
+        return self._leaf
+
+    def detach(self):
+        return self._with_values(self._vals.detach())
+
+    def clone(self):
+        return self._with_values(self._vals.clone(), copy=True)
+
+    def to(self, *args, **kwargs):
+        v = self._vals.to(*args, **kwargs)
+        return self if v is self._vals else self._with_values(v)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def float(self):
+        return self.to(D.float32)
+
+    @property
+    def dtype(self):
+        return self._vals.dtype
+
+    @dtype.setter
+    def dtype(self, value):
+        pass
+
+
+class SparseTensor(_ValuesAutograd, Tensor):
     """A COO sparse tensor (layout torch.sparse_coo): Note [Sparse autograd through the values]."""
 
     def __init__(self, *a, **k):  # (made by sparse_coo_tensor / _sparse, never directly)
@@ -111,29 +166,8 @@ class SparseTensor(Tensor):
         return self._vals
 
     # ---------------------------------------------------------------- autograd (the values')
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self.requires_grad_(value)
-
-    def requires_grad_(self, requires_grad=True):
-        self._vals.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def grad_fn(self):
-        return self._vals.grad_fn
-
-    @grad_fn.setter
-    def grad_fn(self, value):
-        pass   # (Tensor's constructor path sets it; the values carry the history)
-
-    @property
-    def is_leaf(self):
-        return self._leaf
+    def _with_values(self, vals, copy=False):
+        return _sparse(self._idx.copy() if copy else self._idx, vals, self._size, self._coalesced)
 
     @property
     def grad(self):
@@ -153,12 +187,6 @@ class SparseTensor(Tensor):
     @grad.setter
     def grad(self, value):
         self._vals.grad = None if value is None else value.coalesce()._vals
-
-    def detach(self):
-        return _sparse(self._idx, self._vals.detach(), self._size, self._coalesced)
-
-    def clone(self):
-        return _sparse(self._idx.copy(), self._vals.clone(), self._size, self._coalesced)
 
     # ---------------------------------------------------------------- conversions
     def coalesce(self):
@@ -196,24 +224,6 @@ class SparseTensor(Tensor):
         return self
 
     to_sparse_coo = to_sparse
-
-    def to(self, *args, **kwargs):
-        v = self._vals.to(*args, **kwargs)
-        return self if v is self._vals else _sparse(self._idx, v, self._size, self._coalesced)
-
-    def double(self):
-        return self.to(D.float64)
-
-    def float(self):
-        return self.to(D.float32)
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @dtype.setter
-    def dtype(self, value):
-        pass
 
     # ---------------------------------------------------------------- ops PyTorch has for COO
     def t(self):

@@ -20,7 +20,7 @@ row-wise dot product, both differentiable, so higher orders work.
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor, Size, _make
-from ._sparse import _Layout, _sparse, SparseTensor, _unsupported
+from ._sparse import _Layout, _sparse, SparseTensor, _unsupported, _ValuesAutograd
 
 __all__ = ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_compressed_tensor", "SparseCompressedTensor"]
@@ -190,7 +190,7 @@ def _err_layout(what, expected, got):
     return RuntimeError(f"{what} expected {expected} tensor layout but got {_NAMES[got]}")
 
 
-class SparseCompressedTensor(Tensor):
+class SparseCompressedTensor(_ValuesAutograd, Tensor):
     """A CSR or CSC tensor (2-D, scalar values): Note [Sparse autograd through the values]."""
 
     def __init__(self, *a, **k):
@@ -267,29 +267,9 @@ class SparseCompressedTensor(Tensor):
         raise _err_layout("coalesce", "sparse coordinate", self._layout)
 
     # ---------------------------------------------------------------- autograd (the values')
-    @property
-    def requires_grad(self):
-        return self._vals.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self.requires_grad_(value)
-
-    def requires_grad_(self, requires_grad=True):
-        self._vals.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def grad_fn(self):
-        return self._vals.grad_fn
-
-    @grad_fn.setter
-    def grad_fn(self, value):
-        pass
-
-    @property
-    def is_leaf(self):
-        return self._leaf
+    def _with_values(self, vals, copy=False):
+        cidx, pidx = (self._cidx.copy(), self._pidx.copy()) if copy else (self._cidx, self._pidx)
+        return _compressed(cidx, pidx, vals, self._size, self._layout)
 
     @property
     def grad(self):
@@ -300,32 +280,6 @@ class SparseCompressedTensor(Tensor):
     @grad.setter
     def grad(self, value):
         self._vals.grad = None if value is None else value.values()
-
-    def detach(self):
-        return _compressed(self._cidx, self._pidx, self._vals.detach(), self._size, self._layout)
-
-    def clone(self):
-        return _compressed(self._cidx.copy(), self._pidx.copy(), self._vals.clone(), self._size,
-                           self._layout)
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @dtype.setter
-    def dtype(self, value):
-        pass
-
-    def to(self, *args, **kwargs):
-        v = self._vals.to(*args, **kwargs)
-        return self if v is self._vals else _compressed(self._cidx, self._pidx, v, self._size,
-                                                        self._layout)
-
-    def double(self):
-        return self.to(D.float64)
-
-    def float(self):
-        return self.to(D.float32)
 
     # ---------------------------------------------------------------- conversions
     def _coo_arrays(self):
