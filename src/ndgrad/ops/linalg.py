@@ -843,7 +843,8 @@ def _check_solve_dtypes(A, B):
                            "instead")
 
 
-def solve(A, B, *, left=True, out=None):
+def _check_solve(A, B, left):
+    """linalg.solve's (and solve_ex's) argument checks; whether B is a vector (batch)."""
     _check_solve_dtypes(A, B)
     _check_square(A, "linalg.solve")
     n = A._data.shape[-1]
@@ -855,7 +856,11 @@ def solve(A, B, *, left=True, out=None):
             f"linalg.solve: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({_dims_str(A._data.shape[-2:])} and "
             f"{_dims_str(B._data.shape[-1:] if vec else B._data.shape[-2:])})")
-    return _solve(A, B, vec, left)
+    return vec
+
+
+def solve(A, B, *, left=True, out=None):
+    return _solve(A, B, _check_solve(A, B, left), left)
 
 
 # ---------------------------------------------------------------- decompositions
@@ -2074,17 +2079,7 @@ def _raise_info(info, batched, msg):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """torch.linalg.solve_ex(A, B, *, left=True, check_errors=False) -> (result, info)."""
-    _check_solve_dtypes(A, B)
-    _check_square(A, "linalg.solve")
-    n = A._data.shape[-1]
-    vec = left and (B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1
-                                          and B._data.shape == A._data.shape[:-1]))
-    k = B._data.shape[-1] if vec or not left else B._data.shape[-2]
-    if k != n:
-        raise RuntimeError(
-            f"linalg.solve: Incompatible shapes of A and B for the equation "
-            f"{'AX = B' if left else 'XA = B'} ({_dims_str(A._data.shape[-2:])} and "
-            f"{_dims_str(B._data.shape[-1:] if vec else B._data.shape[-2:])})")
+    vec = _check_solve(A, B, left)
     res, info = _solve_ex(A, B, vec, left)
     if check_errors and info._data.any():
         raise LinAlgError("torch.linalg.solve_ex: The solver failed because the input matrix is "
