@@ -231,19 +231,8 @@ class _LogOrAbsNormal(Distribution):
     scale = property(lambda self: self.base_dist.scale)
 
 
-class HalfNormal(_LogOrAbsNormal):
-    arg_constraints = {"scale": C.positive}
-    support = C.nonnegative
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), validate_args)
-
-    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
-    mode = property(lambda self: _t.zeros_like(self.scale))
-    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
-
-    def rsample(self, sample_shape=Size()):
-        return self.base_dist.rsample(sample_shape).abs()
+class _Folded:
+    """|X| for X symmetric about 0 (`base_dist`): HalfNormal, HalfCauchy."""
 
     def log_prob(self, value):
         self._check(value)
@@ -259,6 +248,22 @@ class HalfNormal(_LogOrAbsNormal):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded, _LogOrAbsNormal):
+    arg_constraints = {"scale": C.positive}
+    support = C.nonnegative
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False), validate_args)
+
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
+    mode = property(lambda self: _t.zeros_like(self.scale))
+    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
+
+    def rsample(self, sample_shape=Size()):
+        return self.base_dist.rsample(sample_shape).abs()
+
 
 
 class LogNormal(_LogOrAbsNormal):

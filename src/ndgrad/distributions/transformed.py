@@ -134,7 +134,7 @@ import math  # noqa: E402
 
 import ndgrad as _t  # noqa: E402
 from .distribution import broadcast_all  # noqa: E402
-from .continuous import Exponential, Cauchy, _EULER  # noqa: E402
+from .continuous import Exponential, Cauchy, _EULER, _Folded  # noqa: E402
 from .gamma import Gamma  # noqa: E402
 from .kl import register_kl  # noqa: E402
 from .transforms import ExpTransform, AffineTransform, PowerTransform, AbsTransform  # noqa
@@ -197,7 +197,7 @@ class Weibull(TransformedDistribution):
                 + (self.scale * self.concentration_reciprocal).log() + 1)
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded, TransformedDistribution):
     """|Cauchy(0, scale)|."""
     arg_constraints = {"scale": C.positive}
     support = C.nonnegative
@@ -212,21 +212,6 @@ class HalfCauchy(TransformedDistribution):
                                          dtype=self.scale.dtype))
     mode = property(lambda self: _t.zeros_like(self.scale))
     variance = property(lambda self: self.base_dist.variance)
-
-    def log_prob(self, value):
-        self._check(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return _t.where(value >= 0, lp, -math.inf)
-
-    def cdf(self, value):
-        self._check(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class InverseGamma(TransformedDistribution):
