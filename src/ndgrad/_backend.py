@@ -1,15 +1,37 @@
 """The array namespace: NumPy always, CuPy on request. This is the only module that imports cupy.
 
+The "cuda" device is CuPy's when CuPy and a GPU are there; on machines without one, tests (and
+``NDGRAD_STANDIN_CUDA=1``) put the strict stand-in module of ndgrad._standin behind it instead,
+so the device code paths run, and any host fallback fails, on every CI machine.
+
 Op code never names `numpy`: it receives `xp` (the module of its inputs' arrays) and calls `xp.*`,
 so one forward serves CPU and GPU arrays alike (Chainer's `get_array_module`, read once per op
 from the first tensor argument instead of scanning every argument).
 """
+import os
+
 import numpy
 
-__all__ = ["numpy", "xp_of", "device", "cuda_available", "to_numpy"]
+__all__ = ["numpy", "xp_of", "device", "cuda_available", "to_numpy", "use_standin"]
 
 ndarray = numpy.ndarray
 _cupy = None
+_MODULES = {}      # device array type -> its module (cupy.ndarray: cupy, stand-in: its module)
+_standin = None    # the stand-in module while it is the "cuda" device
+
+
+def use_standin(enable=True):
+    """Put the strict stand-in array module behind device "cuda" (tests; see ndgrad._standin).
+    Returns the previous setting."""
+    global _standin
+    before = _standin is not None
+    if enable:
+        from . import _standin as s
+        _standin = s.xp
+        _MODULES[s.ndarray] = s.xp
+    else:
+        _standin = None
+    return before
 
 
 def _load_cupy():
@@ -18,19 +40,39 @@ def _load_cupy():
         try:
             import cupy  # noqa: F401  (optional dependency)
             _cupy = cupy
+            _MODULES[cupy.ndarray] = cupy
         except Exception:  # not installed, or no driver
             _cupy = False
     return _cupy
 
 
 def xp_of(array):
-    """The array module (numpy or cupy) that owns `array`."""
-    if type(array) is ndarray or not hasattr(array, "__cuda_array_interface__"):
+    """The array module (numpy, cupy or the stand-in) that owns `array`."""
+    t = type(array)
+    if t is ndarray:
         return numpy
-    return _load_cupy() or numpy
+    m = _MODULES.get(t)
+    if m is not None:
+        return m
+    if hasattr(array, "__cuda_array_interface__"):
+        return _load_cupy() or numpy
+    return numpy
+
+
+def is_array(x):
+    """True for a NumPy or device array."""
+    t = type(x)
+    return t is ndarray or t in _MODULES or hasattr(x, "__cuda_array_interface__")
+
+
+def cuda_xp():
+    """The module behind device "cuda": the stand-in when enabled, else CuPy (or None)."""
+    return _standin if _standin is not None else (_load_cupy() or None)
 
 
 def cuda_available():
+    if _standin is not None:
+        return True
     cp = _load_cupy()
     if not cp:
         return False
@@ -44,7 +86,7 @@ def to_numpy(array):
     """A NumPy view (CPU arrays) or copy (GPU arrays) of `array`."""
     if type(array) is ndarray:
         return array
-    if hasattr(array, "__cuda_array_interface__"):
+    if type(array) in _MODULES or hasattr(array, "__cuda_array_interface__"):
         return array.get()
     return numpy.asarray(array)
 
@@ -68,8 +110,8 @@ class device:
     def xp(self):
         if self.type == "cpu":
             return numpy
-        cp = _load_cupy()
-        if not cp:
+        cp = cuda_xp()
+        if cp is None:
             raise AssertionError("Torch not compiled with CUDA enabled")
         return cp
 
@@ -95,4 +137,11 @@ CUDA0 = device("cuda", 0)
 
 
 def device_of(array):
-    return CPU if type(array) is ndarray else (CUDA0 if hasattr(array, "__cuda_array_interface__") else CPU)
+    t = type(array)
+    if t is ndarray:
+        return CPU
+    return CUDA0 if t in _MODULES or hasattr(array, "__cuda_array_interface__") else CPU
+
+
+if os.environ.get("NDGRAD_STANDIN_CUDA", "") not in ("", "0"):
+    use_standin()

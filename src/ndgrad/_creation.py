@@ -6,9 +6,10 @@ based and draws in a different order).
 """
 import builtins
 import math
+import threading
 
 from . import _dtype as D
-from ._backend import numpy as np, device as _device, CPU, to_numpy
+from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array
 from ._tensor import Tensor, _make
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -19,9 +20,28 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
            "multinomial"]
 
 
+_default = threading.local()   # torch.set_default_device (thread-local, as PyTorch's)
+
+
+def default_device():
+    """The device factories use when given none (None: the CPU)."""
+    return getattr(_default, "device", None)
+
+
+def set_default_device(device):
+    if device is not None:
+        device = _device(device)
+        device.xp  # noqa: B018  (PyTorch's error now, for a device this build lacks)
+        if device.type == "cpu":
+            device = None
+    _default.device = device
+
+
 def _xp(device):
     if device is None:
-        return np
+        device = getattr(_default, "device", None)
+        if device is None:
+            return np
     return _device(device).xp if not isinstance(device, _device) else device.xp
 
 
@@ -119,7 +139,7 @@ def _to_array(data, dtype, xp, copy):
     if isinstance(data, Tensor):
         arr = data._data
         d = dtype or data.dtype
-    elif isinstance(data, np.ndarray) or hasattr(data, "__cuda_array_interface__"):
+    elif isinstance(data, np.ndarray) or is_array(data):
         arr = data
         d = dtype or D.from_numpy_dtype(arr.dtype)
     else:
@@ -554,7 +574,13 @@ def _type_name(d):
 
 
 def _place(arr, device):
-    return _xp(device).asarray(arr) if device is not None and _device(device).type != "cpu" else arr
+    """A host array (random draws are made on the host generator) moved to `device`."""
+    if device is None:
+        device = getattr(_default, "device", None)
+        if device is None:
+            return arr
+    device = _device(device)
+    return arr if device.type == "cpu" else device.xp.asarray(arr)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -632,13 +658,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                generator=generator)
+                generator=generator, device=device or input.device)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
     return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 generator=generator)
+                 generator=generator, device=device or input.device)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
@@ -646,14 +672,14 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
-                   generator=generator)
+                   generator=generator, device=device or input.device)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draw 0/1 with probabilities `input` (or the scalar p)."""
     probs = to_numpy(input._data) if p is None else p
     u = _rng(generator).random(input._data.shape)
-    return _make((u < probs).astype(input.dtype.np))
+    return _make(_place((u < probs).astype(input.dtype.np), input.device))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -664,7 +690,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     for i, p in enumerate(rows):
         p = p / p.sum()
         out[i] = rng.choice(len(p), size=num_samples, replace=replacement, p=p)
-    return _make(out.reshape(probs.shape[:-1] + (num_samples,)))
+    return _make(_place(out.reshape(probs.shape[:-1] + (num_samples,)), input.device))
 
 
 def poisson(input, generator=None):

@@ -279,14 +279,16 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 
 def get_default_device():
-    from ._backend import device
-    return device("cpu")
+    from ._backend import device, CUDA0
+    from ._creation import default_device
+    d = default_device()
+    return device("cpu") if d is None else (CUDA0 if d.index is None else d)
 
 
 def set_default_device(device):
-    """Only the CPU is a default device here (CuPy arrays are created explicitly)."""
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"ndgrad: set_default_device supports only 'cpu', got {device!r}")
+    """The device of factory calls without one (thread-local, as PyTorch's)."""
+    from ._creation import set_default_device as set_
+    set_(device)
 
 
 _warned = set()

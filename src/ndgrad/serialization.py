@@ -483,8 +483,8 @@ class _Relocator:
         loc = self.loc
         if loc is None:
             if location.startswith("cuda"):
-                from ._backend import _load_cupy
-                if not _load_cupy():
+                from ._backend import cuda_available
+                if not cuda_available():
                     raise RuntimeError(
                         "Attempting to deserialize object on a CUDA device but "
                         "torch.cuda.is_available() is False. If you are running on a CPU-only "

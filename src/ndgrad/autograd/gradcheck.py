@@ -19,7 +19,7 @@ gives two rows (its real and imaginary parts; their backward runs with grad_outp
 a complex input element two columns (perturbed by eps and by i eps), and the analytical
 gradient z.grad = dL/dx + i dL/dy fills both (Note [Complex gradients] in ops/complex.py).
 """
-from .._backend import numpy as np, to_numpy
+from .._backend import numpy as np, to_numpy, xp_of
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -62,10 +62,16 @@ def _rsize(a):
 
 
 def _unflat(v, a):
-    """A real vector as an array like `a` (pairs become complex elements)."""
+    """A real (host) vector as an array like `a`, on `a`'s device (pairs become complex
+    elements)."""
     if a.dtype.kind == "c":
         v = v[0::2] + 1j * v[1::2]
-    return v.reshape(a.shape).astype(a.dtype)
+    return _on(v.reshape(a.shape).astype(a.dtype), a)
+
+
+def _on(host, like):
+    """A host array moved to the device of `like` (explicitly, once)."""
+    return host if type(like) is np.ndarray else xp_of(like).asarray(host)
 
 
 def _eval(func, inputs):
@@ -123,7 +129,8 @@ def _vjp(outs, diff_inputs, k, g):
     o = outs[k]
     if not o._requires_grad:
         return [None] * len(diff_inputs)
-    return autograd_grad(o, diff_inputs, _make(g.reshape(o._data.shape)), retain_graph=True,
+    return autograd_grad(o, diff_inputs, _make(_on(g.reshape(o._data.shape), o._data)),
+                         retain_graph=True,
                          allow_unused=True)
 
 
@@ -169,7 +176,7 @@ def _forward_jacobians(func, inputs):
                 tangent = np.zeros(t._data.shape, dtype=t._data.dtype)
                 tangent[idx] = step
                 args = list(inputs)
-                args[i] = fwAD.make_dual(t, _make(tangent))
+                args[i] = fwAD.make_dual(t, _make(_on(tangent, t._data)))
                 outs = _float_outputs(func(*args))
                 if cols is None:
                     cols = [np.zeros((_rsize(o._data), _rsize(t._data))) for o in outs]
@@ -226,7 +233,7 @@ def _check_mul_by_grad_output(outs, inputs):
     from .._tensor import _make
     from . import grad as autograd_grad
     diff_inputs = [t for t in inputs if _is_diff(t)]
-    pairs = [(o, _make(np.zeros_like(to_numpy(o._data)))) for o in outs if o._requires_grad]
+    pairs = [(o, _make(xp_of(o._data).zeros_like(o._data))) for o in outs if o._requires_grad]
     if not pairs:
         return
     gs = autograd_grad([o for o, _ in pairs], diff_inputs, [g for _, g in pairs],

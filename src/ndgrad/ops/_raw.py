@@ -27,7 +27,7 @@ import dis
 import os
 import types
 
-from .._backend import numpy as _np, xp_of
+from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS
 
 __all__ = ["raw_formula", "RawFallback", "set_raw_backward", "raw_backward_enabled", "state"]
 
@@ -171,7 +171,7 @@ def _op_caller(op):
                     dt = a.dtype
                 elif a.dtype is not dt and promote is not None and a.dtype != dt:
                     raise RawFallback
-            elif isinstance(a, _generic) or hasattr(a, "__cuda_array_interface__"):
+            elif isinstance(a, _generic) or type(a) in _DEVICE_ARRAYS:
                 return other(args, kwargs)
         if promote is not None and dt is not None and dt.kind not in "fc":
             raise RawFallback  # integer/bool math: PyTorch's promotion rules, not NumPy's

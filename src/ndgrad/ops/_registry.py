@@ -45,7 +45,7 @@ from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
-from .._backend import numpy as _np, xp_of
+from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS
 from .._tensor import Tensor, _make, _BY_NP, ERR_INFERENCE_SAVED as _ERR_INFERENCE_SAVED
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
@@ -214,8 +214,8 @@ def _wrap_raw(r, a0, g0):
         return None
     if isinstance(r, _np.generic):
         return _make(_asarray(r))
-    if hasattr(r, "__cuda_array_interface__"):
-        return _make(r)
+    if type(r) in _DEVICE_ARRAYS:
+        return g0 if r is a0 else _make(r)
     raise _raw.RawFallback
 
 
@@ -642,8 +642,8 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
     the frames from _record up to the op's caller)."""
     record = requires and op.differentiable and _state.enabled
     if op.nout == 1:
-        if type(out) is not _ndarray:
-            out = xp.asarray(out)
+        if type(out) is not _ndarray and type(out) not in _DEVICE_ARRAYS:
+            out = xp.asarray(out)  # (a NumPy scalar)
         result = _make(out)
         if op.view:
             _mark_view(result, args[0], op, args, kwargs)
@@ -654,7 +654,8 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
         if _fw_state.levels:
             _fw_propagate(op, args, kwargs, (result,))
         return result
-    results = tuple(_make(o if type(o) is _ndarray else xp.asarray(o)) for o in out)
+    results = tuple(_make(o if type(o) is _ndarray or type(o) in _DEVICE_ARRAYS
+                          else xp.asarray(o)) for o in out)
     if op.view:
         for r in results:
             _mark_view(r, args[0], op, args, kwargs)

@@ -100,13 +100,13 @@ _div = defop("div", lambda xp, self, other: xp.true_divide(self, other), promote
              other=lambda grad, self, other: -grad * _cj(self) / _cj(other * other))
 
 
-def _int_zero_division(self, other):
-    if _is_int(self) and _is_int(other) and (_np.asarray(other) == 0).any():
+def _int_zero_division(xp, self, other):
+    if _is_int(self) and _is_int(other) and bool((xp.asarray(other) == 0).any()):
         raise RuntimeError("ZeroDivisionError")
 
 
 def _div_mode_fwd(xp, self, other, rounding_mode):
-    _int_zero_division(self, other)
+    _int_zero_division(xp, self, other)
     if rounding_mode == "floor":
         r = xp.floor_divide(self, other)
     else:
@@ -152,7 +152,7 @@ floor_divide = defop(
 
 def _rem_fwd(xp, self, other):
     if _is_int(self) and _is_int(other):
-        _int_zero_division(self, other)
+        _int_zero_division(xp, self, other)
         return xp.remainder(self, other)
     # PyTorch: a - b * floor(a / b), with the sign of the divisor
     r = xp.remainder(self, other)
@@ -161,7 +161,7 @@ def _rem_fwd(xp, self, other):
 
 def _fmod_fwd(xp, self, other):
     if _is_int(self) and _is_int(other):
-        _int_zero_division(self, other)
+        _int_zero_division(xp, self, other)
     return xp.fmod(self, other)
 
 
