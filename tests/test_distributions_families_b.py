@@ -450,6 +450,13 @@ def test_lkj_samples_follow_the_lkj_law(dim, eta):
     v = _lkj_marginal_variance(dim, eta)
     np.testing.assert_array_less(np.abs(r.mean(0)), 5 * np.sqrt(v / len(r)))
     np.testing.assert_allclose(r.var(0), v, rtol=0.06)
+    # the onion construction: L_ii^2 = 1 - Beta(i / 2, eta + (dim - 1 - i) / 2), so
+    # E[L_ii^2] = (eta + (dim - 1 - i) / 2) / (eta + (dim - 1) / 2)
+    d2 = np.einsum("nii->ni", _np(s)) ** 2
+    i = np.arange(dim)
+    exact = (eta + (dim - 1 - i) / 2) / (eta + (dim - 1) / 2)
+    np.testing.assert_array_less(np.abs(d2.mean(0) - exact), 5 * d2.std(0) / np.sqrt(len(d2))
+                                 + 1e-12)
 
 
 def test_lkj_density_is_normalised():

@@ -23,9 +23,13 @@ class LKJCholesky(Distribution):
                              f"Found dim={dim}.")
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
-        # Row i of L is (sqrt(y_i) u_i, sqrt(1 - y_i)) with u_i uniform on the unit sphere
-        # in R^i and y_i ~ Beta(i / 2, eta + (dim - 2 - i) / 2 + ... ): the onion method's
-        # Beta(i / 2, eta + (dim - 1 - i) / 2) for i >= 1 (row 0 is (1, 0, ..., 0))
+        # Note [LKJ onion sampler]: row i >= 1 of L is (sqrt(y_i) u_i, sqrt(1 - y_i), 0, ...)
+        # with u_i uniform on the unit sphere of R^i and y_i ~ Beta(i / 2, eta + (dim-1-i) / 2)
+        # (row 0 is (1, 0, ..., 0); its Beta draw is unused). PyTorch 2.13 draws
+        # Beta(i - 1/2, ...) instead, which agrees only for i = 1: from the third row on its
+        # correlations are too spread out (for dim 3, eta 1 the variance of C_20 is 0.30, not
+        # the LKJ law's 1 / (2 eta + dim - 1) = 0.25). Here every row follows the law log_prob
+        # describes.
         half_i = 0.5 * _t.arange(dim, dtype=self.concentration.dtype).clamp(min=1)
         tail = self.concentration.unsqueeze(-1) + 0.5 * (dim - 1) - half_i
         self._beta = Beta(half_i, tail)

@@ -141,7 +141,9 @@ class Wishart(ExponentialFamily):
     def rsample(self, sample_shape=Size(), max_try_correction=None):
         """Bartlett samples; samples that come out singular (possible when df is close to
         p - 1) are redrawn, up to max_try_correction (default 10) times, with a warning.
-        A sample still singular after that is returned as it is."""
+        A sample still singular after that is returned as it is. (PyTorch 2.13 tests the
+        positive-definite check the wrong way round before its first redraw, so it warns and
+        redraws on nearly every call; here only samples that fail the check are redrawn.)"""
         if max_try_correction is None:
             max_try_correction = 10
         sample_shape = Size(sample_shape)
