@@ -393,7 +393,8 @@ def test_wishart_rsample_gradient_is_unbiased():
 
 
 def test_wishart_redraws_singular_samples(monkeypatch):
-    d = nd.Wishart(_t(ndgrad, [3.0, 4.0]), covariance_matrix=_t(ndgrad, _spd(3)))
+    df = _t(ndgrad, [3.0, 4.0], True)
+    d = nd.Wishart(df, covariance_matrix=_t(ndgrad, _spd(3)))
     real = d._bartlett
     calls = []
 
@@ -410,6 +411,8 @@ def test_wishart_redraws_singular_samples(monkeypatch):
         s = d.rsample((3,))
     assert calls == [(3,), (1,)]      # only the singular sample index is drawn again
     assert tuple(s.shape) == (3, 2, 3, 3) and bool(d.support.check(s).all())
+    (g,) = ndgrad.autograd.grad(s.sum(), [df])     # the redrawn samples stay reparameterised
+    assert np.isfinite(_np(g)).all() and (_np(g) != 0).all()
     calls.clear()
     with pytest.warns(UserWarning, match="Singular sample detected."):
         s = d.rsample((3,), max_try_correction=0)

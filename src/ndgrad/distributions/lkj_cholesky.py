@@ -42,7 +42,7 @@ class LKJCholesky(Distribution):
 
     def sample(self, sample_shape=Size()):
         with no_grad():
-            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            y = self._beta.sample(sample_shape)[..., None]
             u = _t.randn(self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
             tiny = _t.finfo(u.dtype).tiny
             u = u / _t.linalg.vector_norm(u, dim=-1, keepdim=True).clamp(min=tiny)
