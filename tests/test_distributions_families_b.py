@@ -655,6 +655,22 @@ def test_lkj_through_the_transform_matches_torch():
         _close(a, b, 1e-10)
 
 
+def test_transformed_distribution_onto_correlation_factors_matches_torch():
+    x = R.normal(size=(4, 2, 3))
+    out = []
+    for lib in (ndgrad, torch):
+        D = lib.distributions
+        loc = _t(lib, np.full((2, 3), 0.2), True)
+        base = D.Independent(D.Normal(loc, _t(lib, [1.0, 0.5, 2.0])), 1)
+        d = D.TransformedDistribution(base, [D.transforms.CorrCholeskyTransform()])
+        assert tuple(d.batch_shape) == (2,) and tuple(d.event_shape) == (3, 3)
+        assert tuple(d.sample((5,)).shape) == (5, 2, 3, 3)
+        lp = d.log_prob(d.transforms[0](_t(lib, x)))
+        out.append([lp] + list(lib.autograd.grad(lp.sum(), [loc])))
+    for a, b in zip(*out):
+        _close(a, b, 1e-10)
+
+
 def test_public_names():
     for name in ("LowRankMultivariateNormal", "Wishart", "LKJCholesky"):
         assert name in nd.__all__ and getattr(nd, name).__name__ == name

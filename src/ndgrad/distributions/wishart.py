@@ -135,7 +135,7 @@ class Wishart(ExponentialFamily):
 
     def _singular(self, x, sample_dims):
         """Per sample index: does any batch member fail to be positive definite?"""
-        bad = ~self.support.check(x)
+        bad = ~self.support.check(x.detach())
         return bad.reshape(bad.shape[:sample_dims] + (-1,)).any(-1)
 
     def rsample(self, sample_shape=Size(), max_try_correction=None):
