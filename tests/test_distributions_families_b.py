@@ -464,15 +464,15 @@ def test_lkj_samples_follow_the_lkj_law(dim, eta):
 
 def test_lkj_density_is_normalised():
     # dim 2: L = [[1, 0], [x, sqrt(1 - x^2)]], a density in x on (-1, 1)
-    x = np.linspace(-1, 1, 200001)[1:-1]
+    x = np.linspace(-1, 1, 20001)[1:-1]
     L = np.zeros((len(x), 2, 2))
     L[:, 0, 0], L[:, 1, 0], L[:, 1, 1] = 1, x, np.sqrt(1 - x ** 2)
-    for eta in (0.7, 1.0, 3.0):
-        p = np.exp(_np(nd.LKJCholesky(2, eta).log_prob(_t(ndgrad, L))))
-        assert abs(np.trapezoid(p, x) - 1) < 2e-3
+    for eta in (1.0, 1.6, 3.0):
+        p = np.exp(_np(nd.LKJCholesky(2, eta).log_prob(ndgrad.from_numpy(L))))
+        assert abs(np.trapezoid(p, x) - 1) < 5e-4
     # dim 3: uniform points in (-1, 1) x the unit disc for (L10, (L20, L21))
     g = np.random.RandomState(0)
-    n = 200000
+    n = 100000
     a = g.uniform(-1, 1, n)
     rho, phi = np.sqrt(g.uniform(0, 1, n)), g.uniform(0, 2 * np.pi, n)
     L = np.zeros((n, 3, 3))
@@ -480,7 +480,7 @@ def test_lkj_density_is_normalised():
     L[:, 1, 0], L[:, 1, 1] = a, np.sqrt(1 - a ** 2)
     L[:, 2, 0], L[:, 2, 1] = rho * np.cos(phi), rho * np.sin(phi)
     L[:, 2, 2] = np.sqrt(1 - rho ** 2)
-    p = np.exp(_np(nd.LKJCholesky(3, 1.5).log_prob(_t(ndgrad, L))))
+    p = np.exp(_np(nd.LKJCholesky(3, 1.5).log_prob(ndgrad.from_numpy(L))))
     assert abs(p.mean() * 2 * np.pi - 1) < 0.02
 
 
