@@ -135,12 +135,13 @@ class LowRankMultivariateNormal(Distribution):
 
 def _different_events(p, q, what):
     if p.event_shape != q.event_shape:
+        # PyTorch's message, the run of spaces included
         raise ValueError(f"KL-divergence between two {what} Multivariate Normals with"
-                         f"                          different event shapes cannot be computed")
+                         "                          different event shapes cannot be computed")
 
 
-def _gaussian_kl(p, q, log_det_p, log_det_q, trace, quad):
-    return 0.5 * (log_det_q - log_det_p + trace + quad - p.event_shape[0])
+def _gaussian_kl(n, log_det_p, log_det_q, trace, quad):
+    return 0.5 * (log_det_q - log_det_p + trace + quad - n)
 
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
@@ -151,7 +152,7 @@ def _kl_lowrank_lowrank(p, q):
     # tr((Dq^-1 - B^T B)(Wp Wp^T + Dp))
     trace = ((Dp / Dq).sum(-1) + _sq_frobenius(Wp / Dq.sqrt().unsqueeze(-1))
              - _sq_frobenius(B * Dp.sqrt().unsqueeze(-2)) - _sq_frobenius(B @ Wp))
-    return _gaussian_kl(p, q, _log_det(Wp, Dp, Kp), _log_det(Wq, Dq, Kq), trace,
+    return _gaussian_kl(p.event_shape[0], _log_det(Wp, Dp, Kp), _log_det(Wq, Dq, Kq), trace,
                         _quad_form(Wq, Dq, Kq, q.loc - p.loc))
 
 
@@ -163,7 +164,7 @@ def _kl_mvn_lowrank(p, q):
     B = _woodbury_factor(Wq, Dq, Kq)
     # tr((Dq^-1 - B^T B) Lp Lp^T)
     trace = _sq_frobenius(Lp / Dq.sqrt().unsqueeze(-1)) - _sq_frobenius(B @ Lp)
-    return _gaussian_kl(p, q, 2 * p._half_log_det(), _log_det(Wq, Dq, Kq), trace,
+    return _gaussian_kl(p.event_shape[0], 2 * p._half_log_det(), _log_det(Wq, Dq, Kq), trace,
                         _quad_form(Wq, Dq, Kq, q.loc - p.loc))
 
 
@@ -180,5 +181,5 @@ def _kl_lowrank_mvn(p, q):
     Lq_inv_W = _t.linalg.solve_triangular(Lq, Wp.expand(batch + Wp.shape[-2:]), upper=False)
     Lq_inv = _t.linalg.solve_triangular(Lq, eye, upper=False)
     trace = _sq_frobenius(Lq_inv_W) + (Lq_inv.pow(2).sum(-2) * Dp).sum(-1)
-    return _gaussian_kl(p, q, _log_det(Wp, Dp, Kp), 2 * q._half_log_det(), trace,
+    return _gaussian_kl(p.event_shape[0], _log_det(Wp, Dp, Kp), 2 * q._half_log_det(), trace,
                         _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc))
