@@ -491,7 +491,8 @@ def test_biject_to_and_transform_to():
     x = ndgrad.tensor(REAL(2, 6), dtype=ndgrad.float64)
     for name in ["real", "positive", "unit_interval", "simplex", "lower_cholesky",
                  "positive_definite", "interval(-1.0, 2.0)",
-                 "greater_than(1.5)", "less_than(-1.0)", "independent(C.positive, 1)"]:
+                 "greater_than(1.5)", "less_than(-1.0)", "independent(C.positive, 1)",
+                 "corr_cholesky"]:
         for reg in ("biject_to", "transform_to"):
             if reg == "biject_to" and name in ("lower_cholesky", "positive_definite"):
                 continue
