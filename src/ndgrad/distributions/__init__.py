@@ -17,6 +17,9 @@ from .independent import Independent
 from . import transforms
 from .transforms import *  # noqa: F401,F403
 from .multivariate_normal import MultivariateNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .wishart import Wishart
+from .lkj_cholesky import LKJCholesky
 from .mixture_same_family import MixtureSameFamily
 from . import relaxed_bernoulli, relaxed_categorical
 from .relaxed_bernoulli import RelaxedBernoulli
@@ -39,4 +42,6 @@ __all__ = [
     "Geometric", "Poisson", "Binomial", "NegativeBinomial", "Multinomial",
     # wrappers
     "Independent", "TransformedDistribution", "MixtureSameFamily",
+    # matrix-variate and low-rank
+    "LowRankMultivariateNormal", "Wishart", "LKJCholesky",
 ] + transforms.__all__

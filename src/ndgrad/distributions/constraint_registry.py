@@ -67,6 +67,7 @@ biject_to.register(C.simplex, lambda c: T.StickBreakingTransform())
 transform_to.register(C.simplex, lambda c: T.SoftmaxTransform())
 transform_to.register(C.lower_cholesky, lambda c: T.LowerCholeskyTransform())
 transform_to.register(C.positive_definite, lambda c: T.PositiveDefiniteTransform())
+_both(C.corr_cholesky, lambda c: T.CorrCholeskyTransform())
 biject_to.register(C.cat([C.real]), lambda c: T.CatTransform(
     [biject_to(x) for x in c.cseq], c.dim, c.lengths))
 transform_to.register(C.cat([C.real]), lambda c: T.CatTransform(

@@ -8,6 +8,7 @@ import ndgrad as _t
 from .._tensor import Tensor, Size
 from ..nn import functional as F
 from . import constraints as C
+from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
@@ -599,3 +600,62 @@ class StackTransform(Transform):
 
 __all__ += ["LowerCholeskyTransform", "PositiveDefiniteTransform", "CatTransform",
             "StackTransform"]
+
+
+class CorrCholeskyTransform(Transform):
+    """R^(D (D - 1) / 2) -> Cholesky factors of D x D correlation matrices. The vector fills
+    the strict lower triangle row by row through tanh, giving partial correlations r_ij in
+    (-1, 1); row i is then y_ij = r_ij prod_{k < j} sqrt(1 - r_ik^2) with the rest of the unit
+    norm on the diagonal (a signed stick-breaking of each row)."""
+    domain = C.real_vector
+    codomain = C.corr_cholesky
+    bijective = True
+
+    @staticmethod
+    def _side(n_vec):
+        return round((0.25 + 2 * n_vec) ** 0.5 + 0.5)
+
+    def _call(self, x):
+        eps = _t.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # prod_{k < j} sqrt(1 - r_ik^2): an exclusive cumulative product along the row
+        keep = (1 - r.pow(2)).sqrt()
+        left = _t.cat([_t.ones_like(keep[..., :1]), keep[..., :-1]], -1).cumprod(-1)
+        return (r + _t.eye(r.shape[-1], dtype=r.dtype)) * left
+
+    @staticmethod
+    def _remaining(y):
+        """1 - sum_{k < j} y_ik^2, what row i has left before entry j, on the strict lower
+        triangle (above it the row is spent and the value is meaningless)."""
+        sq = y.pow(2)
+        rest = 1 - _t.cat([_t.zeros_like(sq[..., :1]), sq[..., :-1]], -1).cumsum(-1)
+        return tril_matrix_to_vec(rest, diag=-1)
+
+    def _inverse(self, y):
+        return (tril_matrix_to_vec(y, diag=-1) / self._remaining(y).sqrt()).atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        # d y_ij / d r_ij = sqrt(remaining_ij) (each row's map is triangular), and
+        # d r / d x = 1 - tanh(x)^2
+        stick = 0.5 * self._remaining(y).log().sum(-1)
+        tanh = 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+        return stick + tanh.sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = self._side(shape[-1])
+        if n * (n - 1) // 2 != shape[-1]:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (n, n)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        n = shape[-1]
+        return shape[:-2] + (n * (n - 1) // 2,)
+
+
+__all__ += ["CorrCholeskyTransform"]
