@@ -621,7 +621,7 @@ class CorrCholeskyTransform(Transform):
         # prod_{k < j} sqrt(1 - r_ik^2): an exclusive cumulative product along the row
         keep = (1 - r.pow(2)).sqrt()
         left = _t.cat([_t.ones_like(keep[..., :1]), keep[..., :-1]], -1).cumprod(-1)
-        return (r + _t.eye(r.shape[-1], dtype=r.dtype)) * left
+        return (r + _t.eye(r.shape[-1], dtype=r.dtype, device=r.device)) * left
 
     @staticmethod
     def _remaining(y):
