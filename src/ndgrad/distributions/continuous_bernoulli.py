@@ -81,7 +81,7 @@ class ContinuousBernoulli(ExponentialFamily):
     @property
     def variance(self):
         p = self._safe_probs()
-        exact = p * (p - 1) / (1 - 2 * p).pow(2) + ((-p).log1p() - p.log()).pow(-2)
+        exact = p * (p - 1) / (1 - 2 * p).pow(2) + 1 / ((-p).log1p() - p.log()).pow(2)
         d2 = (self.probs - 0.5).pow(2)
         series = 1.0 / 12.0 - d2 * (1.0 / 15.0 - d2 * (128.0 / 945.0))
         return _t.where(self._stable(), exact, series)
