@@ -45,8 +45,11 @@ class Kumaraswamy(TransformedDistribution):
         """((a - 1) / (a b - 1))^(1 / a) for a, b >= 1, else nan. PyTorch's formula (log1p of
         -b) is nan for every b >= 1 as well, so its mode is nan everywhere; this one is not."""
         a, b = self.concentration1, self.concentration0
+        undefined = (a < 1) | (b < 1)
+        # stand-ins where undefined, so no nan reaches the gradient through the unused branch
+        a, b = _t.where(undefined, 2.0, a), _t.where(undefined, 2.0, b)
         log_mode = ((a - 1).log() - (a * b - 1).log()) / a
-        return _t.where((a < 1) | (b < 1), math.nan, log_mode.exp())
+        return _t.where(undefined, math.nan, log_mode.exp())
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
