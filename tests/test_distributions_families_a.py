@@ -191,6 +191,22 @@ def test_generalized_pareto_matches_torch_in_float32():
            nd.GeneralizedPareto(0.0, 1.0, 0.3).expand((2,)).entropy(), 1e-6)
 
 
+def test_generalized_pareto_edges_match_torch():
+    # concentration -1 (uniform) and -0.5 at their upper ends, 0 and within 1e-8 of 0
+    # (the exponential limit), at the lower end and far out
+    c = [-1.0, -0.5, 0.0, 1e-9, -1e-9, 0.3, 2.0]
+    v = [[1.0, 2.0, 0.7, 0.7, 0.7, 0.0, 50.0], [0.0, 0.0, 0.0, 30.0, 1e-3, 1e3, 0.0]]
+    u = [[0.0, 0.5, 0.999, 0.3, 0.3, 1e-6, 0.9], [0.9, 0.0, 0.0, 0.999, 0.999, 0.5, 0.999]]
+    res = []
+    for L in (ndgrad, torch):
+        f = lambda x: L.tensor(x, dtype=L.float32)  # noqa: E731
+        d = L.distributions.GeneralizedPareto(f(0.0), f(1.0), f(c))
+        res.append([d.log_prob(f(v)), d.cdf(f(v)), d.log_survival_function(f(v)),
+                    d.icdf(f(u)), d.mean, d.variance])
+    for a, b in zip(res[1], res[0]):
+        _close(a, b, 2e-5)
+
+
 def test_generalized_pareto_float64_against_scipy():
     st = pytest.importorskip("scipy.stats")
     n, _ = _gp(ndgrad, ndgrad.float64)
@@ -520,8 +536,8 @@ def test_kl_edges_and_unregistered_pairs():
     cb = nd.ContinuousBernoulli(_t(ndgrad, [0.3, 0.7]))
     u = nd.Uniform(_t(ndgrad, [0.0, 0.0]), _t(ndgrad, [1.0, 1.0]))
     _close(-cb.entropy(), nd.kl_divergence(cb, u))
-    _close(td.kl_divergence(td.Beta(1.0, 1.0), td.ContinuousBernoulli(torch.tensor([0.3, 0.7],
-                                                                                   dtype=torch.float64))),
+    beta11 = td.Beta(_t(torch, [1.0, 1.0]), _t(torch, [1.0, 1.0]))     # Uniform(0, 1)
+    _close(td.kl_divergence(beta11, td.ContinuousBernoulli(_t(torch, [0.3, 0.7]))),
            nd.kl_divergence(u, cb))
     assert np.isinf(_np(nd.kl_divergence(nd.Uniform(_t(ndgrad, -0.1), 1.0), cb))).all()
     assert np.isinf(_np(nd.kl_divergence(cb, nd.Uniform(_t(ndgrad, 0.1), 1.0)))).all()
