@@ -1,8 +1,10 @@
 """ContinuousBernoulli (Loaiza-Ganem and Cunningham, 2019): density C(p) p^x (1 - p)^(1 - x) on
-[0, 1], given probs p or logits. The closed forms of log C, the moments, the cdf and the icdf
-cancel catastrophically as p nears 1/2, so for p inside `lims` they use p = lims[0] and the
-moment and normaliser values come from their Taylor polynomials in (p - 1/2) instead, as in
-PyTorch. Everything is written in ndgrad ops, so it differentiates to any order."""
+[0, 1], given probs p or logits (which are not a probability and log-odds here, despite the
+names). The closed forms of log C, the moments, the cdf and the icdf cancel catastrophically as
+p nears 1/2, so for p in (lims[0], lims[1]] (as PyTorch): log C and the moments come from their
+Taylor polynomials in (p - 1/2), the cdf and icdf are the uniform's, and the closed forms, which
+are still evaluated there, see p = lims[0] instead, so no nan reaches the gradient. Reparameterised
+through the icdf. Everything is written in ndgrad ops, so it differentiates to any order."""
 import math
 
 import ndgrad as _t
@@ -85,8 +87,6 @@ class ContinuousBernoulli(ExponentialFamily):
         d2 = (self.probs - 0.5).pow(2)
         series = 1.0 / 12.0 - d2 * (1.0 / 15.0 - d2 * (128.0 / 945.0))
         return _t.where(self._stable(), exact, series)
-
-    stddev = property(lambda self: self.variance.sqrt())
 
     # ------------------------------------------------------------ densities and sampling
 
