@@ -28,6 +28,11 @@ from . import kl_cross  # noqa: F401   (registers the cross-family KL pairs)
 from .constraint_registry import biject_to, transform_to
 from .transformed import (TransformedDistribution, LogisticNormal, Pareto, Weibull, HalfCauchy,
                           InverseGamma)
+from . import continuous_bernoulli, generalized_pareto, kumaraswamy, von_mises
+from .continuous_bernoulli import ContinuousBernoulli
+from .generalized_pareto import GeneralizedPareto
+from .kumaraswamy import Kumaraswamy
+from .von_mises import VonMises
 
 __all__ = [
     "Distribution", "ExponentialFamily", "kl_divergence", "register_kl", "constraints",
@@ -36,7 +41,8 @@ __all__ = [
     "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal",
     "StudentT", "Gamma", "Chi2", "Beta", "Dirichlet", "FisherSnedecor", "Pareto", "Weibull",
     "HalfCauchy", "InverseGamma", "MultivariateNormal", "LogisticNormal", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical",
+    "RelaxedOneHotCategorical", "ContinuousBernoulli", "GeneralizedPareto", "Kumaraswamy",
+    "VonMises",
     # discrete
     "Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough",
     "Geometric", "Poisson", "Binomial", "NegativeBinomial", "Multinomial",

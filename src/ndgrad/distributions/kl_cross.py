@@ -10,6 +10,7 @@ from .distribution import ExponentialFamily
 from .continuous import Normal, Uniform, Exponential, Laplace, Gumbel, _EULER
 from .gamma import Gamma, Beta
 from .transformed import TransformedDistribution, Pareto
+from .continuous_bernoulli import ContinuousBernoulli
 from .transforms import _sum_rightmost
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -44,6 +45,9 @@ for _p in _REAL + (Beta, Exponential, Gamma):
 for _p in _REAL:
     for _q in (Exponential, Gamma):
         register_kl(_p, _q)(_inf)
+for _p in _REAL + _POSITIVE:          # all of these put mass outside [0, 1]
+    register_kl(_p, ContinuousBernoulli)(_inf)
+register_kl(ContinuousBernoulli, Pareto)(_inf)
 
 
 # E_p[log q] for the q families, from p's first moments (and E[log x] where needed)
@@ -162,3 +166,35 @@ def _kl_uniform_pareto(p, q):
     ml = _uniform_mean_log(p.low, p.high)[0]
     r = _uniform_h(p) - q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * ml
     return _t.where(p.low < q.scale, math.inf, r)
+
+
+# ContinuousBernoulli: log q(x) = log C(q) + x logit(q) + log(1 - q) is linear in x, so
+# E_p[log q] needs only p's mean. (The strict inequalities below say where p leaves q's support;
+# PyTorch's CB-Uniform pairs also call the touching case Uniform(0, 1) infinite.)
+
+def _cb_mean_log(q, mean):
+    return q._log_norm() + mean * q.logits + (-q.probs).log1p()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_cb_cb(p, q):
+    return _cb_mean_log(p, p.mean) - _cb_mean_log(q, p.mean)
+
+
+register_kl(Beta, ContinuousBernoulli)(lambda p, q: -p.entropy() - _cb_mean_log(q, p.mean))
+register_kl(ContinuousBernoulli, Exponential)(
+    lambda p, q: -p.entropy() + _neg_log_exponential(q, p.mean))
+register_kl(ContinuousBernoulli, Normal)(
+    lambda p, q: -p.entropy() + _neg_log_normal(q, p.mean, p.variance))
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_cb_uniform(p, q):
+    r = -p.entropy() + (q.high - q.low).log()
+    return _t.where((q.low > 0) | (q.high < 1), math.inf, r)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_cb(p, q):
+    r = _uniform_h(p) - _cb_mean_log(q, p.mean)
+    return _t.where((p.low < 0) | (p.high > 1), math.inf, r)
