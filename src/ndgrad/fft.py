@@ -29,7 +29,7 @@ from .ops.shape import cat, narrow, roll
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
-           "rfftfreq", "fftshift", "ifftshift"]
+           "rfftfreq", "fftshift", "ifftshift", "Tensor"]
 
 _NP_FORWARD = {"none": "backward", "sqrt": "ortho", "n": "forward"}  # numpy's name, forward sign
 _NP_INVERSE = {"none": "forward", "sqrt": "ortho", "n": "backward"}  # ... inverse sign

@@ -51,3 +51,17 @@ from .ops.linalg import linalg_diagonal as diagonal  # noqa: E402
 __all__ += ["solve_ex", "inv_ex", "cholesky_ex", "lu_factor_ex", "eig", "eigvals",
             "householder_product", "vecdot", "tensorinv", "tensorsolve", "ldl_factor",
             "ldl_factor_ex", "ldl_solve", "diagonal"]
+
+# The shared notes torch.linalg's docstrings are assembled from (the same keys as PyTorch's).
+common_notes = {
+    "experimental_warning": "This function is \"experimental\" and it may change in a future "
+                            "release.",
+    "sync_note": "When inputs are on a CUDA device, this function synchronizes that device with "
+                 "the CPU.",
+    "sync_note_ex": "When the inputs are on a CUDA device, this function synchronizes only when "
+                    ":attr:`check_errors`\\ `= True`.",
+    "sync_note_has_ex": "When inputs are on a CUDA device, this function synchronizes that device "
+                        "with the CPU. For a version of this function that does not synchronize, "
+                        "see :func:`{}`.",
+}
+__all__ += ["common_notes"]
