@@ -6,7 +6,12 @@ backward fails here. For each sample: the forward in each dtype (same values, dt
 results on cuda:0), the input gradients (same values, on cuda:0), and on the case's first shape
 float64 gradcheck and gradgradcheck on the device. Factories called inside a case (index
 tensors, ...) land on the device through torch.set_default_device, as in a GPU program.
+
+With NDGRAD_TEST_REAL_CUDA=1 on a machine with CuPy and a GPU, the same tests run on the real
+device instead (with float64 tolerances for its own kernels).
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -24,8 +29,19 @@ FIRST_SHAPE = [p for p in T.GRADCHECK_SAMPLES
                if T._shape_index(p.values[0], p.values[1]) == 0]
 
 
+REAL = os.environ.get("NDGRAD_TEST_REAL_CUDA") == "1"
+TOL = 1e-9 if REAL else 1e-12
+
+
 @pytest.fixture
 def on_device():
+    if REAL:
+        if not _backend.cuda_available():
+            pytest.skip("NDGRAD_TEST_REAL_CUDA=1 but no CUDA device")
+        ndgrad.set_default_device("cuda")
+        yield "cuda"
+        ndgrad.set_default_device(None)
+        return
     before = _backend.use_standin(True)
     ndgrad.set_default_device("cuda")
     try:
@@ -59,7 +75,7 @@ def _same(ours, ref, what):
             ours, ref = ours.to_dense(), ref.to_dense()
         o, r = ours.detach().cpu().numpy(), ref.detach().numpy()
         if r.dtype.kind in "fc":
-            np.testing.assert_allclose(o, r, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=what)
+            np.testing.assert_allclose(o, r, rtol=TOL, atol=TOL, equal_nan=True, err_msg=what)
         else:
             np.testing.assert_array_equal(o, r, err_msg=what)
         return
