@@ -312,6 +312,26 @@ CASES = [
     Case("mha_forward_causal", lambda t: _mha(t, attn_mask=t[7] > 0.5, is_causal=True,
                                               need_weights=False),
          *_attn_inputs(), np.triu(np.ones((3, 5)), 1), fixed=(7,)),
+    Case("activations_more", lambda t: (
+        F.glu(t[0], 1), F.hardshrink(t[0], 0.3), F.softshrink(t[0], 0.3), F.prelu(t[0], t[1])),
+        _r(3, 4), _pos(4)),
+    Case("activations_inplace", lambda t: (
+        F.relu_(t[0] * 1), F.elu_(t[0] * 1), F.celu_(t[0] * 1), F.selu_(t[0] * 1),
+        F.leaky_relu_(t[0] * 1, 0.2), F.hardtanh_(t[0] * 1), F.threshold_(t[0] * 1, 0.1, 2.0),
+        F.rrelu_(t[0] * 1)), _r(3, 4)),
+    Case("linear_cross_entropy", lambda t: F.linear_cross_entropy(t[0], t[1], t[2],
+                                                                  label_smoothing=0.1),
+         _r(4, 3), _r(5, 3), _ints(5, 4)),
+    Case("grouped_mm", lambda t: F.grouped_mm(t[0].float(), t[1].float(),
+                                              offs=ndgrad.tensor([2, 5], dtype=ndgrad.int32)),
+         _r(6, 3), _r(2, 3, 4)),
+    Case("with_indices_variants", lambda t: (
+        F.max_pool1d_with_indices(t[0][0], 2), F.max_pool2d_with_indices(t[0], 2),
+        F.adaptive_max_pool1d_with_indices(t[0][0], 3),
+        F.adaptive_max_pool2d_with_indices(t[0], 3),
+        F.fractional_max_pool2d_with_indices(t[0], 2, output_size=2,
+                                             _random_samples=t[1][:1, :2]),
+        F.native_channel_shuffle(t[0], 2)), _r(1, 2, 4, 5), _SAMPLES_2D, fixed=(1,)),
     # ---------------------------------------------------------------- shape and distances
     Case("unfold", lambda t: F.unfold(t[0], (2, 3), dilation=1, padding=1, stride=2),
          _r(2, 2, 5, 6)),

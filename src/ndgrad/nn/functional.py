@@ -9,7 +9,7 @@ import warnings
 
 import numpy as _np
 
-from .._backend import xp_of, to_numpy
+from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
 from .._tensor import _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
@@ -35,18 +35,18 @@ def _pair(x, n=2):
 
 def _xp(t):
     """The array module of tensor `t`'s data."""
-    return xp_of(t._data)
+    return _xp_of(t._data)
 
 
 def _const(like, array):
     """A constant tensor with `like`'s dtype on `like`'s device (`array`: a number, a host
     array of metadata built from shapes, or an array of `like`'s device)."""
-    return _make(xp_of(like._data).asarray(array, dtype=like.dtype.np))
+    return _make(_xp_of(like._data).asarray(array, dtype=like.dtype.np))
 
 
 def _index(like, array):
     """An int64 index tensor on `like`'s device (from a host or device array)."""
-    return _make(xp_of(like._data).asarray(array, dtype=_np.int64))
+    return _make(_xp_of(like._data).asarray(array, dtype=_np.int64))
 
 
 _RED = {"none": 0, "mean": 1, "sum": 2}
@@ -756,7 +756,7 @@ def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq
         keep = _make((indices._data != padding_idx).astype(grad.dtype.np))
         grad = grad * keep.unsqueeze(-1)
     if scale_grad_by_freq:  # each row's gradient over the number of its lookups
-        counts = xp_of(indices._data).bincount(indices._data.reshape(-1),
+        counts = _xp_of(indices._data).bincount(indices._data.reshape(-1),
                                                minlength=weight_shape[0])
         grad = grad / _const(grad, counts[indices._data][..., None])
     return K.index_add(grad, indices._data, 0, weight_shape[0])
@@ -771,7 +771,7 @@ def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_
     padding_idx lookups left out), as PyTorch's embedding_sparse_backward."""
     from .._sparse import sparse_coo_tensor
     idx = indices._data.reshape(-1)
-    xp = xp_of(idx)
+    xp = _xp_of(idx)
     g = grad.reshape(-1, weight_shape[1])
     if scale_grad_by_freq:
         counts = xp.bincount(idx, minlength=weight_shape[0])
@@ -800,7 +800,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     idx = input._data
-    xp = xp_of(idx)
+    xp = _xp_of(idx)
     lo, hi = (int(idx.min()), int(idx.max())) if idx.size else (0, 0)  # host: bounds check
     if lo < -n or hi >= n:
         raise IndexError("index out of range in self")
@@ -1072,7 +1072,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}")
-    xp = xp_of(tt)
+    xp = _xp_of(tt)
     safe = xp.where(valid, tt, 0)
     w = (weight._data[safe] if weight is not None else xp.ones(tt.shape)) * valid
     onehot = xp.moveaxis(safe[..., None] == xp.arange(C), -1, 1)
@@ -1769,7 +1769,7 @@ def _cubic_weights(t, A=-0.75):
 
 def _tap_coord(c, size, padding_mode, align_corners):
     """Integer tap positions (an array) under the padding mode; zeros: as they are."""
-    xp = xp_of(c)
+    xp = _xp_of(c)
     if padding_mode == "border":
         c = xp.clip(c, 0, size - 1)
     elif padding_mode == "reflection":
@@ -1888,7 +1888,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        off = to_numpy(offsets._data).astype(_np.int64)  # host: the bags' bounds set the layout
+        off = _to_numpy(offsets._data).astype(_np.int64)  # host: the bags' bounds set the layout
         if off.size and off[0] != 0:
             raise RuntimeError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
@@ -1928,7 +1928,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     valid = pos < ends[:, None]
     pos = _np.where(valid, pos, 0)  # host: layout
     ids = flat_in._data
-    xp = xp_of(ids)
+    xp = _xp_of(ids)
     pos, valid = xp.asarray(pos), xp.asarray(valid)
     if padding_idx is not None:
         if padding_idx < 0:
@@ -1974,7 +1974,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     N, C = x.shape
     if C and ((t < -1) | (t >= C)).any():
         raise RuntimeError("argument #2 'target' is out of range")
-    xp = xp_of(t)
+    xp = _xp_of(t)
     listed = xp.cumprod(t >= 0, axis=1).astype(bool)  # the labels before the first -1
     cnt = xp.zeros((N, C))
     xp.add.at(cnt, (xp.nonzero(listed)[0], t[listed]), 1)
@@ -2040,7 +2040,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         h = h * h
     if weight is not None:
         h = h * weight[tt]
-    xp = xp_of(t)
+    xp = _xp_of(t)
     off = xp.ones((N, C))
     off[xp.arange(N), t] = 0
     loss = (h * _const(x, off)).sum(1) / C
@@ -2235,7 +2235,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def _lengths(x):
     if hasattr(x, "_data"):
-        return [int(v) for v in to_numpy(x._data).reshape(-1)]  # host: the lengths set the loop
+        return [int(v) for v in _to_numpy(x._data).reshape(-1)]  # host: the lengths set the loop
     return [int(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
 
 
@@ -2253,7 +2253,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tgt_len) != N:
         raise RuntimeError("target_lengths must be of size batch_size")
-    tg = to_numpy(targets._data).astype(_np.int64)  # host: the targets set the layout
+    tg = _to_numpy(targets._data).astype(_np.int64)  # host: the targets set the layout
     if tg.ndim == 2:
         rows = [tg[n, :tgt_len[n]] for n in range(N)]
     else:
