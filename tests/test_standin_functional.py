@@ -4,7 +4,8 @@ The entries the op table does not cover (convolutions, pooling with indices and 
 resampling, padding, embeddings, normalization, every loss, attention, ...) run on CPU tensors
 and on "cuda" tensors of the stand-in, whose arrays refuse any implicit trip through NumPy: a
 host fallback in a forward or a backward fails here. Each case checks that the results are on
-cuda:0 and equal the CPU's (values, dtype, shape), and so are the input gradients. Random entries
+cuda:0 and equal the CPU's (values, dtype, shape), and so are the input gradients and their
+gradients (the backward formulas, run differentiably, on the device too). Random entries
 (dropout in training, gumbel_softmax) are checked for device and shape only; in eval mode for
 their values. Factories called inside a case land on the device through set_default_device,
 as in a GPU program.
@@ -423,3 +424,35 @@ def test_cases_cover_the_functional_entries():
                   "cross_entropy nll_loss ctc_loss gumbel_softmax sdpa mha_forward unfold fold "
                   "pixel_shuffle normalize cosine_similarity pdist cdist").split():
         assert entry in names, entry
+
+
+def _grads_of_grads(case, device):
+    """The input gradients, and the gradients of (their sum against fixed weights), on `device`:
+    the backward formulas run (differentiably) on the device too."""
+    out, leaves = _run(case, device, True)
+    outs = [o for o in _flat(out) if o.requires_grad]
+    diff = [t for t in leaves if t.requires_grad]
+    if not outs or not diff:
+        pytest.skip("nothing differentiable")
+    gs = [np.random.default_rng(k).standard_normal(tuple(o.shape)) for k, o in enumerate(outs)]
+    loss = sum((o * ndgrad.tensor(g, dtype=o.dtype)).sum() for o, g in zip(outs, gs))
+    g1 = ndgrad.autograd.grad(loss, diff, create_graph=True, allow_unused=True)
+    used = [(t, g) for t, g in zip(diff, g1) if g is not None and g.requires_grad]
+    if not used:
+        return list(g1), []
+    vs = [np.random.default_rng(10 + k).standard_normal(tuple(g.shape))
+          for k, (_, g) in enumerate(used)]
+    total = sum((g * ndgrad.tensor(v, dtype=g.dtype)).sum() for (_, g), v in zip(used, vs))
+    return list(g1), list(ndgrad.autograd.grad(total, diff, allow_unused=True))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad and not c.random], ids=repr)
+def test_double_backward_on_device(case, on_device):
+    ref1, ref2 = _grads_of_grads(case, None)
+    ours1, ours2 = _grads_of_grads(case, on_device)
+    assert len(ours2) == len(ref2)
+    for k, (o, r) in enumerate(zip(ours1 + ours2, ref1 + ref2)):
+        if r is None:
+            assert o is None, f"{case.name}: gradient {k}"
+            continue
+        _same(o, r, f"{case.name}: gradient {k}")
