@@ -166,6 +166,8 @@ CASES = [
          _r(1, 1, 2, 3, 3)),
     Case("interpolate_area", lambda t: F.interpolate(t[0], size=(2, 3), mode="area"),
          _r(1, 2, 5, 7)),
+    Case("interpolate_area_3d", lambda t: F.interpolate(t[0], size=(2, 3, 2), mode="area"),
+         _r(1, 2, 5, 4, 3)),
     Case("upsample_nearest1d", lambda t: F.interpolate(t[0], scale_factor=2), _r(1, 2, 3)),
     Case("affine_grid_2d", lambda t: F.affine_grid(t[0], (2, 1, 3, 4), align_corners=False),
          _r(2, 2, 3)),

@@ -947,8 +947,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             out = K.take(out, _xp(out).asarray(idx), 2 + i)
         return out
     if mode == "area":
-        return adaptive_avg_pool2d(input, out_sizes) if nd == 2 else \
-            adaptive_avg_pool1d(input, out_sizes)
+        if nd == 3:
+            from ._functional_extra import adaptive_avg_pool3d as pool
+        else:
+            pool = adaptive_avg_pool2d if nd == 2 else adaptive_avg_pool1d
+        return pool(input, out_sizes)
     if mode in ("linear", "bilinear", "trilinear", "bicubic"):
         ac = bool(align_corners)
         make = _cubic_matrix if mode == "bicubic" else _linear_matrix
