@@ -458,3 +458,39 @@ def test_double_backward_on_device(case, on_device):
             assert o is None, f"{case.name}: gradient {k}"
             continue
         _same(o, r, f"{case.name}: gradient {k}")
+
+
+ERRORS = [
+    ("embedding_out_of_range", lambda: F.embedding(ndgrad.tensor([0, 6]), ndgrad.randn(6, 2))),
+    ("nll_loss_target_out_of_bounds", lambda: F.nll_loss(ndgrad.randn(2, 3),
+                                                        ndgrad.tensor([0, 3]))),
+    ("cross_entropy_target_out_of_bounds", lambda: F.cross_entropy(ndgrad.randn(2, 3),
+                                                                  ndgrad.tensor([-2, 1]))),
+    ("multilabel_target_out_of_range", lambda: F.multilabel_margin_loss(
+        ndgrad.randn(2, 3), ndgrad.tensor([[0, 3, -1], [1, -1, 0]]))),
+    ("multi_margin_target_out_of_range", lambda: F.multi_margin_loss(ndgrad.randn(2, 3),
+                                                                    ndgrad.tensor([0, 3]))),
+    ("binary_cross_entropy_input_range", lambda: F.binary_cross_entropy(
+        ndgrad.tensor([0.5, 1.5]), ndgrad.tensor([0.0, 1.0]))),
+    ("max_unpool_invalid_index", lambda: F.max_unpool1d(
+        ndgrad.randn(1, 1, 2), ndgrad.tensor([[[0, 9]]]), 2)),
+    ("embedding_bag_first_offset", lambda: F.embedding_bag(
+        ndgrad.tensor([0, 1, 2]), ndgrad.randn(3, 2), ndgrad.tensor([1, 2]))),
+    ("ctc_input_lengths", lambda: F.ctc_loss(ndgrad.randn(3, 1, 4).log_softmax(2),
+                                             ndgrad.tensor([[1, 2]]), (4,), (2,))),
+]
+
+
+@pytest.mark.parametrize("name,call", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_on_device(name, call, on_device):
+    """Checks that read values (indices, targets, offsets) raise PyTorch's error on the device
+    too, not a refused host conversion."""
+    errors = []
+    for device in (None, on_device):
+        ndgrad.set_default_device(device)
+        with pytest.raises(Exception) as info:
+            call()
+        errors.append(info.value)
+    cpu, dev = errors
+    assert type(dev) is type(cpu) and str(dev) == str(cpu), f"{name}: {dev!r} vs {cpu!r}"
+    assert not isinstance(cpu, TypeError), f"{name}: {cpu!r}"
