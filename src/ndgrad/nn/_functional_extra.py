@@ -14,8 +14,9 @@ from .._backend import xp_of
 from .._tensor import _make
 from ..ops._registry import defop
 from . import functional as _F
-from .functional import (_pair, _const, _index, _check_p, _assign, _adaptive_matrix, _adaptive_max,
-                         _unpool_size, _max_unpool, avg_pool3d, max_pool3d, relu, matmul)
+from .functional import (_pair, _const, _index, _check_p, _assign, _adaptive_matrix,
+                         _adaptive_max, _unpool_size, _max_unpool, avg_pool3d, max_pool3d, relu,
+                         matmul)
 
 __all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
            "lp_pool3d", "max_pool3d_with_indices", "max_unpool3d", "fractional_max_pool2d",
