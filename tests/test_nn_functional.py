@@ -128,6 +128,15 @@ def test_interpolate_linear_1d_matches_torch(torch):
                                    torch.nn.functional.interpolate(t, **kw).numpy(), atol=1e-12)
 
 
+def test_interpolate_area_1d_3d_matches_torch(torch):
+    rng = np.random.default_rng(0)
+    for shape, size in (((2, 3, 7), 3), ((1, 2, 5, 4, 3), (2, 3, 2))):
+        (o,), (t,) = _both(torch, rng.standard_normal(shape))
+        np.testing.assert_allclose(
+            F.interpolate(o, size=size, mode="area").numpy(),
+            torch.nn.functional.interpolate(t, size=size, mode="area").numpy(), atol=1e-12)
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 def test_pad_matches_torch(torch, mode):
     a = np.random.default_rng(0).standard_normal((2, 3, 4, 5))

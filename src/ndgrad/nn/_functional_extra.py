@@ -4,16 +4,19 @@ the torch-function helpers. Composed of ndgrad ops (the 3-d convolution and max 
 are the N-d ones of ops/nn_ops.py), so everything is differentiable to any order. Imported into
 nn.functional, whose helpers it uses.
 """
+import math
 import warnings
 
 import numpy as _np
 
 from .._argcheck import check_tensor as _check_tensor
+from .._backend import xp_of
 from .._tensor import _make
 from ..ops._registry import defop
 from . import functional as _F
-from .functional import (_pair, _const, _check_p, _assign, _adaptive_matrix, _adaptive_max,
-                         _unpool_size, _max_unpool, avg_pool3d, max_pool3d, relu, matmul)
+from .functional import (_pair, _const, _index, _check_p, _assign, _adaptive_matrix,
+                         _adaptive_max, _unpool_size, _max_unpool, avg_pool3d, max_pool3d, relu,
+                         matmul)
 
 __all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
            "lp_pool3d", "max_pool3d_with_indices", "max_unpool3d", "fractional_max_pool2d",
@@ -115,11 +118,12 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def _intervals(sample, n_in, n_out, pool, dtype):
     """PyTorch's pseudo-random window starts along one dim, computed in the input's dtype:
     int((i + u) * alpha) - int(u * alpha), the last one n_in - pool."""
-    seq = _np.zeros(sample.shape + (n_out,), dtype=_np.int64)
+    xp = xp_of(sample)
+    seq = xp.zeros(sample.shape + (n_out,), dtype=_np.int64)
     if n_out > 1:
         alpha = dtype.type(n_in - pool) / dtype.type(n_out - 1)
         u = sample.astype(dtype)
-        i = _np.arange(n_out - 1, dtype=dtype)
+        i = xp.arange(n_out - 1, dtype=dtype)
         seq[..., :-1] = ((i + u[..., None]) * alpha).astype(_np.int64) - \
             (u * alpha).astype(_np.int64)[..., None]
     if n_out > 0:
@@ -178,23 +182,24 @@ def _fractional(name, nd, input, kernel_size, output_size, output_ratio, samples
     u = samples._data[:N]
     # the samples' order per plane: 2-d (width, height), 3-d (time, height, width)
     order = (1, 0) if nd == 2 else (0, 1, 2)
-    plane_strides = [int(_np.prod(sizes[i + 1:], dtype=_np.int64)) for i in range(nd)]
-    flat = _np.zeros((N, C) + (1,) * (2 * nd), dtype=_np.int64)
+    xp = xp_of(u)
+    plane_strides = [math.prod(sizes[i + 1:]) for i in range(nd)]
+    flat = xp.zeros((N, C) + (1,) * (2 * nd), dtype=_np.int64)
     for i in range(nd):
         starts = _intervals(u[..., order[i]], sizes[i], outs[i], pool[i], input.dtype.np)
-        pos = starts[..., :, None] + _np.arange(pool[i])                # (N, C, o, k)
+        pos = starts[..., :, None] + xp.arange(pool[i])                # (N, C, o, k)
         shape = [N, C] + [1] * (2 * nd)
         shape[2 + i], shape[2 + nd + i] = outs[i], pool[i]
         flat = flat + (pos * plane_strides[i]).reshape(shape)
-    P, Kn = int(_np.prod(outs)), int(_np.prod(pool))
+    P, Kn = math.prod(outs), math.prod(pool)
     flat = flat.reshape(N, C, P, Kn)
     xv = x._data.reshape(N, C, -1)
-    win = _np.take_along_axis(xv, flat.reshape(N, C, -1), -1).reshape(N, C, P, Kn)
+    win = xp.take_along_axis(xv, flat.reshape(N, C, -1), -1).reshape(N, C, P, Kn)
     nan = win != win
     # the first maximum of each window, or its last NaN
-    arg = _np.where(nan.any(-1), Kn - 1 - _np.argmax(nan[..., ::-1], -1),
-                    _np.argmax(_np.where(nan, -_np.inf, win), -1) if Kn else 0)
-    idx = _np.take_along_axis(flat, arg[..., None], -1)[..., 0]          # (N, C, P)
+    arg = xp.where(nan.any(-1), Kn - 1 - xp.argmax(nan[..., ::-1], -1),
+                   xp.argmax(xp.where(nan, -_np.inf, win), -1) if Kn else 0)
+    idx = xp.take_along_axis(flat, arg[..., None], -1)[..., 0]          # (N, C, P)
     vals = x.reshape(N, C, -1).gather(2, _make(idx)).reshape(N, C, *outs)
     idx = _make(idx.reshape((N, C) + tuple(outs)))
     if unb:
@@ -268,10 +273,10 @@ def _alpha_dropout(input, p, training, inplace, feature):
         shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     else:
         shape = tuple(input.shape)
-    keep = (_rng(None).random(shape) < 1 - p).astype(input.dtype.np)
-    a = 1.0 / _np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    keep = (_rng(None).random(shape) < 1 - p).astype(input.dtype.np)  # a host draw, moved once
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     b = (keep - 1) * (_ALPHA * a) + _ALPHA * a * p
-    out = input * _make((keep * a).astype(input.dtype.np)) + _make(b.astype(input.dtype.np))
+    out = input * _const(input, keep * a) + _const(input, b)
     return _assign(input, out) if inplace else out
 
 
@@ -331,8 +336,8 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    i, j = _np.triu_indices(n, 1)
-    diff = input[_make(i)] - input[_make(j)]
+    i, j = _np.triu_indices(n, 1)  # host: the pairs, from the shape
+    diff = input[_index(input, i)] - input[_index(input, j)]
     from ..linalg import vector_norm
     if p == float("inf"):  # every tied maximum gets the whole gradient, as PyTorch's
         a = diff.abs()
@@ -362,13 +367,13 @@ def _lrn_windows(C, size):
     """The channel windows of the legacy CrossMapLRN2d kernel as 0/1 (C, C) matrices: the
     forward's running sum (which keeps channel 0 once added) and the backward's window."""
     pre = int((size - 1) / 2 + 1)
-    fwd = _np.zeros((C, C))
+    fwd = _np.zeros((C, C))  # host: window tables from the shape
     for c in range(C):
         fwd[c, :min(C, c + pre)] = 1
         if c > pre:
             fwd[c, 1:c - pre + 1] = 0
     inv = int(size - (size - 1) / 2)
-    j = _np.arange(C)
+    j = _np.arange(C)  # host: window table
     bwd = ((j[None, :] >= j[:, None] - inv) & (j[None, :] <= j[:, None] + size - 1 - inv))
     return fwd, bwd.astype(_np.float64)
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as _np
 
+from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
 from .._tensor import _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
@@ -32,9 +33,20 @@ def _pair(x, n=2):
     return (x,) * n
 
 
+def _xp(t):
+    """The array module of tensor `t`'s data."""
+    return _xp_of(t._data)
+
+
 def _const(like, array):
-    """A constant tensor with `like`'s dtype."""
-    return _make(_np.asarray(array, dtype=like.dtype.np))
+    """A constant tensor with `like`'s dtype on `like`'s device (`array`: a number, a host
+    array of metadata built from shapes, or an array of `like`'s device)."""
+    return _make(_xp_of(like._data).asarray(array, dtype=like.dtype.np))
+
+
+def _index(like, array):
+    """An int64 index tensor on `like`'s device (from a host or device array)."""
+    return _make(_xp_of(like._data).asarray(array, dtype=_np.int64))
 
 
 _RED = {"none": 0, "mean": 1, "sum": 2}
@@ -435,11 +447,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_divisor(size, o, k, s, p, count_include_pad):
     """Per-output divisor along one axis (PyTorch's pooling window clipping rules)."""
-    starts = _np.arange(o) * s - p
-    ends = _np.minimum(starts + k, size + p)
+    starts = _np.arange(o) * s - p  # host: window bounds from the shape
+    ends = _np.minimum(starts + k, size + p)  # host: window bounds
     pool = ends - starts
-    starts_c = _np.maximum(starts, 0)
-    ends_c = _np.minimum(ends, size)
+    starts_c = _np.maximum(starts, 0)  # host: window bounds
+    ends_c = _np.minimum(ends, size)  # host: window bounds
     return pool, ends_c - starts_c
 
 
@@ -458,16 +470,16 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     _check_pool_out(x, out_hw)
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
                  for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
-    ones = _make(_np.ones((1, 1) + k, dtype=x.dtype.np))
+    ones = _make(_xp(x).ones((1, 1) + k, dtype=x.dtype.np))
     y = K.conv2d(x.reshape(N * C, 1, *sizes), ones, None, s, pads, (1,) * nd, 1, out_hw)
     y = y.reshape(N, C, *out_hw)
     if divisor_override:
-        div = _np.full(out_hw, float(divisor_override))
+        div = float(divisor_override)
     else:
-        div = _np.ones(())
+        div = _np.ones(())  # host: the divisor map, from the shape (moved once by _const)
         for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p):
             pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
-            div = _np.multiply.outer(div, pool if count_include_pad else clipped)
+            div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
 
@@ -497,7 +509,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def _adaptive_matrix(size, out, dtype):
-    m = _np.zeros((out, size), dtype=dtype.np)
+    m = _np.zeros((out, size), dtype=dtype.np)  # host: averaging weights from the shape
     for i in range(out):
         a = (i * size) // out
         b = -(-((i + 1) * size) // out)
@@ -701,11 +713,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     from .._creation import _rng
     if p == 1:
-        mask = _np.zeros(input.shape, dtype=input.dtype.np)
-    else:
+        mask = 0.0
+    else:  # a host draw, moved to the input's device once
         keep = _rng(None).random(input.shape) >= p
         mask = keep.astype(input.dtype.np) / (1 - p)
-    out = input * _make(mask)
+    out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
 
 
@@ -718,10 +730,10 @@ def _channel_dropout(input, p, training, inplace, nd):
     shape = input.shape[:2] if batched else input.shape[:1]
     shape = tuple(shape) + (1,) * nd
     if p == 1:
-        mask = _np.zeros(shape, dtype=input.dtype.np)
-    else:
+        mask = _xp(input).zeros(shape, dtype=input.dtype.np)
+    else:  # a host draw, moved to the input's device once
         mask = (_rng(None).random(shape) >= p).astype(input.dtype.np) / (1 - p)
-    out = input * _make(mask)
+    out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
 
 
@@ -744,7 +756,8 @@ def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq
         keep = _make((indices._data != padding_idx).astype(grad.dtype.np))
         grad = grad * keep.unsqueeze(-1)
     if scale_grad_by_freq:  # each row's gradient over the number of its lookups
-        counts = _np.bincount(indices._data.reshape(-1), minlength=weight_shape[0])
+        counts = _xp_of(indices._data).bincount(indices._data.reshape(-1),
+                                               minlength=weight_shape[0])
         grad = grad / _const(grad, counts[indices._data][..., None])
     return K.index_add(grad, indices._data, 0, weight_shape[0])
 
@@ -758,12 +771,13 @@ def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_
     padding_idx lookups left out), as PyTorch's embedding_sparse_backward."""
     from .._sparse import sparse_coo_tensor
     idx = indices._data.reshape(-1)
+    xp = _xp_of(idx)
     g = grad.reshape(-1, weight_shape[1])
     if scale_grad_by_freq:
-        counts = _np.bincount(idx, minlength=weight_shape[0])
+        counts = xp.bincount(idx, minlength=weight_shape[0])
         g = g / _const(g, counts[idx][:, None])
     if padding_idx is not None:
-        keep = _np.nonzero(idx != padding_idx)[0]
+        keep = xp.nonzero(idx != padding_idx)[0]
         idx = idx[keep]
         g = g.index_select(0, _make(keep.astype(_np.int64)))
     return sparse_coo_tensor(_make(idx.reshape(1, -1).astype(_np.int64)), g, weight_shape,
@@ -786,15 +800,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     idx = input._data
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    xp = _xp_of(idx)
+    lo, hi = (int(idx.min()), int(idx.max())) if idx.size else (0, 0)  # host: bounds check
+    if lo < -n or hi >= n:
         raise IndexError("index out of range in self")
-    idx = _np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
+    idx = xp.where(idx < 0, idx + n, idx) if lo < 0 else idx
     if max_norm is not None:
         with no_grad():
-            rows = _np.unique(idx)
+            rows = xp.unique(idx)
             w = weight._data[rows]
-            norms = _np.linalg.norm(w, ord=norm_type, axis=1, keepdims=True)
-            scale = _np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            norms = xp.linalg.norm(w, ord=norm_type, axis=1, keepdims=True)
+            scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight._data[rows] = w * scale
     op = _embedding_sparse if sparse else _embedding
     return op(weight, _make(idx), padding_idx, scale_grad_by_freq)
@@ -815,15 +831,16 @@ _constant_pad = defop("constant_pad_nd", _constant_pad_fwd, node_name="ConstantP
 
 
 def _pad_index(n, a, b, mode):
-    i = _np.arange(-a, n + b)
+    # host: the source index of each padded position, from the shape
+    i = _np.arange(-a, n + b)  # host: index table
     if mode == "replicate":
-        return _np.clip(i, 0, n - 1)
+        return _np.clip(i, 0, n - 1)  # host: index table
     if mode == "circular":
         return i % n
     # reflect
     period = 2 * (n - 1)
-    i = _np.abs(i) % period if period else _np.zeros_like(i)
-    return _np.where(i >= n, period - i, i)
+    i = _np.abs(i) % period if period else _np.zeros_like(i)  # host: index table
+    return _np.where(i >= n, period - i, i)  # host: index table
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -856,41 +873,41 @@ def pad(input, pad, mode="constant", value=None):
                 f"dimension, but got: padding ({a}, {b}) at dimension {d} of input "
                 f"{list(input.shape)}")
         if a or b:
-            out = K.take(out, _pad_index(n, a, b, mode), d)
+            out = K.take(out, _xp(out).asarray(_pad_index(n, a, b, mode)), d)
     return out
 
 
 def _nearest_index(n_in, n_out, scale, exact=False):
     s = (1.0 / scale) if scale else n_in / n_out
-    src = (_np.arange(n_out) + 0.5) * s if exact else _np.arange(n_out) * s
-    return _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)
+    src = (_np.arange(n_out) + 0.5) * s if exact else _np.arange(n_out) * s  # host: shape table
+    return _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)  # host: shape table
 
 
 def _linear_matrix(n_in, n_out, align_corners, scale, dtype):
-    m = _np.zeros((n_out, n_in), dtype=_np.float64)
-    j = _np.arange(n_out)
+    m = _np.zeros((n_out, n_in), dtype=_np.float64)  # host: shape table
+    j = _np.arange(n_out)  # host: shape table
     if align_corners:
-        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)
+        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)  # host: shape table
     else:
         s = (1.0 / scale) if scale else n_in / n_out
-        src = _np.maximum((j + 0.5) * s - 0.5, 0)
-    i0 = _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)
-    i1 = _np.minimum(i0 + 1, n_in - 1)
+        src = _np.maximum((j + 0.5) * s - 0.5, 0)  # host: shape table
+    i0 = _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)  # host: shape table
+    i1 = _np.minimum(i0 + 1, n_in - 1)  # host: shape table
     lam = src - i0
-    _np.add.at(m, (j, i0), 1 - lam)
-    _np.add.at(m, (j, i1), lam)
+    _np.add.at(m, (j, i0), 1 - lam)  # host: shape table
+    _np.add.at(m, (j, i1), lam)  # host: shape table
     return m.astype(dtype.np)
 
 
 def _cubic_matrix(n_in, n_out, align_corners, scale, dtype, A=-0.75):
     """Bicubic (Keys, A = -0.75) resampling along one axis, border indices clamped (torch)."""
-    j = _np.arange(n_out)
+    j = _np.arange(n_out)  # host: shape table
     if align_corners:
-        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)
+        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)  # host: shape table
     else:
         s = (1.0 / scale) if scale else n_in / n_out
         src = (j + 0.5) * s - 0.5
-    i0 = _np.floor(src).astype(_np.int64)
+    i0 = _np.floor(src).astype(_np.int64)  # host: shape table
     t = src - i0
 
     def near(x):  # |x| <= 1
@@ -898,9 +915,9 @@ def _cubic_matrix(n_in, n_out, align_corners, scale, dtype, A=-0.75):
 
     def far(x):  # 1 < |x| < 2
         return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
-    m = _np.zeros((n_out, n_in))
+    m = _np.zeros((n_out, n_in))  # host: shape table
     for k, w in zip((-1, 0, 1, 2), (far(t + 1), near(t), near(1 - t), far(2 - t))):
-        _np.add.at(m, (j, _np.clip(i0 + k, 0, n_in - 1)), w)
+        _np.add.at(m, (j, _np.clip(i0 + k, 0, n_in - 1)), w)  # host: shape table
     return m.astype(dtype.np)
 
 
@@ -927,11 +944,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "nearest-exact"):
         for i in range(nd):
             idx = _nearest_index(in_sizes[i], out_sizes[i], scales[i], mode == "nearest-exact")
-            out = K.take(out, idx, 2 + i)
+            out = K.take(out, _xp(out).asarray(idx), 2 + i)
         return out
     if mode == "area":
-        return adaptive_avg_pool2d(input, out_sizes) if nd == 2 else \
-            adaptive_avg_pool1d(input, out_sizes)
+        if nd == 3:
+            from ._functional_extra import adaptive_avg_pool3d as pool
+        else:
+            pool = adaptive_avg_pool2d if nd == 2 else adaptive_avg_pool1d
+        return pool(input, out_sizes)
     if mode in ("linear", "bilinear", "trilinear", "bicubic"):
         ac = bool(align_corners)
         make = _cubic_matrix if mode == "bicubic" else _linear_matrix
@@ -1055,12 +1075,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}")
-    safe = _np.where(valid, tt, 0)
-    w = (weight._data[safe] if weight is not None else _np.ones(tt.shape)) * valid
-    onehot = _np.moveaxis(safe[..., None] == _np.arange(C), -1, 1)
-    coef = onehot * _np.expand_dims(w, 1)
-    if reduction == "mean":
-        with _np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as torch
+    xp = _xp_of(tt)
+    safe = xp.where(valid, tt, 0)
+    w = (weight._data[safe] if weight is not None else xp.ones(tt.shape)) * valid
+    onehot = xp.moveaxis(safe[..., None] == xp.arange(C), -1, 1)
+    coef = onehot * xp.expand_dims(w, 1)
+    if reduction == "mean":  # all ignored: nan, as torch
+        with _np.errstate(invalid="ignore", divide="ignore"):  # host: error state
             coef = coef / w.sum()
     coef = _const(x, coef)
     loss = K.nll_loss(x, coef, reduction != "none")
@@ -1214,11 +1235,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
-        mask = _np.tril(_np.ones((L, S), dtype=bool))
-        scores = scores + _const(scores, _np.where(mask, 0.0, -_np.inf))
+        xp = _xp(scores)
+        mask = xp.tril(xp.ones((L, S), dtype=bool))
+        scores = scores + _const(scores, xp.where(mask, 0.0, -_np.inf))
     if attn_mask is not None:
         if attn_mask.dtype is D.bool:
-            scores = scores + _const(scores, _np.where(attn_mask._data, 0.0, -_np.inf))
+            xp = _xp(attn_mask)
+            scores = scores + _const(scores, xp.where(attn_mask._data, 0.0, -_np.inf))
         else:
             scores = scores + attn_mask
     attn = softmax(scores, -1)
@@ -1238,7 +1261,7 @@ def _additive_mask(mask, dtype, name):
     if mask is None:
         return None
     if mask.dtype is D.bool:
-        return _make(_np.where(mask._data, -_np.inf, 0.0).astype(dtype.np))
+        return _make(_xp(mask).where(mask._data, -_np.inf, 0.0).astype(dtype.np))
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -1326,7 +1349,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not training:
         dropout_p = 0.0
     if is_causal and not need_weights:   # the hint replaces the mask, as in PyTorch's SDPA path
-        attn_mask = _make(_np.where(_np.triu(_np.ones((L, S), dtype=bool), 1), -_np.inf, 0.0)
+        xp = _xp(q)
+        attn_mask = _make(xp.where(xp.triu(xp.ones((L, S), dtype=bool), 1), -_np.inf, 0.0)
                           .astype(q.dtype.np))
     scores = (q * (1.0 / math.sqrt(hd))).matmul(k.transpose(1, 2))
     if attn_mask is not None:
@@ -1486,10 +1510,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:
         from .._creation import _rng
-        slopes = _rng(None).uniform(lower, upper, input.shape)
+        slopes = _xp(input).asarray(_rng(None).uniform(lower, upper, input.shape))  # host draw
     else:
         slopes = (lower + upper) / 2
-    noise = _make(_np.where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+    noise = _make(_xp(input).where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
     if inplace:
         from ..ops._inplace import inplace as _inplace_apply
         return _inplace_apply(input, _rrelu_result, noise)
@@ -1509,7 +1533,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     from .._creation import _rng
     check_tensor("empty_like", logits)  # (PyTorch samples into empty_like(logits) first)
     u = _rng(None).random(logits.shape)
-    gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # -log(Exp(1))
+    gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # host: the draw, -log(Exp(1)), moved once
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
@@ -1679,23 +1703,24 @@ def affine_grid(theta, size, align_corners=None):
 
     from .._creation import linspace
     np_dtype = theta._data.dtype
+    xp = _xp(theta)
 
     def lin(n):
         # as PyTorch, in theta's dtype and order of operations: sampling points that fall on
         # pixel centres land on the same side of them, so grid_sample's one-sided gradient agrees
         if n <= 1:
-            return _np.zeros(n, np_dtype)
-        v = linspace(-1.0, 1.0, n, dtype=theta.dtype)._data
+            return xp.zeros(n, np_dtype)
+        v = linspace(-1.0, 1.0, n, dtype=theta.dtype, device=theta.device)._data
         return v if align_corners else v * np_dtype.type(n - 1) / np_dtype.type(n)
 
     nd = len(spatial)
-    base = _np.ones(spatial + (nd + 1,), np_dtype)
+    base = xp.ones(spatial + (nd + 1,), np_dtype)
     for i, n in enumerate(reversed(spatial)):  # x runs over the last dim, then y, then z
         shape = [1] * nd
         shape[nd - 1 - i] = n
         base[..., i] = lin(n).reshape(shape)
-    points = int(_np.prod(spatial))
-    grid = matmul(_const(theta, base.reshape(1, points, nd + 1)), theta.transpose(1, 2))
+    points = math.prod(spatial)
+    grid = matmul(_make(base.reshape(1, points, nd + 1)), theta.transpose(1, 2))
     return grid.reshape(size[0], *spatial, nd)
 
 
@@ -1747,19 +1772,20 @@ def _cubic_weights(t, A=-0.75):
 
 def _tap_coord(c, size, padding_mode, align_corners):
     """Integer tap positions (an array) under the padding mode; zeros: as they are."""
+    xp = _xp_of(c)
     if padding_mode == "border":
-        c = _np.clip(c, 0, size - 1)
+        c = xp.clip(c, 0, size - 1)
     elif padding_mode == "reflection":
         low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
         if low == high:
-            c = _np.zeros_like(c)
+            c = xp.zeros_like(c)
         else:
             span = (high - low) / 2
-            d = _np.abs(c - low / 2)
-            flips = _np.floor(d / span)
+            d = xp.abs(c - low / 2)
+            flips = xp.floor(d / span)
             extra = d - flips * span
-            c = _np.where(flips % 2 == 0, extra + low / 2, span - extra + low / 2)
-        c = _np.clip(c, 0, size - 1)
+            c = xp.where(flips % 2 == 0, extra + low / 2, span - extra + low / 2)
+        c = xp.clip(c, 0, size - 1)
     return c.astype(_np.int64)
 
 
@@ -1793,19 +1819,20 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         x = _grid_source(grid[..., 0], W, padding_mode, align_corners).reshape(N, 1, Ho * Wo)
         y = _grid_source(grid[..., 1], H, padding_mode, align_corners).reshape(N, 1, Ho * Wo)
     flat = input.reshape(N, C, H * W)
+    xp = _xp(x)
 
     def tap(ix, iy):  # values at integer positions (arrays), 0 outside the image
         valid = (ix >= 0) & (ix <= W - 1) & (iy >= 0) & (iy <= H - 1)
-        pos = _np.where(valid, iy * W + ix, 0).astype(_np.int64)
-        vals = flat.gather(2, _make(_np.broadcast_to(pos, (N, C, Ho * Wo)).copy()))
+        pos = xp.where(valid, iy * W + ix, 0).astype(_np.int64)
+        vals = flat.gather(2, _make(xp.broadcast_to(pos, (N, C, Ho * Wo)).copy()))
         return vals * _const(input, valid)
 
     if mode == "nearest":
-        ix = _np.round(x._data).astype(_np.int64)
-        iy = _np.round(y._data).astype(_np.int64)
+        ix = xp.round(x._data).astype(_np.int64)
+        iy = xp.round(y._data).astype(_np.int64)
         out = tap(ix, iy)
     elif mode == "bicubic":
-        x0, y0 = _np.floor(x._data), _np.floor(y._data)
+        x0, y0 = xp.floor(x._data), xp.floor(y._data)
         wx = _cubic_weights(x - _const(input, x0))
         wy = _cubic_weights(y - _const(input, y0))
         out = 0
@@ -1817,8 +1844,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 row = row + tap(ix, iy) * wx[j]
             out = out + row * wy[i]
     else:
-        x0 = _np.floor(x._data)
-        y0 = _np.floor(y._data)
+        x0 = xp.floor(x._data)
+        y0 = xp.floor(y._data)
         wx1 = x - _const(input, x0)
         wy1 = y - _const(input, y0)
         wx0, wy0 = 1 - wx1, 1 - wy1
@@ -1854,7 +1881,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                 "mini-batch of fixed length sequences. However, found offsets of type "
                 f"{_type_repr(offsets)}")
         B, Lb = input.shape
-        starts = _np.arange(B, dtype=_np.int64) * Lb
+        starts = _np.arange(B, dtype=_np.int64) * Lb  # host: the bags' layout
         ends = starts + Lb
         flat_in = input.reshape(-1)
         if per_sample_weights is not None:
@@ -1864,7 +1891,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        off = offsets._data.astype(_np.int64)
+        off = _to_numpy(offsets._data).astype(_np.int64)  # host: the bags' bounds set the layout
         if off.size and off[0] != 0:
             raise RuntimeError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
@@ -1875,9 +1902,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                 f"offsets[-1] can not be greater than input's length ({input.shape[0]}), but got "
                 f"offsets[-1] of {int(off[-1])}")
         if include_last_offset:  # (the last bag runs to the end of input, as on PyTorch's CPU)
-            starts, ends = off[:-1], _np.append(off[1:-1], input.shape[0])[:max(len(off) - 1, 0)]
+            ends = _np.append(off[1:-1], input.shape[0])  # host: layout
+            starts, ends = off[:-1], ends[:max(len(off) - 1, 0)]
         else:
-            starts, ends = off, _np.append(off[1:], input.shape[0])
+            starts, ends = off, _np.append(off[1:], input.shape[0])  # host: layout
         flat_in = input
     else:
         raise ValueError(
@@ -1899,10 +1927,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     B = len(starts)
     lengths = ends - starts
     width = max(int(lengths.max()) if B else 0, 1)
-    pos = starts[:, None] + _np.arange(width)[None, :]  # (B, width) positions in flat_in
+    pos = starts[:, None] + _np.arange(width)[None, :]  # host: (B, width) positions in flat_in
     valid = pos < ends[:, None]
-    pos = _np.where(valid, pos, 0)
+    pos = _np.where(valid, pos, 0)  # host: layout
     ids = flat_in._data
+    xp = _xp_of(ids)
+    pos, valid = xp.asarray(pos), xp.asarray(valid)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += weight.shape[0]
@@ -1916,14 +1946,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     mask = _const(weight, valid[..., None])
     count = valid.sum(1)
     if mode == "max":
-        neg = _const(weight, _np.where(valid, 0.0, -_np.inf)[..., None])
+        neg = _const(weight, xp.where(valid, 0.0, -_np.inf)[..., None])
         best = (dense + neg).max(1)[0]
         return where(_make((count > 0)[:, None]), best, 0.0)
     if per_sample_weights is not None:
         dense = dense * per_sample_weights[_make(pos)].unsqueeze(-1)
     out = (dense * mask).sum(1)
     if mode == "mean":
-        out = out / _const(weight, _np.maximum(count, 1)[:, None])
+        out = out / _const(weight, xp.maximum(count, 1)[:, None])
     return out
 
 
@@ -1947,9 +1977,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     N, C = x.shape
     if C and ((t < -1) | (t >= C)).any():
         raise RuntimeError("argument #2 'target' is out of range")
-    listed = _np.cumprod(t >= 0, axis=1).astype(bool)  # the labels before the first -1
-    cnt = _np.zeros((N, C))
-    _np.add.at(cnt, (_np.nonzero(listed)[0], t[listed]), 1)
+    xp = _xp_of(t)
+    listed = xp.cumprod(t >= 0, axis=1).astype(bool)  # the labels before the first -1
+    cnt = xp.zeros((N, C))
+    xp.add.at(cnt, (xp.nonzero(listed)[0], t[listed]), 1)
     is_t = cnt > 0
     # pair (j, i): weight cnt[n, j] * (i not a target)
     pairs = cnt[:, :, None] * (~is_t)[:, None, :]
@@ -2012,8 +2043,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         h = h * h
     if weight is not None:
         h = h * weight[tt]
-    off = _np.ones((N, C))
-    off[_np.arange(N), t] = 0
+    xp = _xp_of(t)
+    off = xp.ones((N, C))
+    off[xp.arange(N), t] = 0
     loss = (h * _const(x, off)).sum(1) / C
     if unb:
         loss = loss.reshape(()) if target.ndim == 0 else loss
@@ -2083,7 +2115,7 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, nd):
 
 def _max_unpool(input, indices, size):
     lead = tuple(input.shape[:-len(size)])
-    plane = int(_np.prod(size))
+    plane = math.prod(size)
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(
             f"Expected shape of indices to be same as that of the input tensor "
@@ -2114,13 +2146,13 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def _adaptive_windows(size, out):
     """(out, width) positions of each adaptive window, padded with its own first position, and
-    the mask of real entries."""
-    starts = (_np.arange(out) * size) // out
-    ends = -(-((_np.arange(out) + 1) * size) // out)
+    the mask of real entries (host tables, from the shape)."""
+    starts = (_np.arange(out) * size) // out  # host: shape table
+    ends = -(-((_np.arange(out) + 1) * size) // out)  # host: shape table
     width = int((ends - starts).max()) if out else 1
-    pos = starts[:, None] + _np.arange(width)[None, :]
+    pos = starts[:, None] + _np.arange(width)[None, :]  # host: shape table
     valid = pos < ends[:, None]
-    return _np.where(valid, pos, starts[:, None]), valid
+    return _np.where(valid, pos, starts[:, None]), valid  # host: shape table
 
 
 def _adaptive_max(input, sizes, outs):
@@ -2128,21 +2160,23 @@ def _adaptive_max(input, sizes, outs):
     nd = len(sizes)
     lead = tuple(input.shape[:-nd])
     # flat position of every (output cell, window entry): outer sums over the dims
-    flatpos = _np.zeros((), dtype=_np.int64)
+    flatpos = _np.zeros((), dtype=_np.int64)  # host: shape table
     for i in range(nd):
         pos, _ = _adaptive_windows(sizes[i], outs[i])
-        stride = int(_np.prod(sizes[i + 1:], dtype=_np.int64))
+        stride = math.prod(sizes[i + 1:])
         shape = [1] * (2 * nd)
         shape[i], shape[nd + i] = pos.shape
         flatpos = flatpos + (pos * stride).reshape(shape)
-    flatpos = flatpos.reshape(int(_np.prod(outs, dtype=_np.int64)), -1)
+    flatpos = flatpos.reshape(math.prod(outs), -1)
     P, Wd = flatpos.shape
     x = input.reshape(*lead, -1)
-    gidx = _np.broadcast_to(flatpos.reshape(-1), lead + (P * Wd,)).copy()
+    xp = _xp(x)
+    flatpos = xp.asarray(flatpos)
+    gidx = xp.broadcast_to(flatpos.reshape(-1), lead + (P * Wd,)).copy()
     win = x.gather(x.ndim - 1, _make(gidx)).reshape(*lead, P, Wd)
     vals, arg = win.max(-1)
-    idx = _np.take_along_axis(_np.broadcast_to(flatpos, lead + (P, Wd)),
-                              arg._data[..., None], -1)[..., 0]
+    idx = xp.take_along_axis(xp.broadcast_to(flatpos, lead + (P, Wd)),
+                             arg._data[..., None], -1)[..., 0]
     return vals.reshape(*lead, *outs), _make(idx.reshape(lead + tuple(outs)).astype(_np.int64))
 
 
@@ -2204,7 +2238,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def _lengths(x):
     if hasattr(x, "_data"):
-        return [int(v) for v in _np.asarray(x._data).reshape(-1)]
+        return [int(v) for v in _to_numpy(x._data).reshape(-1)]  # host: the lengths set the loop
     return [int(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
 
 
@@ -2222,12 +2256,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tgt_len) != N:
         raise RuntimeError("target_lengths must be of size batch_size")
-    tg = _np.asarray(targets._data).astype(_np.int64)
+    tg = _to_numpy(targets._data).astype(_np.int64)  # host: the targets set the layout
     if tg.ndim == 2:
         rows = [tg[n, :tgt_len[n]] for n in range(N)]
     else:
         tg = tg.reshape(-1)
-        starts = _np.concatenate([[0], _np.cumsum(tgt_len)[:-1]]).astype(_np.int64)
+        starts = _np.concatenate([[0], _np.cumsum(tgt_len)[:-1]])  # host: target layout
+        starts = starts.astype(_np.int64)
         rows = [tg[s:s + n] for s, n in zip(starts, tgt_len)]
     for n in range(N):
         if in_len[n] > T:
@@ -2235,17 +2270,17 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                                f"value {in_len[n]} (while checking arguments for ctc_loss_allocate_outputs)")
     S = max([len(r) for r in rows] + [0])
     Lx = 2 * S + 1
-    ext = _np.full((N, Lx), blank, dtype=_np.int64)  # blank, l1, blank, l2, ..., blank
-    skip = _np.zeros((N, Lx), dtype=bool)  # may come from s - 2
+    ext = _np.full((N, Lx), blank, dtype=_np.int64)  # host: blank, l1, blank, l2, ..., blank
+    skip = _np.zeros((N, Lx), dtype=bool)  # host: may come from s - 2
     for n, r in enumerate(rows):
         ext[n, 1:2 * len(r):2] = r
         skip[n, 3:2 * len(r):2] = r[1:] != r[:-1]
     NEG = -1e30  # a finite "log 0", so all-impossible states give no NaN gradients
-    emit = lp.gather(2, _make(_np.broadcast_to(ext, (T, N, Lx)).copy()))  # (T, N, Lx)
-    neg = _const(lp, _np.full((N, 1), NEG))
-    neg2 = _const(lp, _np.full((N, 2), NEG))
-    skip_mask = _const(lp, _np.where(skip, 0.0, NEG))
-    init = _np.full((N, Lx), NEG)
+    emit = lp.gather(2, _index(lp, _np.broadcast_to(ext, (T, N, Lx))))  # host: (T, N, Lx)
+    neg = _const(lp, _np.full((N, 1), NEG))  # host: target layout
+    neg2 = _const(lp, _np.full((N, 2), NEG))  # host: target layout
+    skip_mask = _const(lp, _np.where(skip, 0.0, NEG))  # host: target layout
+    init = _np.full((N, Lx), NEG)  # host: target layout
     init[:, :2] = 0.0
     alpha = emit[0] + _const(lp, init)
     alphas = [alpha]
@@ -2257,18 +2292,20 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         alpha = logsumexp(stack(terms, 0), 0) + emit[t]
         alphas.append(alpha)
     every = stack(alphas, 0)  # (T, N, Lx)
-    t_idx = _np.maximum(_np.asarray(in_len) - 1, 0)
-    last = _np.array([2 * len(r) for r in rows])
-    end = _np.stack([last, _np.maximum(last - 1, 0)], 1)  # final blank, final label
-    final = every[_make(t_idx[:, None]), _make(_np.arange(N)[:, None]), _make(end)]  # (N, 2)
+    t_idx = _np.maximum(_np.asarray(in_len) - 1, 0)  # host: target layout
+    last = _np.array([2 * len(r) for r in rows])  # host: target layout
+    end = _np.stack([last, _np.maximum(last - 1, 0)], 1)  # host: final blank, final label
+    final = every[_index(lp, t_idx[:, None]), _index(lp, _np.arange(N)[:, None]),  # host: rows
+                  _index(lp, end)]  # (N, 2)
     if (last == 0).any():  # an empty target has only the all-blank path
-        final = final + _const(lp, _np.where(last[:, None] == 0, [0.0, NEG], 0.0))
+        final = final + _const(lp, _np.where(last[:, None] == 0, [0.0, NEG], 0.0))  # host: ends
     loss = -logsumexp(final, 1)
     impossible = _make(loss._data > 1e29)
     # PyTorch's CTC gradient w.r.t. log_probs adds exp(log_probs) over each sequence's frames
     # (it folds in log_softmax's backward: the two agree on the logits' gradient). A term of
     # value 0 with that gradient makes log_probs.grad identical to PyTorch's.
-    frames = _const(lp, (_np.arange(T)[:, None] < _np.asarray(in_len)[None, :])[..., None])
+    frames = _np.arange(T)[:, None] < _np.asarray(in_len)[None, :]  # host: target layout
+    frames = _const(lp, frames[..., None])
     probs = exp(lp)
     loss = loss + ((probs - probs.detach()) * frames).sum((0, 2))
     if zero_infinity:
@@ -2278,7 +2315,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if unb:
         loss = loss.squeeze(0)
     if reduction == "mean":
-        return (loss / _const(lp, _np.maximum(_np.asarray(tgt_len), 1).reshape(loss.shape))).mean()
+        per = _np.maximum(_np.asarray(tgt_len), 1).reshape(loss.shape)  # host: target lengths
+        return (loss / _const(lp, per)).mean()
     return _reduce(loss, reduction)
 
 

@@ -474,9 +474,8 @@ soft_margin_loss = defop("soft_margin_loss", _soft_margin_fwd, promote="binary",
 
 
 def _bce_fwd(xp, self, target, weight, reduction):
-    with xp.errstate(divide="ignore"):
-        lx = xp.maximum(xp.log(self), -100)
-        l1x = xp.maximum(xp.log1p(-self), -100)
+    lx = xp.maximum(xp.log(self), -100)   # (log(0): quiet, as every op of this module)
+    l1x = xp.maximum(xp.log1p(-self), -100)
     loss = -(target * lx + (1 - target) * l1x)
     if weight is not None:
         loss = loss * weight
