@@ -44,9 +44,10 @@ def _scalar_dtype():
 
 
 def _step_tensor(value=0.0):
-    """The per-parameter `step` counter PyTorch keeps as a 0-d float tensor."""
+    """The per-parameter `step` counter PyTorch keeps as a 0-d float tensor (on the CPU, as
+    PyTorch's unless capturable or fused)."""
     import numpy as np
-    return _make(np.array(value, dtype=_scalar_dtype().np))
+    return _make(np.array(value, dtype=_scalar_dtype().np))  # host: a CPU counter, as PyTorch's
 
 
 def _zeros_like(p, fill=0.0):

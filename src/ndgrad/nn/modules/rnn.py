@@ -172,8 +172,10 @@ class RNNBase(Module):
         is_lstm = self.mode == "LSTM"
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h0 = zeros((self.num_layers * D, N, real_hidden), dtype=input.dtype)
-            c0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype) \
+            h0 = zeros((self.num_layers * D, N, real_hidden), dtype=input.dtype,
+                       device=input.device)
+            c0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype,
+                       device=input.device) \
                 if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)

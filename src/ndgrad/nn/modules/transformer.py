@@ -2,8 +2,6 @@
 import copy
 import math
 
-import numpy as _np
-
 from .module import Module
 from .linear import Linear
 from .container import ModuleList
@@ -11,8 +9,7 @@ from .dropout import Dropout
 from .normalization import LayerNorm
 from ..parameter import Parameter
 from .. import functional as F, init
-from ..._creation import empty
-from ..._tensor import _make
+from ..._creation import empty, full
 from ... import _dtype as D
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
@@ -289,4 +286,4 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """A float mask with -inf above the diagonal (future positions) and 0 elsewhere."""
         dt = dtype or D.get_default_dtype()
-        return _make(_np.triu(_np.full((sz, sz), -_np.inf), 1).astype(dt.np))
+        return full((sz, sz), -math.inf, dtype=dt, device=device).triu(1)
