@@ -52,6 +52,56 @@ def alloc_error(exc):
         f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
 
 
+def _tensors_in(args, kwargs):
+    from ._tensor import Tensor
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (t for t in a if isinstance(t, Tensor))
+
+
+def device_error(args, kwargs):
+    """PyTorch's error for tensors of two devices in one call, or None."""
+    first = None
+    for t in _tensors_in(args, kwargs):
+        d = t.device
+        if first is None:
+            first = d
+        elif d != first:
+            return RuntimeError("Expected all tensors to be on the same device, but found at "
+                                f"least two devices, {_dev(first)} and {_dev(d)}!")
+    return None
+
+
+def _dev(d):
+    return "cuda:0" if d.type == "cuda" and d.index is None else str(d)
+
+
+def cpu_scalars_moved(args, kwargs):
+    """(args, kwargs) with 0-d CPU tensors moved to the device of the others, when that is the
+    only device mix (PyTorch lets CPU scalars take part in elementwise ops on any device); None
+    otherwise."""
+    from ._tensor import Tensor
+    target = None
+    scalars = False
+    for t in _tensors_in(args, kwargs):
+        if t.device.type == "cpu":
+            if t._data.ndim != 0:
+                return None
+            scalars = True
+        elif target is None:
+            target = t.device
+        elif t.device != target:
+            return None
+    if target is None or not scalars:
+        return None
+
+    def mv(a):
+        return a.to(target) if isinstance(a, Tensor) and a.device.type == "cpu" else a
+    return tuple(mv(a) for a in args), {k: mv(v) for k, v in kwargs.items()}
+
+
 def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), varkw=False,
              binding_first=False):
     """PyTorch's error for this failed call of `name(*args, **kwargs)`, or None.
@@ -63,6 +113,10 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
     from ._tensor import Tensor
     if isinstance(exc, MemoryError):
         return alloc_error(exc)
+    if isinstance(exc, TypeError):   # a device array met a host one (or the reverse)
+        err = device_error(args, kwargs)
+        if err is not None:
+            return err
     name = _TORCH_NAMES.get(name, name)
     if binding_first and name in _DISPATCHED:
         name = "_" + name

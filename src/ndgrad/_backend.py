@@ -65,6 +65,13 @@ def is_array(x):
     return t is ndarray or t in _MODULES or hasattr(x, "__cuda_array_interface__")
 
 
+def move(array, target):
+    """`array` on device `target` (a device): the same array when it is there already."""
+    if device_of(array) == target:
+        return array
+    return to_numpy(array) if target.type == "cpu" else target.xp.asarray(array)
+
+
 def cuda_xp():
     """The module behind device "cuda": the stand-in when enabled, else CuPy (or None)."""
     return _standin if _standin is not None else (_load_cupy() or None)

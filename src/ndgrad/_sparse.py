@@ -14,7 +14,7 @@ PyTorch's.
 import warnings
 
 from . import _dtype as D
-from ._backend import xp_of
+from ._backend import xp_of, move
 from ._tensor import Tensor, Size, _make
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "to_sparse"]
@@ -85,7 +85,15 @@ class _ValuesAutograd:
 
     def to(self, *args, **kwargs):
         v = self._vals.to(*args, **kwargs)
-        return self if v is self._vals else self._with_values(v)
+        if v is self._vals:
+            return self
+        if v.device != self._vals.device:   # the structure (index arrays) moves with them
+            return self._with_values(v, device=v.device)
+        return self._with_values(v)
+
+    @property
+    def device(self):
+        return self._vals.device
 
     def double(self):
         return self.to(D.float64)
@@ -166,8 +174,11 @@ class SparseTensor(_ValuesAutograd, Tensor):
         return self._vals
 
     # ---------------------------------------------------------------- autograd (the values')
-    def _with_values(self, vals, copy=False):
-        return _sparse(self._idx.copy() if copy else self._idx, vals, self._size, self._coalesced)
+    def _with_values(self, vals, copy=False, device=None):
+        idx = self._idx.copy() if copy else self._idx
+        if device is not None:
+            idx = move(idx, device)
+        return _sparse(idx, vals, self._size, self._coalesced)
 
     @property
     def grad(self):
@@ -203,7 +214,7 @@ class SparseTensor(_ValuesAutograd, Tensor):
         vals = self._vals
         if len(uniq) != nnz or not bool((xp.diff(key) > 0).all()):
             from ._creation import zeros
-            out = zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype)
+            out = zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype, device=vals.device)
             vals = out.index_add(0, _make(inverse.astype("int64")), vals)
         first = xp.zeros(len(uniq), dtype="int64")
         first[inverse[::-1]] = xp.arange(nnz - 1, -1, -1)
@@ -212,7 +223,8 @@ class SparseTensor(_ValuesAutograd, Tensor):
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense tensor (differentiable w.r.t. the values)."""
         from ._creation import zeros
-        out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype)
+        out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype,
+                    device=self._vals.device)
         if self._idx.shape[1] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
         from ._sparse_compressed import named

@@ -18,7 +18,7 @@ derivative for `dense` is the same op over the transposed pattern, for `values` 
 row-wise dot product, both differentiable, so higher orders work.
 """
 from . import _dtype as D
-from ._backend import xp_of
+from ._backend import xp_of, move
 from ._tensor import Tensor, Size, _make
 from ._sparse import _Layout, _sparse, SparseTensor, _unsupported, _ValuesAutograd
 
@@ -121,7 +121,7 @@ def _spmm_values_grad(grad, dense, pattern):
     if pattern.order is None:
         return g
     from ._creation import zeros
-    return zeros(g.shape[0], dtype=g.dtype).index_put((_make(pattern.order),), g)
+    return zeros(g.shape[0], dtype=g.dtype, device=g.device).index_put((_make(pattern.order),), g)
 
 
 def _make_spmm():
@@ -267,8 +267,10 @@ class SparseCompressedTensor(_ValuesAutograd, Tensor):
         raise _err_layout("coalesce", "sparse coordinate", self._layout)
 
     # ---------------------------------------------------------------- autograd (the values')
-    def _with_values(self, vals, copy=False):
+    def _with_values(self, vals, copy=False, device=None):
         cidx, pidx = (self._cidx.copy(), self._pidx.copy()) if copy else (self._cidx, self._pidx)
+        if device is not None:
+            cidx, pidx = move(cidx, device), move(pidx, device)
         return _compressed(cidx, pidx, vals, self._size, self._layout)
 
     @property
@@ -290,7 +292,8 @@ class SparseCompressedTensor(_ValuesAutograd, Tensor):
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         from ._creation import zeros
-        out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype)
+        out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype,
+                    device=self._vals.device)
         if self._pidx.shape[0] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
         rows, cols = self._coo_arrays()
@@ -792,7 +795,8 @@ def _zero_(self):
     """PyTorch's sparse zero_: no specified entries left."""
     xp = xp_of(self._vals._data)
     from ._creation import zeros
-    empty = zeros((0,) + tuple(self._vals.shape[1:]), dtype=self._vals.dtype)
+    empty = zeros((0,) + tuple(self._vals.shape[1:]), dtype=self._vals.dtype,
+                  device=self._vals.device)
     if isinstance(self, SparseTensor):
         self._idx = xp.zeros((self._idx.shape[0], 0), dtype="int64")
         self._coalesced = True

@@ -248,7 +248,8 @@ def _type_string(t):
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
              "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    return f"torch.{names[t.dtype.name]}Tensor"
+    cuda = "cuda." if t.device.type == "cuda" else ""
+    return f"torch.{cuda}{names[t.dtype.name]}Tensor"
 
 
 class SavedTensor:

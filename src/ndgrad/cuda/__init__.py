@@ -1,5 +1,6 @@
-"""torch.cuda as a CPU-only PyTorch build has it: ndgrad runs on NumPy and is "not compiled with
-CUDA", so every function behaves as it does in PyTorch's CPU wheel. Queries that need no device
+"""torch.cuda. With CuPy and a GPU (or the tests' stand-in device) there is one device, cuda:0,
+and the device queries answer for it. Without one, torch.cuda is as a CPU-only PyTorch build has
+it ("not compiled with CUDA"): every function behaves as it does in PyTorch's CPU wheel. Queries that need no device
 answer (is_available() False, device_count() 0, memory counters 0, seeding queued and dropped);
 those that need one raise PyTorch's errors ("Torch not compiled with CUDA enabled", ...).
 
@@ -90,10 +91,9 @@ def _device_index(device, optional=False):
                      f"{device}")
 
 
-init = current_device = synchronize = ipc_collect = _not_compiled
-get_device_capability = get_device_properties = get_device_name = _not_compiled
+ipc_collect = _not_compiled
 current_stream = default_stream = current_blas_handle = current_solver_handle = _not_compiled
-get_sync_debug_mode = set_sync_debug_mode = mem_get_info = cudart = _not_compiled
+get_sync_debug_mode = set_sync_debug_mode = cudart = _not_compiled
 caching_allocator_alloc = caching_allocator_delete = can_device_access_peer = _not_compiled
 set_per_process_memory_fraction = get_per_process_memory_fraction = _not_compiled
 get_stream_from_external = initial_seed = memory_snapshot = _not_compiled
@@ -102,9 +102,81 @@ device_memory_used = _nvml
 
 
 def set_device(device):
-    """A negative index is ignored (as PyTorch); any CUDA device raises."""
-    if _device_index(device) >= 0:
+    """A negative index is ignored (as PyTorch); without a device, any CUDA device raises."""
+    i = _device_index(device)
+    if i >= 0:
+        _present("set_device")
+        _check_index(i)
+
+
+# ---------------------------------------------------------------- with a device
+# When "cuda" is there (CuPy with a GPU, or the tests' stand-in device), the queries answer for
+# device 0, the only one ndgrad drives; without one they raise PyTorch's CPU-build errors.
+
+def _present(_name=None):
+    if not cuda_available():
         raise AssertionError(ERR_NOT_COMPILED)
+
+
+def _check_index(i):
+    if i >= device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+
+
+def _cupy():
+    from .._backend import _load_cupy, _standin
+    return None if _standin is not None else (_load_cupy() or None)
+
+
+_Properties = collections.namedtuple(
+    "_CudaDeviceProperties", "name major minor total_memory multi_processor_count")
+
+
+def init():
+    _present()
+
+
+def current_device():
+    _present()
+    return 0
+
+
+def synchronize(device=None):
+    """Waits for the device's work (CuPy's stream); the stand-in device is synchronous."""
+    _present()
+    cp = _cupy()
+    if cp is not None:
+        cp.cuda.Device(0).synchronize()
+
+
+def get_device_properties(device=None):
+    _present()
+    i = 0 if device is None else max(_device_index(device, optional=True), 0)
+    _check_index(i)
+    cp = _cupy()
+    if cp is None:   # the stand-in device: host memory, no compute capability
+        return _Properties("ndgrad stand-in device", 0, 0, 0, 0)
+    p = cp.cuda.runtime.getDeviceProperties(i)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
+    return _Properties(name, p["major"], p["minor"], p["totalGlobalMem"],
+                       p["multiProcessorCount"])
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    p = get_device_properties(device)
+    return (p.major, p.minor)
+
+
+def mem_get_info(device=None):
+    _present()
+    cp = _cupy()
+    if cp is None:
+        return (0, 0)
+    return cp.cuda.runtime.memGetInfo()
 
 
 def is_bf16_supported(including_emulation=True):
@@ -135,8 +207,10 @@ class device:
         self.prev_idx = -1
 
     def __enter__(self):
-        if self.idx >= 0:
+        if self.idx >= 0 and not cuda_available():
             raise RuntimeError("PyTorch was compiled without CUDA support")
+        if self.idx > 0:
+            _check_index(self.idx)
 
     def __exit__(self, *exc):
         return False

@@ -301,19 +301,21 @@ def _type_as(self, other):
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     from .._creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
 
 
 def _new_filled(value):
     def f(self, *size, dtype=None, device=None, requires_grad=False):
         from .._creation import _filled
-        return _filled(size, value, dtype or self.dtype, None, requires_grad)
+        return _filled(size, value, dtype or self.dtype, device or self.device, requires_grad)
     return f
 
 
 def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     from .._creation import _filled
-    return _filled((tuple(size),), fill_value, dtype or self.dtype, None, requires_grad)
+    return _filled((tuple(size),), fill_value, dtype or self.dtype, device or self.device,
+                   requires_grad)
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -331,8 +333,9 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 def _write_values(self, values):
     from ._inplace import _write
-    self._check_inplace()
-    _write(self, _make(values.astype(self.dtype.np)))
+    from .._creation import _place
+    self._check_inplace()   # (host draws, moved to the tensor's device once)
+    _write(self, _make(_place(values.astype(self.dtype.np), self.device)))
 
 
 def with_grad_off(f):

@@ -107,8 +107,8 @@ def _direct(self, ufunc, other):
     data = self._data
     try:
         getattr(xp_of(data), ufunc)(data, other, out=data)
-    except ValueError:               # not broadcastable into self: raised before any write
-        return False
+    except (ValueError, TypeError):  # not broadcastable into self, or another device's
+        return False                 # array: raised before any write
     bump_version(self._vc)
     return True
 

@@ -371,6 +371,10 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
         try:
             return apply(op, args, kwargs)
         except Exception as e:  # PyTorch's argument errors, worked out only now (_argcheck)
+            if promote is not None and isinstance(e, TypeError):
+                moved = _cpu_scalars_moved(args, kwargs)   # a CPU scalar with device tensors
+                if moved is not None:
+                    return fn(*moved[0], **moved[1])
             err = _bad_args(op, args, kwargs, e)
             if err is not None:
                 raise err from None
@@ -403,6 +407,10 @@ def dunder(fn, none=_UNSET):
         except Exception as e:
             if isinstance(other, _NOT_OPERANDS):
                 return NotImplemented
+            if isinstance(e, TypeError):
+                moved = _cpu_scalars_moved((self, other), _NO_KW)
+                if moved is not None:
+                    return method(*moved[0])
             err = _bad_args(op, (self, other), {}, e)
             if err is not None:
                 raise err from None
@@ -419,6 +427,11 @@ def dunder(fn, none=_UNSET):
     method.__name__ = method.__qualname__ = fn.__name__
     method._op = op
     return method
+
+
+def _cpu_scalars_moved(args, kwargs):
+    from .._argcheck import cpu_scalars_moved
+    return cpu_scalars_moved(args, kwargs)
 
 
 def _bad_args(op, args, kwargs, exc):

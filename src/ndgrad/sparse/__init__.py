@@ -88,7 +88,7 @@ def _mm_reduce(s, d, reduce):
     rows, cols = s._coo_arrays()
     r = _make(rows)
     prod = d.index_select(0, _make(cols)) * s._vals.unsqueeze(1)
-    out = zeros(s.shape[0], d.shape[1], dtype=d.dtype)
+    out = zeros(s.shape[0], d.shape[1], dtype=d.dtype, device=d.device)
     if op in ("sum", "mean"):
         out = out.index_add(0, r, prod)
         if op == "mean":
@@ -234,7 +234,7 @@ def sum(input, dim=None, dtype=None):
     key = _linear_index(idx, [input.shape[d] for d in keep], xp)
     uniq, first, inverse = xp.unique(key, return_index=True, return_inverse=True)
     from .._creation import zeros
-    out = zeros((len(uniq),) + tuple(v.shape[1:]), dtype=v.dtype)
+    out = zeros((len(uniq),) + tuple(v.shape[1:]), dtype=v.dtype, device=v.device)
     out = out.index_add(0, _make(inverse.reshape(-1).astype("int64")), v)
     return _sparse(idx[:, first], out, size, True)
 
@@ -260,11 +260,11 @@ def _softmax(input, dim, log, dtype=None):
     shape = (n,) + tuple(v.shape[1:])
     expand = inv.view(-1, *([1] * (v.dim() - 1))).expand(*v.shape)
     # the unspecified entries are -inf: each slice's max and sum run over its specified ones
-    mx = full(shape, float("-inf"), dtype=v.dtype).scatter_reduce(0, expand, v.detach(),
+    mx = full(shape, float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(0, expand, v.detach(),
                                                                   "amax")
     shifted = v - mx.index_select(0, inv)
     e = shifted.exp()
-    total = zeros(shape, dtype=v.dtype).index_add(0, inv, e)
+    total = zeros(shape, dtype=v.dtype, device=v.device).index_add(0, inv, e)
     out = shifted - total.log().index_select(0, inv) if log else e / total.index_select(0, inv)
     return _sparse(s._idx, out, s.shape, True)
 
