@@ -338,7 +338,7 @@ class _CellBase(RNNCellBase):
         if mode == "RNN_TANH" and self.nonlinearity == "relu":
             mode = "RNN_RELU"
         if hx is None:
-            z = zeros((N, self.hidden_size), dtype=input.dtype)
+            z = zeros((N, self.hidden_size), dtype=input.dtype, device=input.device)
             hx = (z, z) if mode == "LSTM" else z
         elif unb:
             hx = tuple(h.unsqueeze(0) for h in hx) if mode == "LSTM" else hx.unsqueeze(0)
