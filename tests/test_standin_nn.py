@@ -352,6 +352,50 @@ def test_module_forward_backward_on_device(name, standin):
     assert all(p.device == CPU and type(p._data) is np.ndarray for p in back.parameters())
 
 
+BUILT_ON_DEVICE = {
+    "Linear": lambda **d: nn.Linear(4, 3, **d),
+    "Bilinear": lambda **d: nn.Bilinear(3, 2, 4, **d),
+    "Conv2d": lambda **d: nn.Conv2d(2, 4, 3, **d),
+    "ConvTranspose1d": lambda **d: nn.ConvTranspose1d(2, 3, 2, **d),
+    "BatchNorm1d": lambda **d: nn.BatchNorm1d(3, **d),
+    "LayerNorm": lambda **d: nn.LayerNorm(4, **d),
+    "GroupNorm": lambda **d: nn.GroupNorm(2, 4, **d),
+    "Embedding": lambda **d: nn.Embedding(5, 3, **d),
+    "EmbeddingBag": lambda **d: nn.EmbeddingBag(5, 3, **d),
+    "PReLU": lambda **d: nn.PReLU(2, **d),
+    "LSTM": lambda **d: nn.LSTM(3, 4, bidirectional=True, **d),
+    "GRUCell": lambda **d: nn.GRUCell(3, 4, **d),
+    "MultiheadAttention": lambda **d: nn.MultiheadAttention(4, 2, kdim=3, vdim=2,
+                                                            add_bias_kv=True, **d),
+    "Transformer": lambda **d: nn.Transformer(4, 2, 1, 1, 8, **d),
+    "AdaptiveLogSoftmaxWithLoss": lambda **d: nn.AdaptiveLogSoftmaxWithLoss(4, 8, [2, 5],
+                                                                            **d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_ON_DEVICE))
+def test_module_built_on_device(name, standin):
+    """Modules' device= (and the default device) put every parameter and buffer there, with
+    the values the same seed gives on the CPU."""
+    build = BUILT_ON_DEVICE[name]
+    ndgrad.manual_seed(0)
+    ref = build(dtype=ndgrad.float64)
+    ndgrad.manual_seed(0)
+    ours = build(dtype=ndgrad.float64, device="cuda")
+    ndgrad.manual_seed(0)
+    ndgrad.set_default_device("cuda")
+    try:
+        by_default = build(dtype=ndgrad.float64)
+    finally:
+        ndgrad.set_default_device(None)
+    for m in (ours, by_default):
+        rs = dict(ref.state_dict())
+        os_ = dict(m.state_dict())
+        assert set(os_) == set(rs) and rs, name
+        for k, v in rs.items():
+            _same(os_[k], v, f"{name} {k}", exact=True)
+
+
 def test_module_cuda_and_cpu_methods(standin):
     m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     assert m.cuda() is m
@@ -513,14 +557,13 @@ def test_optimizer_on_device(name, dtype, standin):
                 np.testing.assert_array_equal(ostate[k].numpy(), v.numpy())
                 continue
             _same(ostate[k], v, f"{name} state {k}", exact=True)
-    # the state dict round-trips on the device
-    sd = oopt.state_dict()
+    # the CPU optimizer's state loads onto the device parameters (moved there, as PyTorch's)
     again = OPTIMIZERS[name]([ow] if name == "Muon" else [ow, ob])
-    again.load_state_dict(sd)
-    for p in again.param_groups[0]["params"]:
-        for k, v in again.state[p].items():
+    again.load_state_dict(ropt.state_dict())
+    for p, q in zip(again.param_groups[0]["params"], ropt.param_groups[0]["params"]):
+        for k, v in ropt.state[q].items():
             if isinstance(v, ndgrad.Tensor) and v.ndim:
-                assert v.device == CUDA, f"{name} loaded state {k}"
+                _same(again.state[p][k], v, f"{name} loaded state {k}", exact=True)
 
 
 def test_sparse_adam_on_device(standin):

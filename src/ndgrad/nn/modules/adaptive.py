@@ -41,13 +41,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.shortlist_size = self.cutoffs[0]
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype, device=device)
         self.tail = ModuleList()
         for i in range(self.n_clusters):
             hsz = int(in_features // (div_value ** (i + 1)))
             osz = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hsz, bias=False, dtype=dtype),
-                                        Linear(hsz, osz, bias=False, dtype=dtype)))
+            self.tail.append(Sequential(Linear(in_features, hsz, bias=False,
+                                               dtype=dtype, device=device),
+                                        Linear(hsz, osz, bias=False, dtype=dtype, device=device)))
 
     def reset_parameters(self):
         self.head.reset_parameters()

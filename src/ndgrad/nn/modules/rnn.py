@@ -80,7 +80,7 @@ class RNNBase(Module):
                     names.append(f"weight_hr_l{layer}{suffix}")
                     shapes.append((proj_size, hidden_size))
                 for n, s in zip(names, shapes):
-                    setattr(self, n, Parameter(empty(s, dtype=dtype)))
+                    setattr(self, n, Parameter(empty(s, dtype=dtype, device=device)))
                 self._flat_weights_names.extend(names)
         self.reset_parameters()
 
@@ -273,11 +273,13 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size),
+                                         dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size),
+                                         dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -306,11 +308,11 @@ class _CellBase(RNNCellBase):
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.nonlinearity = nonlinearity
         g = _GATES[self._mode] * hidden_size
-        self.weight_ih = Parameter(empty((g, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((g, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((g, input_size), dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty((g, hidden_size), dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(g, dtype=dtype))
-            self.bias_hh = Parameter(empty(g, dtype=dtype))
+            self.bias_ih = Parameter(empty(g, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(g, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
