@@ -444,6 +444,11 @@ def test_packed_sequences_on_device(enforce_sorted, standin):
     moved = rp.to("cuda")
     _same(moved.data, rp.data, "PackedSequence.to")
     assert moved.cpu().data.device == CPU and moved.batch_sizes.device == CPU
+    assert rp.cpu() is rp and moved.cuda() is moved
+    cast = rp.cuda(ndgrad.float32)
+    _same(cast.data, rp.data.float(), "PackedSequence.cuda(dtype)")
+    if not enforce_sorted:
+        _same(cast.sorted_indices, rp.sorted_indices, "moved sorted_indices")
 
 
 def test_pad_sequence_on_device(standin):

@@ -756,7 +756,7 @@ def binomial(count, prob, generator=None):
         raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected "
                            f"{torch_name(count.dtype)}")
     broadcast_shapes(count.shape, prob.shape)  # PyTorch's size-mismatch error
-    # host: the draws are made on the host generator, then moved once
+    # (the draws are made on the host generator from host copies, then moved once)
     n = np.asarray(to_numpy(count._data))  # host: drawn on the host
     p = np.asarray(to_numpy(prob._data), dtype=np.float64)  # host: drawn on the host
     n, p = np.broadcast_arrays(n, p)  # host: drawn on the host

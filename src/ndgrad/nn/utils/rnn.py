@@ -64,12 +64,18 @@ class PackedSequence(namedtuple("PackedSequence",
         return type(self)(data, self.batch_sizes, move(self.sorted_indices),
                           move(self.unsorted_indices))
 
+    def _to_type(self, kind, args, kwargs):
+        """cuda()/cpu() as PyTorch's: `args` may name a device of that kind, else it is added."""
+        ex = self.data.new_empty(0).to(*args, **kwargs)
+        if ex.device.type != kind:
+            kwargs = dict(kwargs, device=kind)
+        return self.to(*args, **kwargs)
+
     def cuda(self, *args, **kwargs):
-        return self.to(*args, **kwargs) if args or "device" in kwargs \
-            else self.to("cuda", **kwargs)
+        return self._to_type("cuda", args, kwargs)
 
     def cpu(self, *args, **kwargs):
-        return self.to("cpu", **kwargs)
+        return self._to_type("cpu", args, kwargs)
 
     def double(self):
         return self._apply(lambda t: t.double())
