@@ -290,10 +290,45 @@ MODULES = {
                                   nn.LayerNorm(8), nn.Linear(8, 2), nn.LogSoftmax(dim=1)),
             lambda: ndgrad.randn(5, 4)),
     "PReLU": (lambda: nn.PReLU(3), lambda: ndgrad.randn(2, 3, 4)),
+    "RMSNorm": (lambda: nn.RMSNorm(4), lambda: ndgrad.randn(2, 4)),
+    "InstanceNorm2d": (lambda: nn.InstanceNorm2d(2, affine=True, track_running_stats=True),
+                       lambda: ndgrad.randn(2, 2, 4, 4)),
+    "Upsample_bilinear": (lambda: nn.Sequential(nn.Conv2d(2, 2, 1),
+                                                nn.Upsample(scale_factor=2, mode="bilinear")),
+                          lambda: ndgrad.randn(1, 2, 3, 3)),
+    "AdaptiveAvgPool2d": (lambda: nn.Sequential(nn.Conv2d(1, 1, 1), nn.AdaptiveAvgPool2d(2)),
+                          lambda: ndgrad.randn(1, 1, 5, 5)),
+    "Embedding_max_norm": (lambda: nn.Embedding(5, 3, max_norm=1.0),
+                           lambda: ndgrad.tensor([1, 2, 1])),
+    "TransformerEncoder": (
+        lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, 0.0), 2,
+                                      enable_nested_tensor=False),
+        lambda: ndgrad.randn(3, 2, 4)),
+    "CrossEntropyLoss": (lambda: _Loss(nn.CrossEntropyLoss(weight=ndgrad.tensor([1., 2., 3.]),
+                                                           label_smoothing=0.1)),
+                         lambda: (ndgrad.randn(4, 3), ndgrad.tensor([0, 2, 1, 2]))),
+    "NLLLoss": (lambda: _Loss(nn.NLLLoss(ignore_index=1)),
+                lambda: (ndgrad.randn(4, 3), ndgrad.tensor([0, 2, 1, 2]))),
+    "BCEWithLogitsLoss": (lambda: _Loss(nn.BCEWithLogitsLoss(pos_weight=ndgrad.ones(3) * 2)),
+                          lambda: (ndgrad.randn(4, 3), ndgrad.rand(4, 3))),
+    "HuberLoss": (lambda: _Loss(nn.HuberLoss(delta=0.5)),
+                  lambda: (ndgrad.randn(4, 3), ndgrad.randn(4, 3))),
     "MaxPool_AvgPool": (lambda: nn.Sequential(nn.Conv2d(2, 2, 1), nn.MaxPool2d(2),
                                               nn.AvgPool2d(2, ceil_mode=True)),
                         lambda: ndgrad.randn(1, 2, 6, 6)),
 }
+
+
+class _Loss(nn.Module):
+    """A loss module behind a one-parameter scale, so its input has a gradient to compare."""
+
+    def __init__(self, loss):
+        super().__init__()
+        self.scale = nn.Linear(1, 1)
+        self.loss = loss
+
+    def forward(self, x, *rest):
+        return self.loss(x * self.scale.weight.sum(), *rest)
 
 
 def _as_tuple(x):
