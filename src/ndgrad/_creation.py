@@ -9,7 +9,7 @@ import math
 import threading
 
 from . import _dtype as D
-from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array
+from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array, xp_of
 from ._tensor import Tensor, _make
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -43,6 +43,23 @@ def _xp(device):
         if device is None:
             return np
     return _device(device).xp if not isinstance(device, _device) else device.xp
+
+
+def _target_xp(device):
+    """The array module of an explicit or default device; None when neither is set (the data's
+    own device then)."""
+    if device is None and getattr(_default, "device", None) is None:
+        return None
+    return _xp(device)
+
+
+def _moved(arr, xp):
+    """`arr` as an array of module `xp` (one explicit transfer when it lives elsewhere)."""
+    if xp is None or xp_of(arr) is xp:
+        return arr
+    if xp is np:
+        return to_numpy(arr)  # host: device -> host transfer
+    return xp.asarray(to_numpy(arr))
 
 
 def _size(size, name="empty"):
@@ -135,18 +152,19 @@ def _contains_tensor(data):
 
 
 def _to_array(data, dtype, xp, copy):
-    """Array of `data` (a Tensor, an array, a scalar, or nested sequences) with torch's dtype."""
+    """Array of `data` (a Tensor, an array, a scalar, or nested sequences) with torch's dtype,
+    on module `xp` (None: a Tensor's or array's own, the host for Python data)."""
     if isinstance(data, Tensor):
-        arr = data._data
+        arr = _moved(data._data, xp)
         d = dtype or data.dtype
     elif isinstance(data, np.ndarray) or is_array(data):
-        arr = data
+        arr = _moved(data, xp)
         d = dtype or D.from_numpy_dtype(arr.dtype)
     else:
         if _contains_tensor(data):
             data = _tensors_to_lists(data)
         try:
-            arr = np.asarray(data)
+            arr = np.asarray(data)  # host: Python data are read on the host, moved once below
         except ValueError:
             _ragged_error(data)
             raise
@@ -161,7 +179,7 @@ def _to_array(data, dtype, xp, copy):
         if dtype is not None and dtype._category < 2 and dtype is not D.bool and \
                 arr.dtype != dtype.np and arr.size:
             _check_int_range(arr, dtype)
-    arr = xp.asarray(arr)
+        arr = (xp or np).asarray(arr)
     if arr.dtype != d.np:
         arr = arr.astype(d.np)
     elif copy:
@@ -187,8 +205,8 @@ def _may_hold_big_ints(arr):
         return arr.dtype == np.uint64 and int(arr.max()) > _I64_MAX
     if arr.dtype.kind != "f":
         return False
-    with np.errstate(all="ignore"):
-        return bool((np.abs(arr) >= 2.0 ** 63).any())  # (nan compares False; inf is checked)
+    with np.errstate(all="ignore"):  # host: Python data, not yet moved
+        return bool((np.abs(arr) >= 2.0 ** 63).any())  # host: (nan compares False; inf checked)
 
 
 def _leaves(data):
@@ -214,21 +232,22 @@ def _big_int_array(data, arr, dtype):
     if target is not None and target._category < 2 and target is not D.bool:
         raise ValueError("Overflow when unpacking long long")
     if target is D.bool:
-        return np.asarray(data, dtype=object).astype(bool)
+        return np.asarray(data, dtype=object).astype(bool)  # host: Python ints
     kind = complex if any(isinstance(v, (complex, np.complexfloating)) for v in _leaves(data)) \
         or (target is not None and target.is_complex) else float
-    return np.asarray(np.vectorize(kind, otypes=[kind])(np.asarray(data, dtype=object)))
+    objs = np.asarray(data, dtype=object)  # host: Python ints beyond int64
+    return np.asarray(np.vectorize(kind, otypes=[kind])(objs))  # host: converted one by one
 
 
 def _check_int_range(arr, dtype):
     """PyTorch's check that the values given for an integer dtype fit it (unsigned types take
     negative values down to -max, which wrap, as PyTorch's checked conversion allows)."""
     info = np.iinfo(dtype.np)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # host: error state (the Python data, not yet moved)
         if arr.dtype.kind in "fc":
             a = arr.real if arr.dtype.kind == "c" else arr
             lo, hi = float(a.min()), float(a.max())
-            if not (np.isfinite(a).all()):
+            if not (np.isfinite(a).all()):  # host: the Python data, not yet moved
                 lo = hi = math.inf
         else:
             lo, hi = int(arr.min()), int(arr.max())
@@ -305,15 +324,16 @@ def _tensors_to_lists(x):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """torch.tensor(data): a new tensor (always a copy) with dtype inferred as PyTorch does."""
-    return _finish(_to_array(data, D.to_dtype(dtype), _xp(device), True), requires_grad)
+    return _finish(_to_array(data, D.to_dtype(dtype), _target_xp(device), True), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """torch.as_tensor: shares memory with a Tensor or ndarray of matching dtype."""
     dtype = D.to_dtype(dtype)
     if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype):
-        return data
-    arr = _to_array(data, dtype, _xp(device), False)
+        target = device if device is not None else default_device()
+        return data if target is None or _device(target) == data.device else data.to(target)
+    arr = _to_array(data, dtype, _target_xp(device), False)
     t = _make(arr)
     return t
 
@@ -431,8 +451,8 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
         start, end = 0, start
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     n = int(math.floor((end - start) / step)) + 1
-    arr = (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
-    return _finish(_xp(device).asarray(arr), requires_grad)
+    arr = (start + _xp(device).arange(n, dtype=np.float64) * step).astype(dtype.np)
+    return _finish(arr, requires_grad)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
@@ -441,23 +461,25 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    xp = _xp(device)
     if not dtype.is_floating_point:
-        arr = np.trunc(np.linspace(float(start), float(end), steps)).astype(dtype.np)
+        arr = xp.trunc(xp.linspace(float(start), float(end), steps)).astype(dtype.np)
     else:
         # PyTorch's kernel: the first half steps up from start, the second half down from end,
         # in the output dtype (so float32 results match bit for bit)
         # (fused multiply-add: the product is not rounded before the sum, hence float64 here)
         step = float(dtype.np.type((float(end) - float(start)) / (steps - 1))) if steps > 1 else 0.0
-        i = np.arange(steps, dtype=np.float64)
+        i = xp.arange(steps, dtype=np.float64)
         s, e = float(dtype.np.type(start)), float(dtype.np.type(end))
-        arr = np.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
-    return _finish(_xp(device).asarray(arr), requires_grad)
+        arr = xp.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
+    return _finish(arr, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    arr = np.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
-    return _finish(_xp(device).asarray(arr), requires_grad)
+    xp = _xp(device)
+    arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
+    return _finish(arr, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -477,7 +499,7 @@ class Generator:
     def __init__(self, device="cpu"):
         self.device = _device(device)
         self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))  # host: the generator
 
     def manual_seed(self, seed):
         seed = int(seed)
@@ -486,7 +508,7 @@ class Generator:
         if seed < 0:
             seed += 1 << 64
         self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self._rng = np.random.Generator(np.random.PCG64(seed))  # host: the generator
         return self
 
     def seed(self):
@@ -505,7 +527,7 @@ class Generator:
                + st["state"]["inc"].to_bytes(16, "little")
                + int(st["has_uint32"]).to_bytes(4, "little")
                + int(st["uinteger"]).to_bytes(4, "little"))
-        return _make(np.frombuffer(raw, dtype=np.uint8).copy())
+        return _make(np.frombuffer(raw, dtype=np.uint8).copy())  # host: a CPU state tensor
 
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor):
@@ -517,11 +539,11 @@ class Generator:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
         word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
-        bit_gen = np.random.PCG64()
+        bit_gen = np.random.PCG64()  # host: the generator
         bit_gen.state = {"bit_generator": "PCG64",
                          "state": {"state": word(8, 24), "inc": word(24, 40)},
                          "has_uint32": word(40, 44), "uinteger": word(44, 48)}
-        self._seed, self._rng = word(0, 8), np.random.Generator(bit_gen)
+        self._seed, self._rng = word(0, 8), np.random.Generator(bit_gen)  # host: the generator
         return self
 
     def clone_state(self):
@@ -601,7 +623,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
         arr = _rng(generator).standard_normal(_size(size, "randn") + (2,), dtype=np.float64)
-        arr = (arr * np.sqrt(0.5)).view(np.complex128)[..., 0].astype(dtype.np)
+        arr = (arr * math.sqrt(0.5)).view(np.complex128)[..., 0].astype(dtype.np)
         return _finish(_place(arr, device), requires_grad)
     arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
@@ -645,14 +667,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if size is not None:
         shape = _size((size,))
     else:
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        shape = np.broadcast_shapes(getattr(m, "shape", ()),  # host: shapes
+                                    getattr(s, "shape", ()))
+    t = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     if dtype is None:
-        t = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
         dtype = t.dtype if t is not None else D.get_default_dtype()
     dtype = D.to_dtype(dtype)
-    z = _rng(generator).standard_normal(shape, dtype=np.float64)
-    arr = (np.asarray(to_numpy(m)) + np.asarray(to_numpy(s)) * z).astype(dtype.np)
-    return _finish(_place(arr, device), requires_grad)
+    if device is None and t is not None:
+        device = t.device
+    z = _place(_rng(generator).standard_normal(shape, dtype=np.float64), device)
+    return _finish((m + s * z).astype(dtype.np), requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -683,9 +707,9 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    probs = np.asarray(to_numpy(input._data), dtype=np.float64)
+    probs = np.asarray(to_numpy(input._data), dtype=np.float64)  # host: drawn on the host
     rows = probs.reshape(-1, probs.shape[-1])
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)  # host: the draws
     rng = _rng(generator)
     for i, p in enumerate(rows):
         p = p / p.sum()
@@ -699,7 +723,7 @@ def poisson(input, generator=None):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"poisson_cpu" not implemented for '
                                   f"'{_type_name(input.dtype)}'")
-    rate = np.asarray(to_numpy(input._data), dtype=np.float64)
+    rate = np.asarray(to_numpy(input._data), dtype=np.float64)  # host: drawn on the host
     if rate.size and (rate < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     out = _place(_rng(generator).poisson(rate).astype(input.dtype.np), input.device)
@@ -732,10 +756,12 @@ def binomial(count, prob, generator=None):
         raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected "
                            f"{torch_name(count.dtype)}")
     broadcast_shapes(count.shape, prob.shape)  # PyTorch's size-mismatch error
-    n = np.asarray(to_numpy(count._data))
-    p = np.asarray(to_numpy(prob._data), dtype=np.float64)
-    n, p = np.broadcast_arrays(n, p)
-    out = _rng(generator).binomial(np.floor(n).astype(np.int64), np.clip(p, 0.0, 1.0))
+    # (the draws are made on the host generator from host copies, then moved once)
+    n = np.asarray(to_numpy(count._data))  # host: drawn on the host
+    p = np.asarray(to_numpy(prob._data), dtype=np.float64)  # host: drawn on the host
+    n, p = np.broadcast_arrays(n, p)  # host: drawn on the host
+    n, p = np.floor(n).astype(np.int64), np.clip(p, 0.0, 1.0)  # host: drawn on the host
+    out = _rng(generator).binomial(n, p)
     return _make(_place(out.astype(prob.dtype.np), prob.device))
 
 

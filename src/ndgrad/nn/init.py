@@ -4,6 +4,7 @@ import warnings
 
 import numpy as _np
 
+from .._backend import xp_of
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
@@ -18,9 +19,14 @@ def _rng(generator):
     return r(generator)
 
 
+def _xp(tensor):
+    return xp_of(tensor._data)
+
+
 def _write(tensor, values):
+    """Write `values` (an array of the tensor's module, or a host draw, moved here once)."""
     with no_grad():
-        tensor._data[...] = _np.asarray(values).astype(tensor.dtype.np, copy=False)
+        tensor._data[...] = _xp(tensor).asarray(values).astype(tensor.dtype.np, copy=False)
         tensor._bump_version()  # records the user's line that called nn.init (issue 7)
     return tensor
 
@@ -66,18 +72,19 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
     u = _rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
     v = _erfinv(u) * std * math.sqrt(2.0) + mean
-    return _write(tensor, _np.clip(v, a, b))
+    return _write(tensor, _np.clip(v, a, b))  # host: the draw is shaped on the host, moved once
 
 
 def _erfinv(y):
-    """Inverse error function: Giles' approximation refined by two Newton steps."""
-    y = _np.asarray(y, dtype=_np.float64)
-    w = -_np.log((1.0 - y) * (1.0 + y))
-    x = _np.where(w < 5, _erfinv_central(w), _erfinv_tail(w)) * y
-    erf = _np.frompyfunc(math.erf, 1, 1)
+    """Inverse error function of a host draw: Giles' approximation refined by two Newton steps
+    (on the host: CuPy's namespace has no erf)."""
+    y = _np.asarray(y, dtype=_np.float64)  # host: a host draw
+    w = -_np.log((1.0 - y) * (1.0 + y))  # host: a host draw
+    x = _np.where(w < 5, _erfinv_central(w), _erfinv_tail(w)) * y  # host: a host draw
+    erf = _np.frompyfunc(math.erf, 1, 1)  # host: a host draw
     for _ in range(2):
         err = erf(x).astype(_np.float64) - y
-        x = x - err / (2 / math.sqrt(math.pi) * _np.exp(-x * x))
+        x = x - err / (2 / math.sqrt(math.pi) * _np.exp(-x * x))  # host: a host draw
     return x
 
 
@@ -91,7 +98,7 @@ def _erfinv_central(w):
 
 
 def _erfinv_tail(w):
-    w = _np.sqrt(_np.maximum(w, 5)) - 3
+    w = _np.sqrt(_np.maximum(w, 5)) - 3  # host: a host draw (see _erfinv)
     p = -0.000200214257
     for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
               0.00943887047, 1.00167406, 2.83297682):
@@ -100,7 +107,7 @@ def _erfinv_tail(w):
 
 
 def constant_(tensor, val):
-    return _write(tensor, _np.full(tensor.shape, val))
+    return _write(tensor, _xp(tensor).full(tensor.shape, val))
 
 
 def ones_(tensor):
@@ -114,7 +121,7 @@ def zeros_(tensor):
 def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _write(tensor, _np.eye(*tensor.shape))
+    return _write(tensor, _xp(tensor).eye(*tensor.shape))
 
 
 def dirac_(tensor, groups=1):
@@ -126,7 +133,7 @@ def dirac_(tensor, groups=1):
         raise ValueError("dim 0 must be divisible by groups")
     out_per = sizes[0] // groups
     mn = min(out_per, sizes[1])
-    a = _np.zeros(sizes)
+    a = _xp(tensor).zeros(sizes)
     for g in range(groups):
         for i in range(mn):
             idx = (g * out_per + i, i) + tuple(s // 2 for s in sizes[2:])
@@ -195,11 +202,12 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    xp = _xp(tensor)
+    flat = xp.asarray(_rng(generator).standard_normal((rows, cols)))  # the host draw, moved
     if rows < cols:
         flat = flat.T
-    q, r = _np.linalg.qr(flat)
-    q = q * _np.sign(_np.diag(r))
+    q, r = xp.linalg.qr(flat)
+    q = q * xp.sign(xp.diag(r))
     if rows < cols:
         q = q.T
     return _write(tensor, (gain * q).reshape(tensor.shape))

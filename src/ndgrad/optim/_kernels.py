@@ -17,6 +17,8 @@ Complex parameters are updated as pairs of reals (`as_real`), as PyTorch's `view
 """
 import numpy as np
 
+from .._backend import is_array, xp_of
+
 __all__ = ["add_", "add", "addcmul_", "addcmul", "addcdiv_", "lerp_", "lerp", "as_real", "fma"]
 
 
@@ -31,18 +33,19 @@ def _scalar(value, arr):
 
 def fma(a, b, c, out=None):
     """a * b + c with one rounding (emulated for float32) into `out` (a new array if None)."""
-    ref = c if isinstance(c, np.ndarray) else (a if isinstance(a, np.ndarray) else b)
+    ref = c if is_array(c) else (a if is_array(a) else b)
     dt = ref.dtype
+    xp = xp_of(ref)
     if _narrow(ref):
-        r = np.multiply(a, b, dtype=np.float64)
-        r += np.asarray(c, dtype=np.float64)
+        r = xp.multiply(a, b, dtype=np.float64)
+        r += xp.asarray(c, dtype=np.float64)
         if out is None:
             return r.astype(dt)
         out[...] = r
         return out
     if out is None:
         return a * b + c
-    return np.add(a * b, c, out=out)
+    return xp.add(a * b, c, out=out)
 
 
 def add_(self, other, alpha=1.0):

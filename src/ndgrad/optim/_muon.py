@@ -21,13 +21,13 @@ DEFAULT_NS_STEPS = 5
 EPS = 1e-7
 
 
-def _bf16(x):
-    """Round a float32 array (or scalar) to the nearest bfloat16 value, ties to even."""
-    x = np.asarray(x, dtype=np.float32)
+def _bf16(x, xp):
+    """Round a float32 array of module `xp` to the nearest bfloat16 value, ties to even."""
+    x = x.astype(np.float32, copy=False)
     bits = x.view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     out = rounded.astype(np.uint32).view(np.float32)
-    return np.where(np.isnan(x), x, out)
+    return xp.where(xp.isnan(x), x, out)
 
 
 def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
@@ -37,17 +37,18 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
         raise ValueError("Input tensor gradient must be a 2D matrix")
     if len(ns_coefficients) != 3:
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
+    xp = xp_of(grad)
     a, b, c = (np.float32(v) for v in ns_coefficients)
-    x = _bf16(grad.astype(np.float32))
+    x = _bf16(grad.astype(np.float32), xp)
     tall = grad.shape[0] > grad.shape[1]
     if tall:
         x = x.T
-    norm = _bf16(np.sqrt(np.sum(np.square(x, dtype=np.float32), dtype=np.float32)))
-    x = _bf16(x / _bf16(max(norm, np.float32(eps))))
+    norm = _bf16(xp.sqrt(xp.sum(xp.square(x, dtype=np.float32), dtype=np.float32)), xp)
+    x = _bf16(x / _bf16(xp.maximum(norm, np.float32(eps)), xp), xp)
     for _ in range(ns_steps):
-        gram = _bf16(x @ x.T)
-        gram_update = _bf16(b * gram + c * (gram @ gram))
-        x = _bf16(a * x + gram_update @ x)
+        gram = _bf16(x @ x.T, xp)
+        gram_update = _bf16(b * gram + c * (gram @ gram), xp)
+        x = _bf16(a * x + gram_update @ x, xp)
     if tall:
         x = x.T
     return x
@@ -111,11 +112,11 @@ class Muon(Optimizer):
                 buf = state["momentum_buffer"]._data
                 K.lerp_(buf, grad, 1 - momentum)
                 update = K.lerp(grad, buf, momentum) if group["nesterov"] else buf
-                update = _zeropower_via_newtonschulz(np.asarray(update), group["ns_coefficients"],
+                update = _zeropower_via_newtonschulz(update, group["ns_coefficients"],
                                                      group["ns_steps"], group["eps"])
                 adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], p.shape)
                 param = p._data
                 param *= 1 - lr * wd
-                K.add_(param, xp.asarray(update, dtype=param.dtype), alpha=-adjusted_lr)
+                K.add_(param, update.astype(param.dtype, copy=False), alpha=-adjusted_lr)
                 _bump_versions(p, state)
         return loss

@@ -12,7 +12,7 @@ from itertools import chain
 import warnings
 
 from .._tensor import Tensor, _make
-from .._backend import xp_of
+from .._backend import move, xp_of
 from .. import _dtype as D
 from ..autograd import grad_mode
 
@@ -44,9 +44,10 @@ def _scalar_dtype():
 
 
 def _step_tensor(value=0.0):
-    """The per-parameter `step` counter PyTorch keeps as a 0-d float tensor."""
+    """The per-parameter `step` counter PyTorch keeps as a 0-d float tensor (on the CPU, as
+    PyTorch's unless capturable or fused)."""
     import numpy as np
-    return _make(np.array(value, dtype=_scalar_dtype().np))
+    return _make(np.array(value, dtype=_scalar_dtype().np))  # host: a CPU counter, as PyTorch's
 
 
 def _zeros_like(p, fill=0.0):
@@ -439,12 +440,14 @@ class Optimizer:
                           chain.from_iterable(g["params"] for g in groups)))
 
         def cast(param, value, key=None, group=None):
+            # (as PyTorch: state moves to its parameter's device, and floating state takes its
+            # dtype; a plain `step` counter stays where it is)
             if isinstance(value, Tensor):
                 if key == "step":
                     if group is not None and (group.get("fused") or group.get("capturable")):
-                        return _make(value._data.astype(D.float32.np))
+                        return _make(move(value._data, param.device).astype(D.float32.np))
                     return _make(value._data.copy())
-                arr = value._data
+                arr = move(value._data, param.device)
                 if param.dtype.is_floating_point:
                     arr = arr.astype(param.dtype.np)
                 else:

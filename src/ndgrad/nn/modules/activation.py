@@ -218,7 +218,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(empty((num_parameters,), dtype=dtype))
+        self.weight = Parameter(empty((num_parameters,), dtype=dtype, device=device))
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as _np
 
+from ..._backend import to_numpy, xp_of
 from .module import Module
 from .container import ModuleList, Sequential
 from .linear import Linear
@@ -40,13 +41,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.shortlist_size = self.cutoffs[0]
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype, device=device)
         self.tail = ModuleList()
         for i in range(self.n_clusters):
             hsz = int(in_features // (div_value ** (i + 1)))
             osz = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hsz, bias=False, dtype=dtype),
-                                        Linear(hsz, osz, bias=False, dtype=dtype)))
+            self.tail.append(Sequential(Linear(in_features, hsz, bias=False,
+                                               dtype=dtype, device=device),
+                                        Linear(hsz, osz, bias=False, dtype=dtype, device=device)))
 
     def reset_parameters(self):
         self.head.reset_parameters()
@@ -72,33 +74,37 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         batched = td > 0
         input = input_ if batched else input_.unsqueeze(0)
         target = target_ if batched else target_.unsqueeze(0)
-        t = _np.asarray(target._data).astype(_np.int64)
+        # the rows of each cluster (data-dependent sizes) are found on the host, and each index
+        # array moved to the input's device once
+        xp = xp_of(input._data)
+        on = lambda a: _make(xp.asarray(a))  # noqa: E731
+        t = to_numpy(target._data).astype(_np.int64)  # host: data-dependent cluster rows
         n = t.shape[0]
         bounds = [0] + self.cutoffs
         head_index = t.copy()            # the head column each row reads
-        covered = _np.zeros(n, dtype=bool)
+        covered = _np.zeros(n, dtype=bool)  # host: cluster rows
         parts, order = [], []            # per-cluster in-cluster log-probs and their rows
         for i in range(len(bounds) - 1):
             lo, hi = bounds[i], bounds[i + 1]
             inside = (t >= lo) & (t < hi)
-            rows = _np.nonzero(inside)[0]
+            rows = _np.nonzero(inside)[0]  # host: cluster rows
             if rows.size == 0:
                 continue
             covered |= inside
             if i == 0:
                 continue
             head_index[rows] = self.shortlist_size + i - 1
-            logp = F.log_softmax(self.tail[i - 1](input[_make(rows)]), dim=1)
-            parts.append(logp.gather(1, _make((t[rows] - lo)[:, None])).squeeze(1))
+            logp = F.log_softmax(self.tail[i - 1](input[on(rows)]), dim=1)
+            parts.append(logp.gather(1, on((t[rows] - lo)[:, None])).squeeze(1))
             order.append(rows)
         if not covered.all():
             raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but "
                                f"values in range [{t.min()}, {t.max()}] were found. ")
         head_logp = F.log_softmax(self.head(input), dim=1)
-        output = head_logp.gather(1, _make(head_index[:, None])).squeeze(1)
+        output = head_logp.gather(1, on(head_index[:, None])).squeeze(1)
         if parts:  # add each row's in-cluster term, put back in row order
-            rows = _np.concatenate(order)
-            tail = input.new_zeros(n).index_add(0, _make(rows), cat(parts))
+            rows = _np.concatenate(order)  # host: cluster rows
+            tail = input.new_zeros(n).index_add(0, on(rows), cat(parts))
             output = output + tail
         loss = (-output).mean()
         if not batched:

@@ -62,9 +62,9 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups) + self.kernel_size
         else:
             shape = (out_channels, in_channels // groups) + self.kernel_size
-        self.weight = Parameter(empty(shape, dtype=dtype))
+        self.weight = Parameter(empty(shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -20,7 +20,8 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.padding_idx = _padding_idx(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype))
+            self.weight = Parameter(empty((num_embeddings, embedding_dim),
+                                          dtype=dtype, device=device))
             self.reset_parameters()
         else:
             assert list(_weight.shape) == [num_embeddings, embedding_dim], \

@@ -224,7 +224,7 @@ class _LazyNormBase(LazyModuleMixin):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(dtype=dtype)
             self.running_var = UninitializedBuffer(dtype=dtype)
-            self.num_batches_tracked = tensor(0, dtype=D.int64)
+            self.num_batches_tracked = tensor(0, dtype=D.int64, device=device)
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.num_features != 0:

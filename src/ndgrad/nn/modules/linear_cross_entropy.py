@@ -114,7 +114,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
         self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
-                             dtype=dtype)
+                             dtype=dtype, device=device)
         self.options = options
 
     def forward(self, input, target):

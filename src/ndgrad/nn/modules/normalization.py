@@ -11,13 +11,13 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"
            "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "SyncBatchNorm"]
 
 
-def _affine_parameters(module, shape, affine, bias, dtype):
+def _affine_parameters(module, shape, affine, bias, dtype, device=None):
     """Register `weight` and `bias` Parameters of `shape` (filled by reset_parameters, as in
     PyTorch), or None for those the module does not have."""
     if affine:
-        module.weight = Parameter(empty(shape, dtype=dtype))
+        module.weight = Parameter(empty(shape, dtype=dtype, device=device))
         if bias:
-            module.bias = Parameter(empty(shape, dtype=dtype))
+            module.bias = Parameter(empty(shape, dtype=dtype, device=device))
         else:
             module.register_parameter("bias", None)
     else:
@@ -42,11 +42,11 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _affine_parameters(self, num_features, affine, bias, dtype)
+        _affine_parameters(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=D.int64))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=D.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -211,7 +211,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -235,7 +235,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()
@@ -260,7 +260,7 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        _affine_parameters(self, num_channels, affine, bias, dtype)
+        _affine_parameters(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -80,7 +80,7 @@ class RNNBase(Module):
                     names.append(f"weight_hr_l{layer}{suffix}")
                     shapes.append((proj_size, hidden_size))
                 for n, s in zip(names, shapes):
-                    setattr(self, n, Parameter(empty(s, dtype=dtype)))
+                    setattr(self, n, Parameter(empty(s, dtype=dtype, device=device)))
                 self._flat_weights_names.extend(names)
         self.reset_parameters()
 
@@ -172,8 +172,10 @@ class RNNBase(Module):
         is_lstm = self.mode == "LSTM"
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h0 = zeros((self.num_layers * D, N, real_hidden), dtype=input.dtype)
-            c0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype) \
+            h0 = zeros((self.num_layers * D, N, real_hidden), dtype=input.dtype,
+                       device=input.device)
+            c0 = zeros((self.num_layers * D, N, self.hidden_size), dtype=input.dtype,
+                       device=input.device) \
                 if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)
@@ -271,11 +273,13 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size),
+                                         dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size),
+                                         dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -304,11 +308,11 @@ class _CellBase(RNNCellBase):
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.nonlinearity = nonlinearity
         g = _GATES[self._mode] * hidden_size
-        self.weight_ih = Parameter(empty((g, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((g, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((g, input_size), dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty((g, hidden_size), dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(g, dtype=dtype))
-            self.bias_hh = Parameter(empty(g, dtype=dtype))
+            self.bias_ih = Parameter(empty(g, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(g, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -336,7 +340,7 @@ class _CellBase(RNNCellBase):
         if mode == "RNN_TANH" and self.nonlinearity == "relu":
             mode = "RNN_RELU"
         if hx is None:
-            z = zeros((N, self.hidden_size), dtype=input.dtype)
+            z = zeros((N, self.hidden_size), dtype=input.dtype, device=input.device)
             hx = (z, z) if mode == "LSTM" else z
         elif unb:
             hx = tuple(h.unsqueeze(0) for h in hx) if mode == "LSTM" else hx.unsqueeze(0)

@@ -2,8 +2,6 @@
 import copy
 import math
 
-import numpy as _np
-
 from .module import Module
 from .linear import Linear
 from .container import ModuleList
@@ -11,8 +9,7 @@ from .dropout import Dropout
 from .normalization import LayerNorm
 from ..parameter import Parameter
 from .. import functional as F, init
-from ..._creation import empty
-from ..._tensor import _make
+from ..._creation import empty, full
 from ... import _dtype as D
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
@@ -45,24 +42,28 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype))
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim),
+                                                 dtype=dtype, device=device))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim),
+                                                 dtype=dtype, device=device))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim),
+                                                 dtype=dtype, device=device))
             self.register_parameter("in_proj_weight", None)
         else:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim),
+                                                  dtype=dtype, device=device))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype, device=device))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        dtype=dtype)
+                                                        dtype=dtype, device=device)
         if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -116,13 +117,13 @@ class TransformerEncoderLayer(Module):
                  device=None, dtype=None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                            batch_first=batch_first, dtype=dtype, device=device)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
@@ -173,16 +174,17 @@ class TransformerDecoderLayer(Module):
                  device=None, dtype=None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
+                                            batch_first=batch_first, dtype=dtype, device=device)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                                 batch_first=batch_first, dtype=dtype,
+                                                 device=device)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -254,19 +256,19 @@ class Transformer(Module):
         else:
             layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
                                             layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
+                                            dtype=dtype, device=device)
             self.encoder = TransformerEncoder(
                 layer, num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
-                                                     dtype=dtype))
+                                                     dtype=dtype, device=device))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
                                             layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
+                                            dtype=dtype, device=device)
             self.decoder = TransformerDecoder(
                 layer, num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
-                                                     dtype=dtype))
+                                                     dtype=dtype, device=device))
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
@@ -289,4 +291,4 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """A float mask with -inf above the diagonal (future positions) and 0 elsewhere."""
         dt = dtype or D.get_default_dtype()
-        return _make(_np.triu(_np.full((sz, sz), -_np.inf), 1).astype(dt.np))
+        return full((sz, sz), -math.inf, dtype=dt, device=device).triu(1)

@@ -3,6 +3,7 @@ import math
 
 import numpy as _np
 
+from ..._backend import is_array, to_numpy, xp_of
 from ..._tensor import Tensor, _make
 from ...autograd.grad_mode import no_grad
 
@@ -18,22 +19,25 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         tensors = [tensors]
     norm_type = float(norm_type)
     if len(tensors) == 0:
-        return _make(_np.asarray(0.0, dtype=_np.float32))
+        from ..._creation import tensor
+        return tensor(0.0)
     arrays = [t._data for t in tensors]
+    xp = xp_of(arrays[0])
+    # (float(): the total comes to the host once, for the finiteness check and the clip factor)
     if norm_type == math.inf:
-        total = max(float(_np.abs(a).max()) if a.size else 0.0 for a in arrays)
+        total = max(float(xp.abs(a).max()) if a.size else 0.0 for a in arrays)
     elif norm_type == -math.inf:
-        total = min(float(_np.abs(a).min()) for a in arrays)
+        total = min(float(xp.abs(a).min()) for a in arrays)
     else:
-        norms = [_np.sum(_np.abs(a.astype(_np.float64)) ** norm_type) ** (1 / norm_type)
+        norms = [xp.sum(xp.abs(a.astype(_np.float64)) ** norm_type) ** (1 / norm_type)
                  for a in arrays]
-        total = float(_np.sum(_np.asarray(norms) ** norm_type) ** (1 / norm_type))
+        total = float(xp.sum(xp.stack(norms) ** norm_type) ** (1 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
             "by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    return _make(_np.asarray(total, dtype=tensors[0].dtype.np))
+    return _make(xp.asarray(total, dtype=tensors[0].dtype.np))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
@@ -47,7 +51,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if coef < 1:
         with no_grad():
             for g in grads:
-                _np.multiply(g._data, coef, out=g._data, casting="unsafe")
+                xp_of(g._data).multiply(g._data, coef, out=g._data, casting="unsafe")
                 g._bump_version()
     return total
 
@@ -64,7 +68,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     for p in _grads(parameters):
         g = p.grad
-        _np.clip(g._data, -clip_value, clip_value, out=g._data)
+        xp_of(g._data).clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
 
 
@@ -74,12 +78,16 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     grads = [p.grad for p in _grads(parameters)]
     if not grads:
         return
-    tn = _np.asarray(total_norm._data if isinstance(total_norm, Tensor) else total_norm)
+    xp = xp_of(grads[0]._data)
+    tn = total_norm._data if isinstance(total_norm, Tensor) else total_norm
+    if is_array(tn) and xp_of(tn) is not xp:
+        tn = to_numpy(tn)  # (a norm on another device: one explicit transfer)
+    tn = xp.asarray(tn)
     if tn.dtype.kind != "f":
         tn = tn.astype(_np.float32)
     one = tn.dtype.type
-    coef = _np.minimum(one(float(max_norm)) / (tn + one(1e-6)), one(1.0))  # in the norm's dtype
+    coef = xp.minimum(one(float(max_norm)) / (tn + one(1e-6)), one(1.0))  # in the norm's dtype
     with no_grad():
         for g in grads:
-            _np.multiply(g._data, coef, out=g._data, casting="unsafe")
+            xp.multiply(g._data, coef, out=g._data, casting="unsafe")
             g._bump_version()

@@ -27,8 +27,8 @@ def skip_init(module_cls, *args, **kwargs):
     finally:
         for n, f in saved.items():
             setattr(_init, n, f)
-    import numpy as _np
+    from ..._backend import xp_of
     with no_grad():
         for t in list(module.parameters()) + list(module.buffers()):
-            t._data = _np.empty_like(t._data)
+            t._data = xp_of(t._data).empty_like(t._data)
     return module

@@ -5,6 +5,7 @@ from enum import Enum, auto
 
 import numpy as _np
 
+from ..._backend import xp_of
 from ..modules.module import Module
 from .. import functional as F
 from . import parametrize
@@ -25,9 +26,9 @@ def _householder_product(A, tau):
     from ..._creation import eye
     n, k = A.shape[-2], A.shape[-1]
     lower = A.tril(-1)
-    unit = _make(_np.eye(n, k, dtype=A.dtype.np))
+    unit = eye(n, k, dtype=A.dtype, device=A.device)
     V = lower + unit                                           # (..., n, k) reflectors
-    Q = eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
+    Q = eye(n, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], n, n)
     for i in reversed(range(k)):
         v = V[..., :, i:i + 1]                                # (..., n, 1)
         Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mH @ Q))
@@ -36,27 +37,29 @@ def _householder_product(A, tau):
 
 def _geqrf(A):
     """(reflectors below the diagonal with R on and above it, tau): LAPACK's geqrf, through
-    NumPy's raw QR (which returns it transposed), batched by a loop."""
-    a = A.detach().numpy()
+    the array module's raw QR (which returns it transposed), batched by a loop."""
+    a = A.detach()._data
+    xp = xp_of(a)
     lead = a.shape[:-2]
     flat = a.reshape((-1,) + a.shape[-2:])
     hs, taus = [], []
     for m in flat:
-        h, tau = _np.linalg.qr(m, mode="raw")
+        h, tau = xp.linalg.qr(m, mode="raw")
         hs.append(h.T)
         taus.append(tau)
-    X = _np.stack(hs).reshape(a.shape) if flat.shape[0] else a.copy()
-    tau = _np.stack(taus).reshape(lead + (min(a.shape[-2:]),)) if flat.shape[0] else \
-        _np.zeros(lead + (min(a.shape[-2:]),), a.dtype)
+    X = xp.stack(hs).reshape(a.shape) if flat.shape[0] else a.copy()
+    tau = xp.stack(taus).reshape(lead + (min(a.shape[-2:]),)) if flat.shape[0] else \
+        xp.zeros(lead + (min(a.shape[-2:]),), a.dtype)
     return _make(X.astype(a.dtype)), _make(tau.astype(a.dtype))
 
 
 def _is_orthogonal(Q):
     from ..._creation import eye
     n, k = Q.shape[-2], Q.shape[-1]
-    Id = eye(k, dtype=Q.dtype)
+    Id = eye(k, dtype=Q.dtype, device=Q.device)
     eps = 10.0 * n * float(_np.finfo(Q.dtype.np).eps)
-    return bool(_np.allclose((Q.mH @ Q).detach().numpy(), Id.numpy(), atol=eps, rtol=1e-5))
+    return bool(xp_of(Q._data).allclose((Q.mH @ Q).detach()._data, Id._data, atol=eps,
+                                        rtol=1e-5))
 
 
 def _make_orthogonal(A):
@@ -100,7 +103,7 @@ class _Orthogonal(Module):
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = matrix_exp(A)
             else:
-                Id = eye(n, dtype=A.dtype)
+                Id = eye(n, dtype=A.dtype, device=A.device)
                 Q = solve(Id - 0.5 * A, Id + 0.5 * A)
             if n != k:
                 Q = Q[..., :k]
@@ -132,10 +135,11 @@ class _Orthogonal(Module):
                                               "exponential or the Cayley parametrizations when "
                                               "use_trivialization=False.")
                 A, tau = _geqrf(Q)
-                a = A.numpy().copy()
-                d = _np.sign(_np.diagonal(a, axis1=-2, axis2=-1)).copy()
-                d[tau.numpy() == 0.0] *= -1
-                idx = _np.arange(d.shape[-1])
+                a = A._data.copy()
+                xp = xp_of(a)
+                d = xp.sign(xp.diagonal(a, axis1=-2, axis2=-1)).copy()
+                d[tau._data == 0.0] *= -1
+                idx = xp.arange(d.shape[-1])
                 a[..., idx, idx] = d
                 A = _make(a)
                 return A.mT if transpose else A
@@ -144,11 +148,12 @@ class _Orthogonal(Module):
             else:
                 from ...ops import cat
                 from ..._creation import randn
-                N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
+                N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
                 Q = _make_orthogonal(cat([Q, N], dim=-1))
             self.base = Q
-            neg_Id = _np.zeros(tuple(Q_init.shape), dtype=Q_init.dtype.np)
-            idx = _np.arange(min(Q_init.shape[-2:]))
+            xp = xp_of(Q_init._data)
+            neg_Id = xp.zeros(tuple(Q_init.shape), dtype=Q_init.dtype.np)
+            idx = xp.arange(min(Q_init.shape[-2:]))
             neg_Id[..., idx, idx] = -1.0
             return _make(neg_Id)
 
@@ -225,8 +230,8 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            u = empty(h, dtype=weight.dtype).normal_(0, 1)
-            v = empty(w, dtype=weight.dtype).normal_(0, 1)
+            u = empty(h, dtype=weight.dtype, device=weight.device).normal_(0, 1)
+            v = empty(w, dtype=weight.dtype, device=weight.device).normal_(0, 1)
             self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
             self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(weight_mat, 15)

@@ -13,6 +13,7 @@ import numbers
 
 import numpy as _np
 
+from ..._backend import xp_of
 from ..._tensor import _make
 from ...autograd.grad_mode import no_grad
 
@@ -22,8 +23,12 @@ __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructu
            "global_unstructured", "custom_from_mask", "remove", "is_pruned"]
 
 
+def _xp(t):
+    return xp_of(t._data)
+
+
 def _ones_like(t):
-    return _make(_np.ones(tuple(t.shape), dtype=t.dtype.np))
+    return _make(_xp(t).ones(tuple(t.shape), dtype=t.dtype.np))
 
 
 def _rng():
@@ -241,7 +246,7 @@ def _compute_norm(t, n, dim):
 
 def _smallest(scores, k):
     """Flat indices of the k smallest scores (stable: the first of equal scores first)."""
-    return _np.argsort(scores.reshape(-1), kind="stable")[:k]
+    return xp_of(scores).argsort(scores.reshape(-1), kind="stable")[:k]
 
 
 class RandomUnstructured(BasePruningMethod):
@@ -259,7 +264,8 @@ class RandomUnstructured(BasePruningMethod):
         mask = default_mask._data.copy()
         if k:
             prob = _rng().random(size)
-            mask.reshape(-1)[_np.argsort(-prob, kind="stable")[:k]] = 0
+            drop = _np.argsort(-prob, kind="stable")[:k]  # host: a host draw, moved once
+            mask.reshape(-1)[_xp(t).asarray(drop)] = 0
         return _make(mask)
 
     @classmethod
@@ -281,7 +287,7 @@ class L1Unstructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         mask = default_mask._data.copy()
         if k:
-            mask.reshape(-1)[_smallest(_np.abs(t._data), k)] = 0
+            mask.reshape(-1)[_smallest(_xp(t).abs(t._data), k)] = 0
         return _make(mask)
 
     @classmethod
@@ -290,7 +296,8 @@ class L1Unstructured(BasePruningMethod):
 
 
 def _channel_mask(t, dim, keep):
-    mask = _np.zeros(tuple(t.shape), dtype=t.dtype.np)
+    """Ones on the channels `keep` (a boolean array of t's module) along `dim`, else zeros."""
+    mask = _xp(t).zeros(tuple(t.shape), dtype=t.dtype.np)
     mask[tuple(keep if d == dim % t.ndim else slice(None) for d in range(t.ndim))] = 1
     return mask
 
@@ -313,8 +320,8 @@ class RandomStructured(BasePruningMethod):
         if k == 0:
             return default_mask
         prob = _rng().random(n)
-        threshold = _np.sort(prob)[k - 1]          # the k-th smallest: those above it stay
-        mask = _channel_mask(t, self.dim, prob > threshold)
+        threshold = _np.sort(prob)[k - 1]  # host: a host draw (k-th smallest: those above stay)
+        mask = _channel_mask(t, self.dim, _xp(t).asarray(prob > threshold))
         return _make(mask * default_mask._data.astype(mask.dtype))
 
     @classmethod
@@ -341,8 +348,10 @@ class LnStructured(BasePruningMethod):
         if k == 0:
             return default_mask
         norm = _compute_norm(t, self.n, self.dim)._data
-        keep = _np.argsort(-norm, kind="stable")[:size - k]     # the largest norms stay
-        mask = _channel_mask(t, self.dim, _np.isin(_np.arange(size), keep))
+        xp = _xp(t)
+        keep = xp.zeros(size, dtype=bool)
+        keep[xp.argsort(-norm, kind="stable")[:size - k]] = True  # the largest norms stay
+        mask = _channel_mask(t, self.dim, keep)
         return _make(mask * default_mask._data.astype(mask.dtype))
 
     @classmethod
@@ -403,12 +412,13 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
     parameters = list(parameters)
-    scores = _np.concatenate([
+    xp = _xp(getattr(*parameters[0])) if parameters else _np
+    scores = xp.concatenate([
         importance_scores.get((m, n), getattr(m, n)).detach()._data.reshape(-1)
         for m, n in parameters])
-    default = _np.concatenate([
+    default = xp.concatenate([
         (getattr(m, n + "_mask")._data if hasattr(m, n + "_mask")
-         else _np.ones(tuple(getattr(m, n).shape), dtype=getattr(m, n).dtype.np)).reshape(-1)
+         else xp.ones(tuple(getattr(m, n).shape), dtype=getattr(m, n).dtype.np)).reshape(-1)
         for m, n in parameters])
     container = PruningContainer()
     container._tensor_name = "temp"

@@ -3,26 +3,40 @@
 A PackedSequence stores the valid time steps of a batch of sequences, time-major: for each step t
 the rows of the sequences longer than t, longest first. `batch_sizes[t]` counts them. Packing and
 unpacking are one gather and one scatter (`index_copy`), so both are differentiable.
+
+As in PyTorch, `batch_sizes` (and the lengths pad_packed_sequence returns) are CPU tensors, the
+sorted/unsorted indices live on the data's device. The index tables are computed on the host
+from those lengths (small metadata) and moved to the data's device once.
 """
 from collections import namedtuple
 
 import numpy as _np
+
+from ..._backend import to_numpy, xp_of
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence", "invert_permutation"]
 
 
 def _tensor(array):
-    from ..._creation import as_tensor
-    return as_tensor(_np.asarray(array, dtype=_np.int64))
+    """A CPU int64 tensor of host index metadata (batch_sizes, lengths)."""
+    from ..._tensor import _make
+    return _make(_np.asarray(array, dtype=_np.int64))  # host: index metadata
+
+
+def _index(array, like):
+    """An int64 index tensor of host metadata on the device of tensor `like`."""
+    from ..._tensor import _make
+    return _make(xp_of(like._data).asarray(_np.asarray(array, dtype=_np.int64)))  # host: indices
 
 
 def invert_permutation(permutation):
     if permutation is None:
         return None
-    inv = _np.empty(permutation.shape[0], dtype=_np.int64)
-    inv[permutation.numpy()] = _np.arange(permutation.shape[0])
-    return _tensor(inv)
+    p = to_numpy(permutation._data)  # host: index metadata
+    inv = _np.empty(p.shape[0], dtype=_np.int64)  # host: index metadata
+    inv[p] = _np.arange(p.shape[0])  # host: index metadata
+    return _index(inv, permutation)
 
 
 class PackedSequence(namedtuple("PackedSequence",
@@ -41,12 +55,27 @@ class PackedSequence(namedtuple("PackedSequence",
                           self.unsorted_indices)
 
     def to(self, *args, **kwargs):
+        """The data moved/cast as Tensor.to does; the indices follow the data's device,
+        batch_sizes stays on the CPU (as PyTorch's)."""
         data = self.data.to(*args, **kwargs)
-        return self if data is self.data else type(self)(
-            data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+        if data is self.data:
+            return self
+        move = (lambda t: None if t is None else t.to(data.device))  # noqa: E731
+        return type(self)(data, self.batch_sizes, move(self.sorted_indices),
+                          move(self.unsorted_indices))
 
-    def cpu(self):
-        return self
+    def _to_type(self, kind, args, kwargs):
+        """cuda()/cpu() as PyTorch's: `args` may name a device of that kind, else it is added."""
+        ex = self.data.new_empty(0).to(*args, **kwargs)
+        if ex.device.type != kind:
+            kwargs = dict(kwargs, device=kind)
+        return self.to(*args, **kwargs)
+
+    def cuda(self, *args, **kwargs):
+        return self._to_type("cuda", args, kwargs)
+
+    def cpu(self, *args, **kwargs):
+        return self._to_type("cpu", args, kwargs)
 
     def double(self):
         return self._apply(lambda t: t.double())
@@ -59,25 +88,26 @@ class PackedSequence(namedtuple("PackedSequence",
 
     @property
     def is_cuda(self):
-        return False
+        return self.data.is_cuda
 
     def is_pinned(self):
-        return False
+        return self.data.is_pinned()
 
 
 def _lengths_array(lengths):
     from ..._tensor import Tensor
-    if isinstance(lengths, Tensor):
-        return _np.asarray(lengths.numpy(force=True), dtype=_np.int64).reshape(-1)
-    return _np.asarray(lengths, dtype=_np.int64).reshape(-1)
+    if isinstance(lengths, Tensor):   # (PyTorch's lengths.cpu(): a host copy)
+        return to_numpy(lengths._data).astype(_np.int64).reshape(-1)
+    return _np.asarray(lengths, dtype=_np.int64).reshape(-1)  # host: lengths
 
 
 def _flat_index(lengths_sorted, batch):
     """Positions, in a (T*B) time-major flattening, of the packed rows, and batch_sizes."""
     T = int(lengths_sorted[0]) if len(lengths_sorted) else 0
-    batch_sizes = (lengths_sorted[None, :] > _np.arange(T)[:, None]).sum(1)
-    idx = _np.concatenate([t * batch + _np.arange(bs) for t, bs in enumerate(batch_sizes)]) \
-        if T else _np.zeros(0, dtype=_np.int64)
+    batch_sizes = (lengths_sorted[None, :] > _np.arange(T)[:, None]).sum(1)  # host: lengths
+    idx = _np.concatenate([t * batch + _np.arange(bs)  # host: index metadata
+                           for t, bs in enumerate(batch_sizes)]) \
+        if T else _np.zeros(0, dtype=_np.int64)  # host: index metadata
     return idx.astype(_np.int64), batch_sizes.astype(_np.int64)
 
 
@@ -85,7 +115,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     """Packs a (T, B, *) (or (B, T, *) with batch_first) tensor of padded sequences."""
     lengths = _lengths_array(lengths)
     if enforce_sorted:
-        if _np.any(lengths[:-1] < lengths[1:]):
+        if (lengths[:-1] < lengths[1:]).any():
             raise RuntimeError(
                 "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
                 "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
@@ -93,9 +123,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                 "exportability.")
         sorted_indices = None
     else:
-        order = _np.argsort(-lengths, kind="stable")
+        order = (-lengths).argsort(kind="stable")
         lengths = lengths[order]
-        sorted_indices = _tensor(order)
+        sorted_indices = _index(order, input)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
@@ -110,14 +140,14 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise RuntimeError(f"Expected sequence length to be larger than or equal to "
                            f"{lengths[0]} at index 0, but got {T}")
     idx, batch_sizes = _flat_index(lengths, B)
-    data = input.reshape((T * B,) + tuple(input.shape[2:]))[_tensor(idx)]
+    data = input.reshape((T * B,) + tuple(input.shape[2:]))[_index(idx, input)]
     return PackedSequence(data, _tensor(batch_sizes), sorted_indices, None)
 
 
 def _sorted_lengths(batch_sizes):
     bs = _lengths_array(batch_sizes)
     B = int(bs[0]) if len(bs) else 0
-    return (bs[None, :] > _np.arange(B)[:, None]).sum(1)       # lengths, longest first
+    return (bs[None, :] > _np.arange(B)[:, None]).sum(1)  # host: lengths, longest first
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -134,12 +164,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                 f"input, but got total_length={total_length} and max sequence length being {T}")
         T = total_length
     idx, _ = _flat_index(lengths, B)
-    out = full((T * B,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
-    out = out.index_copy(0, _tensor(idx), data).reshape((T, B) + tuple(data.shape[1:]))
+    out = full((T * B,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype,
+               device=data.device)
+    out = out.index_copy(0, _index(idx, data), data).reshape((T, B) + tuple(data.shape[1:]))
     lengths_t = _tensor(lengths)
     if sequence.unsorted_indices is not None:
         out = out.index_select(1, sequence.unsorted_indices)
-        lengths_t = _tensor(lengths[sequence.unsorted_indices.numpy()])
+        lengths_t = _tensor(lengths[to_numpy(sequence.unsorted_indices._data)])
     if batch_first:
         out = out.transpose(0, 1)
     return out, lengths_t

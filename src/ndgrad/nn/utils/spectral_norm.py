@@ -73,8 +73,10 @@ class SpectralNorm:
         weight = module._parameters[name]
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = F.normalize(empty(h, dtype=weight.dtype).normal_(0, 1), dim=0, eps=fn.eps)
-            v = F.normalize(empty(w, dtype=weight.dtype).normal_(0, 1), dim=0, eps=fn.eps)
+            u = F.normalize(empty(h, dtype=weight.dtype, device=weight.device).normal_(0, 1),
+                            dim=0, eps=fn.eps)
+            v = F.normalize(empty(w, dtype=weight.dtype, device=weight.device).normal_(0, 1),
+                            dim=0, eps=fn.eps)
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         setattr(module, fn.name, weight.detach())

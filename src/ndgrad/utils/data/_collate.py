@@ -3,6 +3,10 @@
 Tensors are stacked, Python ints become an int64 tensor, floats a float64 tensor, NumPy arrays
 and scalars tensors of their dtype; strings stay lists; dicts, namedtuples, tuples and lists are
 collated field by field (a tuple of fields comes back as a list, as in PyTorch).
+
+Samples that are host data (NumPy arrays, Python numbers) are converted on the host and land on
+the default device (torch.set_default_device), as PyTorch's torch.as_tensor/torch.tensor put
+them; tensors are stacked on their own device.
 """
 import collections.abc
 import re
@@ -10,6 +14,12 @@ import re
 import numpy as np
 
 from ..._tensor import Tensor, _make
+
+
+def _host(arr):
+    """A tensor of a host array built from samples, on the default device."""
+    from ..._creation import _place
+    return _make(_place(arr, None))
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -41,10 +51,11 @@ def default_convert(data):
     """Convert NumPy arrays/scalars inside `data` to tensors, leaving the structure as is."""
     if isinstance(data, Tensor):
         return data
-    if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
+    if isinstance(data, (np.ndarray, np.generic)) and \
+            not isinstance(data, (np.str_, np.bytes_)):  # host: (types of host samples)
         if data.dtype.kind in "SaUO":
             return data
-        return _make(np.array(data))
+        return _host(np.array(data))  # host: a sample's host array
     if isinstance(data, collections.abc.Mapping):
         try:
             return type(data)({k: default_convert(v) for k, v in data.items()})
@@ -67,18 +78,19 @@ def default_collate(batch):
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack(batch)
-    if isinstance(elem, (np.ndarray, np.generic)) and not isinstance(elem, (np.str_, np.bytes_)):
+    if isinstance(elem, (np.ndarray, np.generic)) and \
+            not isinstance(elem, (np.str_, np.bytes_)):  # host: (types of host samples)
         if elem.dtype.kind in "SaUO":
             raise TypeError(ERR_TYPE.format(elem.dtype))
         if isinstance(elem, np.ndarray) and elem.shape != ():
-            return default_collate([_make(np.array(b)) for b in batch])
-        return _make(np.array(batch))
+            return default_collate([_host(np.array(b)) for b in batch])  # host: samples
+        return _host(np.array(batch))  # host: NumPy scalars
     if isinstance(elem, bool):
-        return _make(np.array(batch, dtype=np.bool_))
+        return _host(np.array(batch, dtype=np.bool_))  # host: Python numbers
     if isinstance(elem, float):
-        return _make(np.array(batch, dtype=np.float64))
+        return _host(np.array(batch, dtype=np.float64))  # host: Python numbers
     if isinstance(elem, int):
-        return _make(np.array(batch, dtype=np.int64))
+        return _host(np.array(batch, dtype=np.int64))  # host: Python numbers
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):

@@ -229,6 +229,12 @@ def _tensor_source(dataset, collate_fn):
     return ds.tensors, maps
 
 
+def _on(idx, array):
+    """Host indices moved to the module of `array` (once per batch, for device tensors)."""
+    from ..._backend import xp_of
+    return idx if type(array) is np.ndarray else xp_of(array).asarray(idx)
+
+
 def _fetch_map(dataset, index, auto_collation, collate):
     """One batch (auto_collation: `index` is a list of indices) or one sample of a map-style
     dataset, collated: the same in the main process and in a worker."""
@@ -239,8 +245,8 @@ def _fetch_map(dataset, index, auto_collation, collate):
         tensors, maps = fast
         for m in maps:
             index = [m[i] for i in index]
-        idx = np.asarray([int(i) for i in index], dtype=np.int64)
-        return [_make(t._data[idx]) for t in tensors]
+        idx = np.asarray([int(i) for i in index], dtype=np.int64)  # host: sampler indices
+        return [_make(t._data[_on(idx, t._data)]) for t in tensors]
     getitems = getattr(dataset, "__getitems__", None)
     if getitems is not None:
         return collate(getitems(index))
