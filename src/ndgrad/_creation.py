@@ -30,8 +30,7 @@ def default_device():
 
 def set_default_device(device):
     if device is not None:
-        device = _device(device)
-        device.xp  # noqa: B018  (PyTorch's error now, for a device this build lacks)
+        device = _device(device)   # (a device this build lacks fails at first use, as PyTorch)
         if device.type == "cpu":
             device = None
     _default.device = device

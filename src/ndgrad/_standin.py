@@ -65,6 +65,8 @@ def _un_transfer(x):
     t = type(x)
     if t is ndarray:
         return x._a
+    if t is _host:
+        return x.copy()     # a transfer copies (CuPy's asarray of a host array never aliases it)
     if t is list or t is tuple:
         return t(_un_transfer(v) for v in x)
     return x
@@ -78,6 +80,8 @@ def _wrap(r):
         return ndarray(_numpy.asarray(r))
     if t is tuple or t is list:
         return t(_wrap(v) for v in r)
+    if isinstance(r, tuple):   # named results (linalg.qr's QRResult, ...)
+        return t(*(_wrap(v) for v in r))
     return r
 
 

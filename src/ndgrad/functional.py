@@ -282,7 +282,10 @@ def get_default_device():
     from ._backend import device, CUDA0
     from ._creation import default_device
     d = default_device()
-    return device("cpu") if d is None else (CUDA0 if d.index is None else d)
+    if d is None:
+        return device("cpu")
+    d.xp  # noqa: B018  (without the device: PyTorch's "Torch not compiled with CUDA enabled")
+    return CUDA0 if d.index is None else d
 
 
 def set_default_device(device):
