@@ -175,7 +175,7 @@ def unbind(input, dim=0):
 
 
 def _setitem(self, key, value):
-    key = _normalize_key(key)
+    key = _normalize_key(key, self)
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
         value = tensor(value, dtype=self.dtype)
@@ -189,7 +189,7 @@ def _setitem(self, key, value):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    key = tuple(_normalize_key(tuple(indices)))
+    key = tuple(_normalize_key(tuple(indices), self))
     shape._check_index_put_dtype(self, key if key else (), values)
     return inplace(self, index_put, key, values, accumulate)
 
