@@ -235,6 +235,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 def unravel_index(indices, shape):
     """The coordinates (a tuple of int64 tensors) of flat `indices` in an array of `shape`."""
     from ._tensor import _make
+    from ._backend import xp_of
     from ._creation import as_tensor
     if not isinstance(indices, Tensor):
         indices = as_tensor(indices)
@@ -249,7 +250,8 @@ def unravel_index(indices, shape):
     for size in reversed(shape):
         coords.append(flat % size if size else flat * 0)
         flat = flat // size if size else flat
-    return tuple(_make(np.asarray(c, dtype=np.int64)) for c in reversed(coords))
+    xp = xp_of(flat)
+    return tuple(_make(xp.asarray(c, dtype=np.int64)) for c in reversed(coords))  # (0-d: scalars)
 
 
 def combinations(input, r=2, with_replacement=False):

@@ -1,6 +1,6 @@
 """The op families, and the Tensor methods and operators built on them."""
 from .. import _dtype as D
-from .._backend import device as _device
+from .._backend import device as _device, xp_of
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct
@@ -330,9 +330,12 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def _write_values(self, values):
+    """Writes `values` (a host draw) into self, moved to self's device once."""
     from ._inplace import _write
     self._check_inplace()
-    _write(self, _make(values.astype(self.dtype.np)))
+    values = values.astype(self.dtype.np)
+    d = self._data
+    _write(self, _make(values if type(d) is type(values) else xp_of(d).asarray(values)))
 
 
 def with_grad_off(f):
