@@ -74,7 +74,7 @@ def _r2c_grad(grad, self_shape, dim, norm, onesided):
             shape = list(grad.shape)
             shape[last] = missing
             from ._creation import zeros
-            grad = cat([grad, zeros(shape, dtype=grad.dtype)], last)
+            grad = cat([grad, zeros(shape, dtype=grad.dtype, device=grad.device)], last)
     return real(_fft_c2c(grad, dim, norm, False))
 
 
@@ -148,7 +148,7 @@ def _resize(x, dim, n):
     shape = list(x.shape)
     shape[dim] = n - size
     from ._creation import zeros
-    return cat([x, zeros(shape, dtype=x.dtype)], dim)
+    return cat([x, zeros(shape, dtype=x.dtype, device=x.device)], dim)
 
 
 def _one_dim(x, dim):

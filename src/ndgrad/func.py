@@ -309,7 +309,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 for j, x in enumerate(flat_in):
                     if o.numel() == 0:
                         jacs.append(_creation.zeros(tuple(o.shape) + tuple(x.shape),
-                                                    dtype=x.dtype))
+                                                    dtype=x.dtype, device=x.device))
                     else:
                         jacs.append(_release(_stack([r[j] for r in rows]).reshape(
                             tuple(o.shape) + tuple(x.shape)), keep))

@@ -105,7 +105,9 @@ def block_diag(*tensors):
     rows, left = [], 0
     for m in mats:
         r, c = m.shape
-        pieces = [zeros(r, left, dtype=dt), m.to(dt), zeros(r, cols - left - c, dtype=dt)]
+        d = m.device
+        pieces = [zeros(r, left, dtype=dt, device=d), m.to(dt),
+                  zeros(r, cols - left - c, dtype=dt, device=d)]
         rows.append(cat(pieces, dim=1))
         left += c
     return cat(rows, dim=0)
@@ -263,13 +265,13 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return empty(0, dtype=input.dtype)
+        return empty(0, dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
     if not idx:
-        return empty(0, r, dtype=input.dtype)
-    return input[tensor(idx)]
+        return empty(0, r, dtype=input.dtype, device=input.device)
+    return input[tensor(idx, device=input.device)]
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
@@ -277,7 +279,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
     from ._creation import tensor
     from . import _dtype
     return tensor(float(s) if dtype is None else s, dtype=dtype or _dtype.get_default_dtype(),
-                  requires_grad=requires_grad)
+                  device=device, requires_grad=requires_grad)
 
 
 def get_default_device():

@@ -83,7 +83,7 @@ def _root_grads(outputs, grad_outputs, is_grads_batched=False):
             continue
         if not isinstance(g, Tensor):
             from .._creation import tensor
-            g = tensor(g, dtype=out.dtype)
+            g = tensor(g, dtype=out.dtype, device=out.device)
         if g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "

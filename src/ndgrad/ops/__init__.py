@@ -178,7 +178,7 @@ def _setitem(self, key, value):
     key = _normalize_key(key, self)
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
-        value = tensor(value, dtype=self.dtype)
+        value = tensor(value, dtype=self.dtype, device=self.device)
     if not shape._has_advanced(key):
         # basic indexing: copy into the view, as PyTorch does (the base's grad_fn: CopySlices)
         region = getitem(self, key)
@@ -301,7 +301,8 @@ def _type_as(self, other):
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     from .._creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                  requires_grad=requires_grad)
 
 
 def _new_filled(value):

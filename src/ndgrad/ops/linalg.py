@@ -1262,7 +1262,7 @@ def matrix_power(A, n, *, out=None):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
     if n == 0:
-        e = eye(A._data.shape[-1], dtype=A.dtype)
+        e = eye(A._data.shape[-1], dtype=A.dtype, device=A.device)
         return expand(e, A._data.shape).clone()
     if n == 1:
         return A.clone()
@@ -1549,7 +1549,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     if input._data.ndim < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     n = input._data.shape[-1]
-    e = expand(eye(n, dtype=input.dtype), input._data.shape)
+    e = expand(eye(n, dtype=input.dtype, device=input.device), input._data.shape)
     return cholesky_solve(e, input, upper)
 
 
@@ -1961,7 +1961,7 @@ def _lu_factor_packed(A, piv=None):
 
 def _eye_like(t, m, k):
     from .._creation import eye
-    return eye(m, k, dtype=t.dtype)
+    return eye(m, k, dtype=t.dtype, device=t.device)
 
 
 def _cat_pad(t, extra, dim):
@@ -1972,7 +1972,7 @@ def _cat_pad(t, extra, dim):
         return t
     shape = list(t._data.shape)
     shape[dim] = extra
-    return cat([t, zeros(tuple(shape), dtype=t.dtype)], dim)
+    return cat([t, zeros(tuple(shape), dtype=t.dtype, device=t.device)], dim)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
@@ -2102,7 +2102,8 @@ def inv_ex(A, *, check_errors=False, out=None):
         inverse = _inv(A)
     else:
         from .._creation import eye
-        inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape),
+        inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype, device=A.device),
+                                      A._data.shape),
                             False, True)[0]
     return _return_type("linalg_inv_ex", ("inverse", "info"))(
         inverse, _info_tensor(info, A._data.shape[:-2]))
@@ -2218,7 +2219,7 @@ def _eig_backward(gL, gV, L, V):
         E = unsqueeze(Lc, -2) - unsqueeze(Lc, -1)
         n = L._data.shape[-1]
         from .._creation import eye
-        one = eye(n, dtype=E.dtype)
+        one = eye(n, dtype=E.dtype, device=E.device)
         E = E * (1 - one) + one
         gA = gA / E
         if gL is not None:
@@ -2301,8 +2302,8 @@ def householder_product(A, tau, *, out=None):
                            f"dtype {_type_name(A.dtype)}")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A.dtype)}\'')
-    Q = expand(eye(m, dtype=A.dtype), A._data.shape[:-2] + (m, m))
-    V = tril(A, -1) + eye(m, n, dtype=A.dtype)
+    Q = expand(eye(m, dtype=A.dtype, device=A.device), A._data.shape[:-2] + (m, m))
+    V = tril(A, -1) + eye(m, n, dtype=A.dtype, device=A.device)
     for i in range(k):
         v = V[..., :, i:i + 1]
         t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)

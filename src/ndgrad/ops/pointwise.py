@@ -181,7 +181,8 @@ def remainder(input, other):
     """torch.remainder(input, other): Python's modulus (sign of the divisor)."""
     if not isinstance(input, Tensor):
         from .._creation import tensor
-        input = tensor(input, dtype=D.result_type(input, other))
+        input = tensor(input, dtype=D.result_type(input, other),
+                       device=other.device if isinstance(other, Tensor) else None)
     if isinstance(other, Tensor):
         return _remainder_t(input, other)
     return _remainder_s(input, other)
@@ -756,9 +757,9 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         from .._creation import tensor
         if min is not None and not isinstance(min, Tensor):
-            min = tensor(min, dtype=input.dtype)
+            min = tensor(min, dtype=input.dtype, device=input.device)
         if max is not None and not isinstance(max, Tensor):
-            max = tensor(max, dtype=input.dtype)
+            max = tensor(max, dtype=input.dtype, device=input.device)
         return _clamp_t(input, min, max)
     return _clamp_s(input, min, max)
 

@@ -157,8 +157,9 @@ def apply_(self, callable):
                            "var.detach().apply_() instead.")
     if type(self._data) is not np.ndarray:
         raise TypeError("apply_ is only implemented on CPU tensors")
-    data = self._data
-    out = np.array([callable(v) for v in data.reshape(-1).tolist()], dtype=data.dtype)  # host: CPU only
+    data = self._data     # (a CPU array: the loop is the host's by definition)
+    out = np.array([callable(v) for v in data.reshape(-1).tolist()],  # host: CPU only
+                   dtype=data.dtype)
     return _write(self, out.reshape(data.shape))
 
 
@@ -190,13 +191,14 @@ def new(self, *args, dtype=None, device=None):
     from .._creation import tensor, empty
     from .._tensor import Size
     dt = self.dtype if dtype is None else dtype
+    dev = self.device if device is None else device
     if not args:
-        return empty(0, dtype=dt)
+        return empty(0, dtype=dt, device=dev)
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(dt)
     if len(args) == 1 and not isinstance(args[0], (int, Size)):
-        return tensor(args[0], dtype=dt)
-    return empty(*args, dtype=dt)
+        return tensor(args[0], dtype=dt, device=dev)
+    return empty(*args, dtype=dt, device=dev)
 
 
 MORE_METHODS = {f.__name__: f for f in (

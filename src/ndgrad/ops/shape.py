@@ -770,7 +770,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats)
         from .._creation import arange
         r = input
-        return _index_select_fwd_op(arange(r._data.shape[0]), 0, _np_repeat_index(r))
+        return _index_select_fwd_op(arange(r._data.shape[0], device=r.device), 0,
+                                    _np_repeat_index(r))
     if dim is None:
         input = reshape(input, (-1,))
         dim = 0
