@@ -167,6 +167,38 @@ def test_random_fills_land_on_the_device(fill):
     _same(ours, ref)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x: x.new_zeros(2, 3), lambda x: x.new_ones((2,)), lambda x: x.new_empty(4),
+    lambda x: x.new_full((2, 2), 3.0), lambda x: x.new_tensor([1.0, 2.0]), lambda x: x.new(2),
+    lambda x: x.new([1.0]),
+], ids=["new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new", "new_data"])
+def test_new_factories_follow_self(fn):
+    """Tensor.new_* make tensors on self's device (not the default one), as in PyTorch."""
+    dev = ndgrad.zeros(3, dtype=ndgrad.float64, device="cuda")
+    assert fn(dev).device == CUDA and fn(dev).dtype == ndgrad.float64
+    ndgrad.set_default_device("cuda")
+    assert fn(ndgrad.zeros(3, device="cpu")).device == ndgrad.device("cpu")
+
+
+@pytest.mark.parametrize("code", [
+    "x.sort(1).values", "x.topk(2, 1).values", "x.kthvalue(2, 1).values",
+    "ndgrad.linalg.svd(x, full_matrices=False).U", "ndgrad.linalg.eigh(x @ x.mT).eigenvectors",
+    "x.masked_select(x > 0)", "x.new_zeros(3, 4).masked_scatter(x > 0, x)",
+    "x.gather(1, ndgrad.tensor([[0], [1], [2]], device=x.device))",
+    "ndgrad.linalg.lu_factor(x[:, :3]).LU", "ndgrad.fft.irfft(ndgrad.fft.rfft(x), n=6)",
+])
+def test_gradients_with_the_default_device_on_the_cpu(code):
+    """Formulas that make tensors (zeros to scatter into, ...) make them on the gradient's
+    device: nothing depends on set_default_device."""
+    def grad(device):
+        x = ndgrad.tensor(np.linspace(-1, 1, 12).reshape(3, 4) ** 3 + np.eye(3, 4), device=device,
+                          requires_grad=True)
+        y = eval(code)
+        (y * y).sum().backward()
+        return x.grad
+    _same(grad("cuda"), grad("cpu"))
+
+
 def test_apply_refuses_device_tensors():
     with pytest.raises(TypeError, match="apply_ is only implemented on CPU tensors"):
         ndgrad.zeros(3, device="cuda").apply_(lambda v: v + 1)

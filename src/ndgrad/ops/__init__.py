@@ -308,13 +308,15 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 def _new_filled(value):
     def f(self, *size, dtype=None, device=None, requires_grad=False):
         from .._creation import _filled
-        return _filled(size, value, dtype or self.dtype, None, requires_grad)
+        return _filled(size, value, dtype or self.dtype,
+                       self.device if device is None else device, requires_grad)
     return f
 
 
 def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     from .._creation import _filled
-    return _filled((tuple(size),), fill_value, dtype or self.dtype, None, requires_grad)
+    return _filled((tuple(size),), fill_value, dtype or self.dtype,
+                   self.device if device is None else device, requires_grad)
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
