@@ -78,9 +78,18 @@ def test_lu_factor_error_on_device():
     lambda x: ndgrad.unravel_index(x.abs().mul(3).long(), (2, 3)),
     lambda x: ndgrad.special.airy_ai(x * 4),
     lambda x: ndgrad.fft.irfft(ndgrad.fft.rfft(x), n=6),
+    lambda x: ndgrad.isin(x, 0.5), lambda x: ndgrad.isin(0.5, x),
+    lambda x: ndgrad.isin(x, [0., 1.]),
+    lambda x: ndgrad.svd(x.reshape(2, 3), compute_uv=False),
+    lambda x: ndgrad.clamp(x, min=ndgrad.tensor(0.0, device=x.device), max=1.0),
+    lambda x: ndgrad.remainder(2.5, x + 2),
+    lambda x: ndgrad.block_diag(x[:2].reshape(1, 2), x[2:].reshape(2, 2)),
+    lambda x: ndgrad.combinations(x[:4], 2),
 ], ids=["histc", "histc_range", "histogram", "histogram_edges", "unravel_index", "airy_ai",
-        "irfft"])
+        "irfft", "isin", "isin_number", "isin_list", "svd_no_uv", "clamp_tensor", "remainder",
+        "block_diag", "combinations"])
 def test_functions(fn):
+    ndgrad.set_default_device("cpu")   # (what an op makes inside follows its inputs)
     x = np.array([-1.5, -0.25, 0.0, 0.5, 0.75, 1.25])
     ours, ref = _both(fn, x)
     _same(ours, ref)

@@ -227,8 +227,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - at least one of "
                         "'elements' and 'test_elements' must be a Tensor")
-    e = elements if isinstance(elements, Tensor) else as_tensor(elements)
-    t = test_elements if isinstance(test_elements, Tensor) else as_tensor(test_elements)
+    dev = (elements if isinstance(elements, Tensor) else test_elements).device
+    e = elements if isinstance(elements, Tensor) else as_tensor(elements, device=dev)
+    t = test_elements if isinstance(test_elements, Tensor) else as_tensor(test_elements,
+                                                                          device=dev)
     xp = xp_of(e._data)
     return _make(xp.asarray(xp.isin(e._data, t._data, assume_unique=assume_unique,
                                     invert=invert)))
@@ -315,8 +317,8 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         S = linalg.svdvals(input)
         m, n = input.shape[-2], input.shape[-1]
         batch = tuple(input.shape[:-2])
-        return svd_type(_zeros(batch + (m, m), dtype=S.dtype), S,
-                        _zeros(batch + (n, n), dtype=S.dtype))
+        return svd_type(_zeros(batch + (m, m), dtype=S.dtype, device=S.device), S,
+                        _zeros(batch + (n, n), dtype=S.dtype, device=S.device))
     U, S, Vh = linalg.svd(input, full_matrices=False)
     V = Vh.mT
     if not some:
