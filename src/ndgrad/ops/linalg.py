@@ -2346,8 +2346,8 @@ def tensorinv(A, ind=2, *, out=None):
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     M = reshape(A, (rows, cols))
     _check_square(M, "linalg.inv")
-    from .._backend import numpy as np
-    info = _lu_info(np, M._data) if M._data.size else 0
+    from .._backend import xp_of
+    info = int(_lu_info(xp_of(M._data), M._data)) if M._data.size else 0
     if info:
         raise LinAlgError(f"inv: The diagonal element {int(info)} is zero, the inversion could "
                           "not be completed because the input matrix is singular.")
