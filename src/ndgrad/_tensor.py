@@ -591,7 +591,7 @@ class _Storage:
 
 
 def _rebuild_tensor(array, requires_grad):
-    t = _make(_np.array(array))
+    t = _make(_np.array(array))  # host: unpickled data
     t._requires_grad = requires_grad
     return t
 

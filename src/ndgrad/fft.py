@@ -21,8 +21,8 @@ derivatives.yaml:
 are zero-padded or trimmed to `n`/`s` first (differentiable narrow/cat).
 """
 from . import _dtype as D
-from ._backend import numpy as _np
-from ._tensor import Tensor, _wrap_dim
+from ._backend import numpy as _np, xp_of
+from ._tensor import Tensor, _wrap_dim, _make
 from .ops._registry import defop
 from .ops.complex import conj, real
 from .ops.shape import cat, narrow, roll
@@ -74,7 +74,7 @@ def _r2c_grad(grad, self_shape, dim, norm, onesided):
             shape = list(grad.shape)
             shape[last] = missing
             from ._creation import zeros
-            grad = cat([grad, zeros(shape, dtype=grad.dtype)], last)
+            grad = cat([grad, zeros(shape, dtype=grad.dtype, device=grad.device)], last)
     return real(_fft_c2c(grad, dim, norm, False))
 
 
@@ -84,11 +84,9 @@ def _c2r_grad(grad, dim, norm, last_dim_size):
     m = g.shape[last]
     double = last_dim_size - m  # bins 1 .. n - (n // 2 + 1) stand for themselves and a mirror
     if double > 0:
-        w = _np.ones(m, dtype=grad._data.dtype)
+        w = xp_of(grad._data).ones(m, dtype=grad._data.dtype)
         w[1:1 + double] = 2
-        from ._creation import tensor
-        w = tensor(w.reshape((m,) + (1,) * (g.ndim - 1 - last)))
-        g = g * w
+        g = g * _make(w.reshape((m,) + (1,) * (g.ndim - 1 - last)))
     return g
 
 
@@ -150,7 +148,7 @@ def _resize(x, dim, n):
     shape = list(x.shape)
     shape[dim] = n - size
     from ._creation import zeros
-    return cat([x, zeros(shape, dtype=x.dtype)], dim)
+    return cat([x, zeros(shape, dtype=x.dtype, device=x.device)], dim)
 
 
 def _one_dim(x, dim):
@@ -401,20 +399,24 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.fftfreq(n, d=1.0): the sample frequencies [0, 1, ..., -1] / (d * n)."""
-    from ._creation import tensor
+    from ._creation import _xp
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    k = _np.concatenate([_np.arange(0, (n - 1) // 2 + 1), _np.arange(-(n // 2), 0)])
-    r = tensor((k / (d * n)).astype(dtype.np), dtype=dtype, requires_grad=requires_grad)
-    return _out(r, out)
+    xp = _xp(device)
+    k = xp.concatenate([xp.arange(0, (n - 1) // 2 + 1), xp.arange(-(n // 2), 0)])
+    return _out(_freqs(k, d, n, dtype, requires_grad), out)
+
+
+def _freqs(k, d, n, dtype, requires_grad):
+    r = _make((k / (d * n)).astype(dtype.np))
+    return r.requires_grad_() if requires_grad else r
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.fft.rfftfreq(n, d=1.0): the onesided sample frequencies [0, ..., n // 2] / (d * n)."""
-    from ._creation import tensor
+    from ._creation import _xp
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    k = _np.arange(0, n // 2 + 1)
-    r = tensor((k / (d * n)).astype(dtype.np), dtype=dtype, requires_grad=requires_grad)
-    return _out(r, out)
+    k = _xp(device).arange(0, n // 2 + 1)
+    return _out(_freqs(k, d, n, dtype, requires_grad), out)
 
 
 def _shift(input, dim, inverse):

@@ -309,7 +309,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 for j, x in enumerate(flat_in):
                     if o.numel() == 0:
                         jacs.append(_creation.zeros(tuple(o.shape) + tuple(x.shape),
-                                                    dtype=x.dtype))
+                                                    dtype=x.dtype, device=x.device))
                     else:
                         jacs.append(_release(_stack([r[j] for r in rows]).reshape(
                             tuple(o.shape) + tuple(x.shape)), keep))
@@ -775,8 +775,8 @@ def functionalize(func, *, remove="mutations"):
 
 
 def _np_shares(a, b):
-    import numpy
-    return numpy.shares_memory(a, b)
+    from ._backend import xp_of
+    return type(a) is type(b) and bool(xp_of(a).shares_memory(a, b))
 
 
 def debug_unwrap(tensor, *, recurse=True):

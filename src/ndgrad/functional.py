@@ -105,7 +105,9 @@ def block_diag(*tensors):
     rows, left = [], 0
     for m in mats:
         r, c = m.shape
-        pieces = [zeros(r, left, dtype=dt), m.to(dt), zeros(r, cols - left - c, dtype=dt)]
+        d = m.device
+        pieces = [zeros(r, left, dtype=dt, device=d), m.to(dt),
+                  zeros(r, cols - left - c, dtype=dt, device=d)]
         rows.append(cat(pieces, dim=1))
         left += c
     return cat(rows, dim=0)
@@ -225,8 +227,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - at least one of "
                         "'elements' and 'test_elements' must be a Tensor")
-    e = elements if isinstance(elements, Tensor) else as_tensor(elements)
-    t = test_elements if isinstance(test_elements, Tensor) else as_tensor(test_elements)
+    dev = (elements if isinstance(elements, Tensor) else test_elements).device
+    e = elements if isinstance(elements, Tensor) else as_tensor(elements, device=dev)
+    t = test_elements if isinstance(test_elements, Tensor) else as_tensor(test_elements,
+                                                                          device=dev)
     xp = xp_of(e._data)
     return _make(xp.asarray(xp.isin(e._data, t._data, assume_unique=assume_unique,
                                     invert=invert)))
@@ -235,6 +239,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 def unravel_index(indices, shape):
     """The coordinates (a tuple of int64 tensors) of flat `indices` in an array of `shape`."""
     from ._tensor import _make
+    from ._backend import xp_of
     from ._creation import as_tensor
     if not isinstance(indices, Tensor):
         indices = as_tensor(indices)
@@ -249,7 +254,8 @@ def unravel_index(indices, shape):
     for size in reversed(shape):
         coords.append(flat % size if size else flat * 0)
         flat = flat // size if size else flat
-    return tuple(_make(np.asarray(c, dtype=np.int64)) for c in reversed(coords))
+    xp = xp_of(flat)
+    return tuple(_make(xp.asarray(c, dtype=np.int64)) for c in reversed(coords))  # (0-d: scalars)
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -261,13 +267,13 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return empty(0, dtype=input.dtype)
+        return empty(0, dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
     if not idx:
-        return empty(0, r, dtype=input.dtype)
-    return input[tensor(idx)]
+        return empty(0, r, dtype=input.dtype, device=input.device)
+    return input[tensor(idx, device=input.device)]
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
@@ -275,7 +281,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
     from ._creation import tensor
     from . import _dtype
     return tensor(float(s) if dtype is None else s, dtype=dtype or _dtype.get_default_dtype(),
-                  requires_grad=requires_grad)
+                  device=device, requires_grad=requires_grad)
 
 
 def get_default_device():
@@ -314,8 +320,8 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         S = linalg.svdvals(input)
         m, n = input.shape[-2], input.shape[-1]
         batch = tuple(input.shape[:-2])
-        return svd_type(_zeros(batch + (m, m), dtype=S.dtype), S,
-                        _zeros(batch + (n, n), dtype=S.dtype))
+        return svd_type(_zeros(batch + (m, m), dtype=S.dtype, device=S.device), S,
+                        _zeros(batch + (n, n), dtype=S.dtype, device=S.device))
     U, S, Vh = linalg.svd(input, full_matrices=False)
     V = Vh.mT
     if not some:

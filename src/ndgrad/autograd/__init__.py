@@ -13,8 +13,8 @@ def _errstate_var():
     for a fraction of np.errstate's cost (bench W8: two backward passes per step)."""
     try:
         from numpy._core import _ufunc_config
-        var = _ufunc_config._extobj_contextvar
-        with _np.errstate(all="ignore"):
+        var = _ufunc_config._extobj_contextvar  # host: NumPy's error state
+        with _np.errstate(all="ignore"):  # host: error state
             ignore = var.get()
         return var, ignore
     except (ImportError, AttributeError):
@@ -28,7 +28,7 @@ def run_backward(*args):
     """The engine, with NumPy's floating-point warnings off: PyTorch computes inf and nan in a
     backward pass silently (0 * inf in a masked gradient, a reduction over nan, ...)."""
     if _ERR_VAR is None:
-        with _np.errstate(all="ignore"):
+        with _np.errstate(all="ignore"):  # host: error state
             return _run_backward(*args)
     token = _ERR_VAR.set(_ERR_IGNORE)
     try:
@@ -83,7 +83,7 @@ def _root_grads(outputs, grad_outputs, is_grads_batched=False):
             continue
         if not isinstance(g, Tensor):
             from .._creation import tensor
-            g = tensor(g, dtype=out.dtype)
+            g = tensor(g, dtype=out.dtype, device=out.device)
         if g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "

@@ -30,7 +30,7 @@ def _gamma_grad_forward(xp, self, output):
     shape = alpha.shape
     alpha, x = alpha.reshape(-1), x.reshape(-1)
     out = xp.zeros(alpha.shape)
-    with _np.errstate(all="ignore"):
+    with _np.errstate(all="ignore"):  # host: error state
         upper = (x > alpha + 1) & (x > 1)
         lower = xp.nonzero(~upper & (x > 0))[0]
         if lower.size:
@@ -109,10 +109,11 @@ _standard_gamma_grad = defop("_standard_gamma_grad", _gamma_grad_forward, quiet=
 
 def _standard_gamma_forward(xp, self):
     from .._creation import _rng
-    draw = _rng(None).standard_gamma(_np.asarray(to_numpy(self), dtype="float64"))
+    # the host generator draws (one copy of the concentrations there, one of the draw back)
+    draw = _rng(None).standard_gamma(_np.asarray(to_numpy(self), dtype="float64"))  # host: draw
     draw = draw.astype(self.dtype)
     # as PyTorch's sampler: never below the smallest normal number, so logs stay finite
-    return xp.asarray(_np.maximum(draw, _np.finfo(draw.dtype).tiny))
+    return xp.asarray(_np.maximum(draw, _np.finfo(draw.dtype).tiny))  # host: of the host draw
 
 
 _standard_gamma = defop(

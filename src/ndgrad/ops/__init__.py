@@ -1,6 +1,6 @@
 """The op families, and the Tensor methods and operators built on them."""
 from .. import _dtype as D
-from .._backend import device as _device
+from .._backend import device as _device, xp_of
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct
@@ -175,10 +175,10 @@ def unbind(input, dim=0):
 
 
 def _setitem(self, key, value):
-    key = _normalize_key(key)
+    key = _normalize_key(key, self)
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
-        value = tensor(value, dtype=self.dtype)
+        value = tensor(value, dtype=self.dtype, device=self.device)
     if not shape._has_advanced(key):
         # basic indexing: copy into the view, as PyTorch does (the base's grad_fn: CopySlices)
         region = getitem(self, key)
@@ -189,7 +189,7 @@ def _setitem(self, key, value):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    key = tuple(_normalize_key(tuple(indices)))
+    key = tuple(_normalize_key(tuple(indices), self))
     shape._check_index_put_dtype(self, key if key else (), values)
     return inplace(self, index_put, key, values, accumulate)
 
@@ -301,21 +301,22 @@ def _type_as(self, other):
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     from .._creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+    return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
                   requires_grad=requires_grad)
 
 
 def _new_filled(value):
     def f(self, *size, dtype=None, device=None, requires_grad=False):
         from .._creation import _filled
-        return _filled(size, value, dtype or self.dtype, device or self.device, requires_grad)
+        return _filled(size, value, dtype or self.dtype,
+                       self.device if device is None else device, requires_grad)
     return f
 
 
 def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     from .._creation import _filled
-    return _filled((tuple(size),), fill_value, dtype or self.dtype, device or self.device,
-                   requires_grad)
+    return _filled((tuple(size),), fill_value, dtype or self.dtype,
+                   self.device if device is None else device, requires_grad)
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -332,10 +333,12 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def _write_values(self, values):
+    """Writes `values` (a host draw) into self, moved to self's device once."""
     from ._inplace import _write
-    from .._creation import _place
-    self._check_inplace()   # (host draws, moved to the tensor's device once)
-    _write(self, _make(_place(values.astype(self.dtype.np), self.device)))
+    self._check_inplace()
+    values = values.astype(self.dtype.np)
+    d = self._data
+    _write(self, _make(values if type(d) is type(values) else xp_of(d).asarray(values)))
 
 
 def with_grad_off(f):

@@ -33,7 +33,7 @@ __all__ = ["raw_formula", "RawFallback", "set_raw_backward", "raw_backward_enabl
 
 _ndarray = _np.ndarray
 _generic = _np.generic
-_asarray = _np.asarray
+_asarray = _np.asarray  # host: NumPy scalars of the CPU path become 0-d arrays
 
 
 class RawFallback(Exception):

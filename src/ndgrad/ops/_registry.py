@@ -65,7 +65,7 @@ _fw_propagate = _forward_ad._propagate
 _OPS = {}  # name -> OpDef, every registered op
 _VMAP = [None]  # the batched-vmap dispatcher while one runs (see _vmap.py), else None
 _ndarray = _np.ndarray
-_asarray = _np.asarray
+_asarray = _np.asarray  # host: the CPU fast paths make NumPy scalars 0-d arrays
 _DEFAULT = D._default
 _new = object.__new__  # (OpNodes are built without __init__: see _record)
 
@@ -457,8 +457,8 @@ _QUIET_MODULES = frozenset(["ndgrad.ops." + m for m in (
 def _errstate_var():
     try:
         from numpy._core import _ufunc_config
-        var = _ufunc_config._extobj_contextvar
-        with _np.errstate(all="ignore"):
+        var = _ufunc_config._extobj_contextvar  # host: NumPy's error state
+        with _np.errstate(all="ignore"):  # host: error state
             ignore = var.get()
         return var, ignore
     except (ImportError, AttributeError):
@@ -482,7 +482,7 @@ def _quiet_forward(forward):
     else:
         @functools.wraps(forward)
         def quiet(*args, **kwargs):
-            with _np.errstate(all="ignore"):
+            with _np.errstate(all="ignore"):  # host: error state
                 return forward(*args, **kwargs)
     return quiet
 
@@ -645,7 +645,7 @@ def _scalar_array(b, npdtype):
     if a is None:
         if len(_SCALAR_ARRAYS) > 1024:
             _SCALAR_ARRAYS.clear()
-        a = _SCALAR_ARRAYS[key] = _np.array(b, npdtype)
+        a = _SCALAR_ARRAYS[key] = _np.array(b, npdtype)  # host: CPU fast path constant
         a.flags.writeable = False
     return a
 

@@ -48,7 +48,7 @@ def _log_softmax_fwd(xp, self, dim):
     m = xp.max(self, axis=dim, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     s = self - m
-    with _np.errstate(divide="ignore"):
+    with _np.errstate(divide="ignore"):  # host: error state
         return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
 
 
@@ -127,7 +127,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def _softplus_fwd(xp, self, beta, threshold):
     bx = self * beta
-    with _np.errstate(over="ignore"):
+    with _np.errstate(over="ignore"):  # host: error state
         soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
     return xp.where(bx > threshold, self, soft).astype(self.dtype, copy=False)
 

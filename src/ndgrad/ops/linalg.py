@@ -1262,7 +1262,7 @@ def matrix_power(A, n, *, out=None):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
     if n == 0:
-        e = eye(A._data.shape[-1], dtype=A.dtype)
+        e = eye(A._data.shape[-1], dtype=A.dtype, device=A.device)
         return expand(e, A._data.shape).clone()
     if n == 1:
         return A.clone()
@@ -1382,24 +1382,25 @@ def pinverse(input, rcond=1e-15):
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """torch.linalg.matrix_rank: the number of singular values above max(atol, rtol * largest)."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of, numpy as np
     _float_input(A, "linalg.matrix_rank")
     a = A._data
-    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
+    xp = xp_of(a)
+    s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,))
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    tol = np.maximum(0.0 if atol is None else atol, rtol * smax)
-    return tensor((s > tol).sum(axis=-1).astype("int64"))
+    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+    return _make(xp.asarray((s > tol).sum(axis=-1), dtype="int64"))   # (NumPy: a scalar)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """torch.linalg.lstsq(A, B, rcond=None, *, driver=None) -> (solution, residuals, rank,
     singular_values). The solution is pinv(A) @ B, differentiable; residuals and
     singular_values are filled for the drivers that compute them, as on PyTorch's CPU."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of
     rtype = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
@@ -1413,8 +1414,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     m, n = A._data.shape[-2:]
     rtol = rcond if rcond is not None and rcond > 0 else None
     solution = matmul(pinv(A, rtol=rtol), b)
-    empty = tensor(np.zeros((0,), dtype=A._data.dtype))
-    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else tensor(np.zeros((0,), "int64"))
+    xp = xp_of(A._data)
+    empty = _make(xp.zeros((0,), dtype=A._data.dtype))
+    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else _make(xp.zeros((0,), "int64"))
     residuals = sv = empty
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A.detach())
@@ -1547,7 +1549,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     if input._data.ndim < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     n = input._data.shape[-1]
-    e = expand(eye(n, dtype=input.dtype), input._data.shape)
+    e = expand(eye(n, dtype=input.dtype, device=input.device), input._data.shape)
     return cholesky_solve(e, input, upper)
 
 
@@ -1667,24 +1669,23 @@ def linalg_vander(x, *, N=None):
     return _vander_increasing(x, n)
 
 
-def _indices(fn, row, col, offset, dtype):
-    from .._creation import tensor
-    from .._backend import numpy as np
+def _indices(name, row, col, offset, dtype, device):
+    from .._creation import _xp
+    from .._tensor import _make
     from .. import _dtype as D
-    r, c = fn(row, offset, col)
-    return tensor(np.stack([r, c]).astype(D.to_dtype(dtype or D.int64).np).reshape(2, -1))
+    xp = _xp(device)
+    r, c = getattr(xp, name)(row, offset, col)
+    return _make(xp.stack([r, c]).astype(D.to_dtype(dtype or D.int64).np).reshape(2, -1))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """torch.tril_indices(row, col, offset=0): the 2 x N coordinates of the lower triangle."""
-    from .._backend import numpy as np
-    return _indices(np.tril_indices, row, col, offset, dtype)
+    return _indices("tril_indices", row, col, offset, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """torch.triu_indices(row, col, offset=0): the 2 x N coordinates of the upper triangle."""
-    from .._backend import numpy as np
-    return _indices(np.triu_indices, row, col, offset, dtype)
+    return _indices("triu_indices", row, col, offset, dtype, device)
 
 
 def _hist_check(input, name="histogram_cpu"):
@@ -1696,8 +1697,8 @@ def _hist_check(input, name="histogram_cpu"):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """torch.histc(input, bins=100, min=0, max=0): counts in `bins` equal bins over [min, max]
     (the data's range when min == max); elements outside are ignored."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of
     _hist_check(input)
     a = input._data.reshape(-1)
     lo, hi = float(min), float(max)
@@ -1707,25 +1708,25 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         lo, hi = lo - 1, hi + 1
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    counts, _ = np.histogram(a, bins=bins, range=(lo, hi))
-    return tensor(counts.astype(a.dtype))
+    counts, _ = xp_of(a).histogram(a, bins=bins, range=(lo, hi))
+    return _make(counts.astype(a.dtype))
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """torch.histogram(input, bins, *, range=None, weight=None, density=False) ->
     (hist, bin_edges)."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of
     rtype = _return_type("histogram", ("hist", "bin_edges"))
     _hist_check(input, "histogram_cpu")
     a = input._data.reshape(-1)
     b = bins._data if isinstance(bins, Tensor) else bins
     w = None if weight is None else weight._data.reshape(-1)
     rng = None if range is None else (float(range[0]), float(range[1]))
-    if rng is None and not isinstance(bins, Tensor) and a.size and a.min() == a.max():
+    if rng is None and not isinstance(bins, Tensor) and a.size and bool(a.min() == a.max()):
         rng = (float(a.min()) - 0.5, float(a.max()) + 0.5)
-    hist, edges = np.histogram(a, bins=b, range=rng, weights=w, density=density)
-    return rtype(tensor(hist.astype(a.dtype)), tensor(edges.astype(a.dtype)))
+    hist, edges = xp_of(a).histogram(a, bins=b, range=rng, weights=w, density=density)
+    return rtype(_make(hist.astype(a.dtype)), _make(edges.astype(a.dtype)))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
@@ -1919,18 +1920,18 @@ def lu(A, *, pivot=True, out=None):
 def lu_factor(A, *, pivot=True, out=None):
     """torch.linalg.lu_factor(A, *, pivot=True) -> (LU, pivots): L and U packed in one matrix,
     LAPACK's 1-based int32 pivots; differentiable through linalg.lu."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._backend import xp_of, numpy as np
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     _lu_check(A, "lu_factor")
-    with np.errstate(all="ignore"):  # (nan/inf entries: PyTorch's results, no warnings)
-        _, piv, packed, _, U = _lu_np(np, A._data)
-    diag = np.diagonal(U, axis1=-2, axis2=-1)
-    if diag.size and (diag == 0).any():
+    xp = xp_of(A._data)
+    with np.errstate(all="ignore"):  # host: error state (nan/inf entries: PyTorch's results)
+        _, piv, packed, _, U = _lu_np(xp, A._data)
+    diag = xp.diagonal(U, axis1=-2, axis2=-1)
+    if diag.size and bool((diag == 0).any()):
         flat = (diag == 0).reshape(-1, diag.shape[-1])
-        b = int(np.argmax(flat.any(axis=1)))
-        i = int(np.argmax(flat[b])) + 1
+        b = int(xp.argmax(flat.any(axis=1)))
+        i = int(xp.argmax(flat[b])) + 1
         prefix = f"(Batch element {b}): " if A._data.ndim > 2 else ""
         raise RuntimeError(
             f"torch.linalg.lu_factor: {prefix}U[{i},{i}] is zero and using it on lu_solve would "
@@ -1941,11 +1942,11 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def _lu_factor_packed(A, piv=None):
     """(LU, pivots): the packed matrix built from linalg.lu's L and U, so that gradients flow."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of, numpy as np
     if piv is None:
-        with np.errstate(all="ignore"):
-            piv = _lu_np(np, A._data)[1]
+        with np.errstate(all="ignore"):  # host: error state
+            piv = _lu_np(xp_of(A._data), A._data)[1]
     _, L, U = lu(A)
     k = builtins.min(A._data.shape[-2:])
     m, n = A._data.shape[-2:]
@@ -1955,12 +1956,12 @@ def _lu_factor_packed(A, piv=None):
         packed_t = lower + _cat_pad(U, m - k, -2)
     else:
         packed_t = _cat_pad(lower, n - k, -1) + U
-    return packed_t, tensor(piv)
+    return packed_t, _make(piv)
 
 
 def _eye_like(t, m, k):
     from .._creation import eye
-    return eye(m, k, dtype=t.dtype)
+    return eye(m, k, dtype=t.dtype, device=t.device)
 
 
 def _cat_pad(t, extra, dim):
@@ -1971,26 +1972,27 @@ def _cat_pad(t, extra, dim):
         return t
     shape = list(t._data.shape)
     shape[dim] = extra
-    return cat([t, zeros(tuple(shape), dtype=t.dtype)], dim)
+    return cat([t, zeros(tuple(shape), dtype=t.dtype, device=t.device)], dim)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """torch.linalg.lu_solve(LU, pivots, B, *, left=True, adjoint=False): X with A X = B
     (X A = B when not left; A^H in place of A when adjoint) from lu_factor's output."""
-    from .._creation import tensor
-    from .._backend import numpy as np
+    from .._tensor import _make
+    from .._backend import xp_of
+    xp = xp_of(LU._data)
     n = LU._data.shape[-1]
     piv = pivots._data.astype("int64") - 1
-    perm = np.tile(np.arange(n), piv.shape[:-1] + (1,))
+    perm = xp.tile(xp.arange(n), piv.shape[:-1] + (1,))
     for j in range(piv.shape[-1]):
         pj = piv[..., j]
         a = perm[..., j].copy()
-        b = np.take_along_axis(perm, pj[..., None], -1)[..., 0].copy()
+        b = xp.take_along_axis(perm, pj[..., None], -1)[..., 0].copy()
         perm[..., j] = b
-        np.put_along_axis(perm, pj[..., None], a[..., None], -1)
-    P = np.zeros(perm.shape + (n,), dtype=LU._data.dtype)
-    np.put_along_axis(P, perm[..., None, :], 1, axis=-2)
-    P = tensor(P)
+        xp.put_along_axis(perm, pj[..., None], a[..., None], -1)
+    P = xp.zeros(perm.shape + (n,), dtype=LU._data.dtype)
+    xp.put_along_axis(P, perm[..., None, :], 1, axis=-2)
+    P = _make(P)
     L, U = LU, LU
     # A = P L U; solves with the triangles of LU (unit lower, upper)
     if left and not adjoint:     # X = U^-1 L^-1 P^T B
@@ -2019,9 +2021,8 @@ def _ndindex(*shape):
 
 
 def _info_tensor(info, batch):
-    from .._creation import tensor
-    from .._backend import numpy as np
-    return tensor(np.asarray(info, dtype="int32").reshape(batch))
+    from .._tensor import _make
+    return _make(info.astype("int32").reshape(batch))
 
 
 def _lu_info(xp, a):
@@ -2071,9 +2072,9 @@ _solve_ex = defop("linalg_solve_ex", _solve_ex_fwd, promote="binary", outputs=2,
 
 def _raise_info(info, batched, msg):
     """The first failing matrix's error: msg(info value, '(Batch element b): ' or '')."""
-    from .._backend import numpy as np
-    flat = np.asarray(info).reshape(-1)
-    b = int(np.argmax(flat != 0))
+    from .._backend import xp_of
+    flat = info.reshape(-1)
+    b = int(xp_of(flat).argmax(flat != 0))
     raise LinAlgError(msg(int(flat[b]), f"(Batch element {b}): " if batched else ""))
 
 
@@ -2089,18 +2090,20 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     """torch.linalg.inv_ex(A, *, check_errors=False) -> (inverse, info)."""
-    from .._backend import numpy as np
+    from .._backend import xp_of
     _check_square(A, "linalg.inv")
-    info = _lu_info(np, A._data) if A._data.size else np.zeros(A._data.shape[:-2], "int32")
-    if check_errors and info.any():
+    xp = xp_of(A._data)
+    info = _lu_info(xp, A._data) if A._data.size else xp.zeros(A._data.shape[:-2], "int32")
+    if check_errors and bool(info.any()):
         _raise_info(info, A._data.ndim > 2, lambda i, where: (
             f"linalg.inv_ex: {where}The diagonal element {i} is zero, the inversion could not "
             "be completed because the input matrix is singular."))
-    if not info.any():
+    if not bool(info.any()):
         inverse = _inv(A)
     else:
         from .._creation import eye
-        inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape),
+        inverse = _solve_ex(A, expand(eye(A._data.shape[-1], dtype=A.dtype, device=A.device),
+                                      A._data.shape),
                             False, True)[0]
     return _return_type("linalg_inv_ex", ("inverse", "info"))(
         inverse, _info_tensor(info, A._data.shape[:-2]))
@@ -2156,15 +2159,16 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """torch.linalg.lu_factor_ex(A, *, pivot=True, check_errors=False) -> (LU, pivots, info)."""
-    from .._backend import numpy as np
+    from .._backend import xp_of, numpy as np
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     _lu_check(A, "lu_factor")  # (PyTorch names lu_factor here)
-    with np.errstate(all="ignore"):
-        info = _lu_info(np, A._data)
-    if check_errors and info.any():
+    xp = xp_of(A._data)
+    with np.errstate(all="ignore"):  # host: error state
+        info = _lu_info(xp, A._data)
+    if check_errors and bool(info.any()):
         flat = info.reshape(-1)
-        b = int(np.argmax(flat != 0))
+        b = int(xp.argmax(flat != 0))
         i = int(flat[b])
         prefix = f"(Batch element {b}): " if A._data.ndim > 2 else ""
         raise RuntimeError(
@@ -2215,7 +2219,7 @@ def _eig_backward(gL, gV, L, V):
         E = unsqueeze(Lc, -2) - unsqueeze(Lc, -1)
         n = L._data.shape[-1]
         from .._creation import eye
-        one = eye(n, dtype=E.dtype)
+        one = eye(n, dtype=E.dtype, device=E.device)
         E = E * (1 - one) + one
         gA = gA / E
         if gL is not None:
@@ -2298,8 +2302,8 @@ def householder_product(A, tau, *, out=None):
                            f"dtype {_type_name(A.dtype)}")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A.dtype)}\'')
-    Q = expand(eye(m, dtype=A.dtype), A._data.shape[:-2] + (m, m))
-    V = tril(A, -1) + eye(m, n, dtype=A.dtype)
+    Q = expand(eye(m, dtype=A.dtype, device=A.device), A._data.shape[:-2] + (m, m))
+    V = tril(A, -1) + eye(m, n, dtype=A.dtype, device=A.device)
     for i in range(k):
         v = V[..., :, i:i + 1]
         t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)
@@ -2342,8 +2346,8 @@ def tensorinv(A, ind=2, *, out=None):
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     M = reshape(A, (rows, cols))
     _check_square(M, "linalg.inv")
-    from .._backend import numpy as np
-    info = _lu_info(np, M._data) if M._data.size else 0
+    from .._backend import xp_of
+    info = int(_lu_info(xp_of(M._data), M._data)) if M._data.size else 0
     if info:
         raise LinAlgError(f"inv: The diagonal element {int(info)} is zero, the inversion could "
                           "not be completed because the input matrix is singular.")

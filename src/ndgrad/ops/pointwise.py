@@ -181,7 +181,8 @@ def remainder(input, other):
     """torch.remainder(input, other): Python's modulus (sign of the divisor)."""
     if not isinstance(input, Tensor):
         from .._creation import tensor
-        input = tensor(input, dtype=D.result_type(input, other))
+        input = tensor(input, dtype=D.result_type(input, other),
+                       device=other.device if isinstance(other, Tensor) else None)
     if isinstance(other, Tensor):
         return _remainder_t(input, other)
     return _remainder_s(input, other)
@@ -359,7 +360,7 @@ _ONES = {}  # dtype -> 0-d one (NumPy takes a 0-d array operand faster than a Py
 def _one(a):
     one = _ONES.get(a.dtype)
     if one is None:
-        one = _ONES[a.dtype] = _np.ones((), a.dtype)
+        one = _ONES[a.dtype] = _np.ones((), a.dtype)  # host: a cached 0-d constant
     return one
 
 
@@ -417,14 +418,17 @@ def _sigmoid_fwd(xp, self):
     # reused in place: at 10^6 elements a fresh array's page faults cost more than a pass (W4).
     if self.dtype.kind == "c":
         return 1 / (1 + xp.exp(-self))
-    if self.size < _SMALL and type(self) is _np.ndarray and self.dtype.char in "fd":
+    if self.size < _SMALL and self.dtype.char in "fd":
         # 1 / (1 + exp(-x)) as PyTorch computes it, with the exponent clamped where exp would
         # overflow (PyTorch gives 0 there, this the dtype's smallest value ~1/max: no warning)
         lo = _SIGMOID_LO.get(self.dtype)
-        if lo is None:
-            lo = _SIGMOID_LO[self.dtype] = _np.array(-_np.log(_np.finfo(self.dtype).max),
-                                                     self.dtype)
-        one = _one(self)
+        if lo is None:    # (a 0-d array: NumPy takes it faster than a Python number)
+            big = _np.finfo(self.dtype).max
+            lo = _SIGMOID_LO[self.dtype] = _np.array(-_np.log(big), self.dtype)  # host: constant
+        if type(self) is _np.ndarray:
+            one = _one(self)
+        else:             # a device: the same constants, as Python numbers
+            lo, one = float(lo), 1
         return one / (one + xp.exp(-xp.maximum(self, lo)))
     e = xp.abs(self, out=xp.empty_like(self))
     xp.negative(e, out=e)
@@ -568,10 +572,12 @@ def round(input, *, decimals=None):
 # the asymptotic series, accurate to ~1e-15; erfinv polishes Giles' approximation by Newton.
 
 def _host_ufunc(f):
-    u = _np.frompyfunc(f, 1, 1)
+    """`math`'s correctly rounded f over the array, element by element on the host (the array
+    modules have no erf/lgamma): one explicit copy there and back."""
+    u = _np.frompyfunc(f, 1, 1)  # host: maps a math function
 
     def run(xp, self):
-        out = _np.asarray(u(to_numpy(self)), dtype=object).astype(self.dtype)
+        out = _np.asarray(u(to_numpy(self)), dtype=object).astype(self.dtype)  # host: see above
         return out if xp is _np else xp.asarray(out)
     return run
 
@@ -624,7 +630,7 @@ def _digamma_np(xp, x):
     out = xp.zeros_like(x)
     neg = x < 0.5
     # reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
-    with _np.errstate(divide="ignore", invalid="ignore"):
+    with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
         refl = xp.where(neg, math.pi / xp.tan(math.pi * x), 0.0)
         z = xp.where(neg, 1.0 - x, x)
         for _ in range(10):
@@ -654,7 +660,7 @@ def _polygamma_np(xp, n, x):
     sgn = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
     fact_n = math.factorial(n)
     out = xp.zeros_like(x)
-    with _np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with _np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # host: error state
         z = x.copy()
         lo = float(z[xp.isfinite(z)].min()) if z.size and xp.isfinite(z).any() else 20.0
         steps = max(0, int(math.ceil(20.0 - lo)))
@@ -751,9 +757,9 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         from .._creation import tensor
         if min is not None and not isinstance(min, Tensor):
-            min = tensor(min, dtype=input.dtype)
+            min = tensor(min, dtype=input.dtype, device=input.device)
         if max is not None and not isinstance(max, Tensor):
-            max = tensor(max, dtype=input.dtype)
+            max = tensor(max, dtype=input.dtype, device=input.device)
         return _clamp_t(input, min, max)
     return _clamp_s(input, min, max)
 
@@ -907,7 +913,7 @@ def copysign(input, other):
 
 
 def _xlogy_fwd(xp, self, other):
-    with _np.errstate(divide="ignore", invalid="ignore"):
+    with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
         r = xp.multiply(self, xp.log(other))
     return xp.where((self == 0) & ~xp.isnan(other), 0, r).astype(r.dtype, copy=False)
 

@@ -5,8 +5,10 @@
 # select elements (max/min/median with `dim`) return indices and route the gradient through the
 # `_gather`/`_scatter` pair, each the other's derivative, so every order of derivative works.
 # Full max/min/median/amax/amin split the gradient evenly between ties, as PyTorch does.
+import math as _math
+
 from .. import _dtype as D
-from .._backend import numpy as _np
+from .._backend import numpy as _np, xp_of
 from .._tensor import Tensor, _wrap_dim, _make
 from ..return_types import make as _return_type
 from ._registry import defop
@@ -124,7 +126,7 @@ def _np_mean(xp, a, axis, keepdims):
     slice" warning (a warnings.warn, which no errstate silences)."""
     if a.size:
         return xp.mean(a, axis=axis, keepdims=keepdims)
-    with _np.errstate(all="ignore"):
+    with _np.errstate(all="ignore"):  # host: error state
         n = _count(a.shape, axis)
         return xp.sum(a, axis=axis, keepdims=keepdims) / (n if n else a.dtype.type(0))
 
@@ -444,7 +446,7 @@ argmin = _argfn("argmin", _argmin)
 # ---------------------------------------------------------------- var, std
 
 def _var_fwd(xp, self, dim, correction, keepdim):
-    with _np.errstate(divide="ignore", invalid="ignore"):
+    with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
         if _count(self.shape, dim) - correction <= 0:  # no degrees of freedom: NumPy's value,
             d = self - _np_mean(xp, self, dim, True)     # without its warnings.warn
             d = (d * d.conj()).real if xp.iscomplexobj(d) else d * d
@@ -453,7 +455,7 @@ def _var_fwd(xp, self, dim, correction, keepdim):
 
 
 def _std_fwd(xp, self, dim, correction, keepdim):
-    with _np.errstate(divide="ignore", invalid="ignore"):
+    with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
         if _count(self.shape, dim) - correction <= 0:
             return xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim))
         return xp.std(self, axis=dim, ddof=correction, keepdims=keepdim)
@@ -563,7 +565,7 @@ def _norm_fwd(xp, self, ord, dim, keepdim):
     elif ord == 1:
         r = xp.sum(a, axis=dim, keepdims=keepdim)
     else:
-        with _np.errstate(divide="ignore"):
+        with _np.errstate(divide="ignore"):  # host: error state
             r = xp.power(xp.sum(xp.power(a, ord), axis=dim, keepdims=keepdim), 1.0 / ord)
     return xp.asarray(r).astype(a.dtype, copy=False)  # (real for complex input)
 
@@ -648,7 +650,7 @@ def _logsumexp_fwd(xp, self, dim, keepdim):
         return xp.log(xp.sum(xp.exp(self), axis=dim, keepdims=keepdim))
     m = xp.max(self, axis=dim, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
-    with _np.errstate(divide="ignore"):
+    with _np.errstate(divide="ignore"):  # host: error state
         r = xp.log(xp.sum(xp.exp(self - m), axis=dim, keepdims=True)) + m
     return r if keepdim else xp.reshape(r, _reduced_shape(self.shape, dim, False))
 
@@ -702,9 +704,10 @@ def _cumprod_zero_grad(grad, self, dim):
     g = movedim(grad, dim, -1)
     x = movedim(self, dim, -1)
     n = x.shape[-1]
+    xp = xp_of(x._data)
     cols = []
     for k in range(n):
-        hole = _np.zeros(n, dtype=bool)
+        hole = xp.zeros(n, dtype=bool)
         hole[k] = True
         c = _cumprod(where(_make(hole), 1.0, x), x.ndim - 1)
         cols.append((g[..., k:] * c[..., k:]).sum(-1))
@@ -714,7 +717,7 @@ def _cumprod_zero_grad(grad, self, dim):
 def _cumprod_grad(grad, self, result, dim):
     if not self._data.ndim:
         return grad
-    if (self._data == 0).any():
+    if bool((self._data == 0).any()):
         return _cumprod_zero_grad(grad, self, dim)
     return _revcumsum(grad * result, dim) / self
 
@@ -797,7 +800,8 @@ def _logcumsumexp_grad(grad, self, result, dim):
         return grad
     # d out_j / d x_i = exp(x_i - out_j) for i <= j; shifted by a constant c (which cancels) so
     # that neither factor overflows for inputs of moderate range
-    c = float(_np.nan_to_num(self._data.max(), posinf=0.0, neginf=0.0)) if self._data.size else 0.0
+    c = float(self._data.max()) if self._data.size else 0.0   # (a host float: one sync)
+    c = c if _math.isfinite(c) else 0.0
     return exp(self - c) * _revcumsum(grad * exp(c - result), dim)
 
 
@@ -924,7 +928,6 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     """torch.nanquantile: quantile() of the non-NaN elements of each slice (NaN when there are
     none). Differentiable through sort and gather."""
     from .. import functional as F
-    from .._creation import tensor as _tensor
     from .pointwise import where
     from .shape import stack
     qs, vector = F._quantile_args(input, q, interpolation)
@@ -936,26 +939,27 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
         x = input if input.ndim else input.reshape(1)
     srt = x.sort(d).values                       # NaNs last
     count = (~x.isnan())._data.sum(axis=d, keepdims=True)
-    empty = _tensor(count == 0)
-    last = _np.maximum(count - 1, 0).astype("float64")
+    xp = xp_of(count)
+    empty = _make(xp.asarray(count == 0))
+    last = xp.maximum(count - 1, 0).astype("float64")
     outs = []
     for v in qs:
         pos = v * last
-        lo = _np.floor(pos)
+        lo = xp.floor(pos)
         if interpolation == "nearest":
-            lo = hi = _np.round(pos)
+            lo = hi = xp.round(pos)
         elif interpolation == "lower":
             hi = lo
         elif interpolation == "higher":
-            lo = hi = _np.ceil(pos)
+            lo = hi = xp.ceil(pos)
         else:
-            hi = _np.minimum(lo + 1, last)
+            hi = xp.minimum(lo + 1, last)
         frac = pos - lo
         if interpolation == "midpoint":
-            frac = _np.where(frac > 0, 0.5, 0.0)
-        a = srt.gather(d, _tensor(lo.astype("int64")))
-        b = srt.gather(d, _tensor(hi.astype("int64")))
-        r = a + (b - a) * _tensor(frac.astype(srt._data.dtype))
+            frac = xp.where(frac > 0, 0.5, 0.0)
+        a = srt.gather(d, _make(xp.asarray(lo, dtype="int64")))
+        b = srt.gather(d, _make(xp.asarray(hi, dtype="int64")))
+        r = a + (b - a) * _make(xp.asarray(frac, dtype=srt._data.dtype))
         r = where(empty, float("nan"), r)
         if dim is None:
             r = r.reshape((1,) * len(shape) if keepdim else ())

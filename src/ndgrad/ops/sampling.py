@@ -19,7 +19,7 @@ def _rng(generator):
 
 def _write(self, values):
     from . import _write_values
-    _write_values(self, np.asarray(values))
+    _write_values(self, np.asarray(values))  # host: a host draw (moved to self's device once)
     return self
 
 
@@ -48,7 +48,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
             raise RuntimeError(
                 "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                 "message be improved?  If so, please report an enhancement request to PyTorch.)")
-        probs = np.broadcast_to(probs, self._data.shape)
+        probs = np.broadcast_to(probs, self._data.shape)  # host: compared with a host draw
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
@@ -140,7 +140,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     u = _rng(generator).random(self._data.shape)
-    return _write(self, median + sigma * np.tan(math.pi * (u - 0.5)))
+    return _write(self, median + sigma * np.tan(math.pi * (u - 0.5)))  # host: of a host draw
 
 
 def multinomial(self, num_samples, replacement=False, *, generator=None):
@@ -155,8 +155,11 @@ def apply_(self, callable):
     if self._requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
                            "var.detach().apply_() instead.")
-    data = to_numpy(self._data)
-    out = np.array([callable(v) for v in data.reshape(-1).tolist()], dtype=data.dtype)
+    if type(self._data) is not np.ndarray:
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    data = self._data     # (a CPU array: the loop is the host's by definition)
+    out = np.array([callable(v) for v in data.reshape(-1).tolist()],  # host: CPU only
+                   dtype=data.dtype)
     return _write(self, out.reshape(data.shape))
 
 
@@ -188,13 +191,14 @@ def new(self, *args, dtype=None, device=None):
     from .._creation import tensor, empty
     from .._tensor import Size
     dt = self.dtype if dtype is None else dtype
+    dev = self.device if device is None else device
     if not args:
-        return empty(0, dtype=dt)
+        return empty(0, dtype=dt, device=dev)
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(dt)
     if len(args) == 1 and not isinstance(args[0], (int, Size)):
-        return tensor(args[0], dtype=dt)
-    return empty(*args, dtype=dt)
+        return tensor(args[0], dtype=dt, device=dev)
+    return empty(*args, dtype=dt, device=dev)
 
 
 MORE_METHODS = {f.__name__: f for f in (

@@ -6,6 +6,7 @@
 import builtins
 
 from .. import _dtype as D
+from .._backend import ndarray as _ndarray, xp_of
 from .._tensor import Tensor, _make, _wrap_dim, Size
 from ..autograd.graph import _type_string
 from ._registry import defop
@@ -324,24 +325,38 @@ _INDEX_DTYPES = ("int64", "int32", "uint8", "bool")
 ERR_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
 
 
-def _normalize_key(key):
-    """Tensors inside an index become arrays (byte tensors: bool masks); lists become arrays."""
+def _normalize_key(key, self=None):
+    """Tensors inside an index become arrays (byte tensors: bool masks); lists become arrays.
+    Indexing `self` on a device, host indices (CPU tensors, NumPy arrays, lists) move to its
+    device, as PyTorch allows; device indices of a CPU `self` are PyTorch's error."""
+    on = None if self is None or type(self._data) is _ndarray else xp_of(self._data)
+
+    def place(d):
+        if on is not None:
+            return on.asarray(d) if type(d) is _ndarray else d
+        if self is not None and type(d) is not _ndarray:
+            raise RuntimeError("indices should be either on cpu or on the same device as the "
+                               "indexed tensor (cpu)")
+        return d
+
     def conv(k):
         if isinstance(k, Tensor):
             name = k.dtype.name
             if name not in _INDEX_DTYPES:
                 raise IndexError(ERR_INDEX_DTYPE)
             d = k._data
-            return d.astype(bool) if name == "uint8" else d
+            return place(d.astype(bool) if name == "uint8" else d)
         if isinstance(k, (list, tuple)):
             from .._creation import tensor
             try:
-                t_ = tensor(k)
+                t_ = tensor(k) if self is None else tensor(k, device="cpu")
             except (TypeError, ValueError, RuntimeError):
                 raise IndexError(ERR_INDEX_DTYPE) from None
             if t_.dtype.name not in _INDEX_DTYPES:
                 raise IndexError(ERR_INDEX_DTYPE)
-            return t_._data
+            return place(t_._data)
+        if type(k) is _ndarray and on is not None:
+            return on.asarray(k)
         if isinstance(k, float):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              "Variables are valid indices (got float)")
@@ -412,7 +427,7 @@ def _basic_node(key):
 
 
 def getitem(self, key):
-    key = _normalize_key(key)
+    key = _normalize_key(key, self)
     if _has_advanced(key):
         return _index(self, key)
     nd = self._data.ndim
@@ -755,7 +770,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats)
         from .._creation import arange
         r = input
-        return _index_select_fwd_op(arange(r._data.shape[0]), 0, _np_repeat_index(r))
+        return _index_select_fwd_op(arange(r._data.shape[0], device=r.device), 0,
+                                    _np_repeat_index(r))
     if dim is None:
         input = reshape(input, (-1,))
         dim = 0
@@ -1212,7 +1228,7 @@ def meshgrid(*tensors, indexing=None):
 
 def index_put_method(self, indices, values, accumulate=False):
     """Tensor.index_put(indices, values, accumulate=False): the out-of-place index_put_."""
-    key = tuple(_normalize_key(tuple(indices)))
+    key = tuple(_normalize_key(tuple(indices), self))
     _check_index_put_dtype(self, key, values)
     return index_put(self, key, values, accumulate)
 
@@ -1282,32 +1298,33 @@ def narrow_copy(input, dim, start, length):
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """torch.unique_consecutive: drops each run of equal consecutive elements (or slices along
     dim) down to one; optionally the index of each input element's run and the run lengths."""
-    from .._backend import numpy as np
+    from .._backend import xp_of
     a = input._data
+    xp = xp_of(a)
     if dim is None:
         flat = a.reshape(-1)
         n = flat.shape[0]
-        starts = np.ones(n, dtype=bool)
+        starts = xp.ones(n, dtype=bool)
         if n:
             starts[1:] = flat[1:] != flat[:-1]
         values = flat[starts]
         inverse_shape = a.shape
     else:
         d = _wrap_dim(dim, a.ndim)
-        moved = np.moveaxis(a, d, 0)
+        moved = xp.moveaxis(a, d, 0)
         n = moved.shape[0]
-        starts = np.ones(n, dtype=bool)
+        starts = xp.ones(n, dtype=bool)
         if n:
             rows = moved.reshape(n, -1)
             starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
-        values = np.moveaxis(moved[starts], 0, d)
+        values = xp.moveaxis(moved[starts], 0, d)
         inverse_shape = (n,)
-    out = [_make(np.ascontiguousarray(values))]
+    out = [_make(xp.ascontiguousarray(values))]
     if return_inverse:
-        out.append(_make((np.cumsum(starts) - 1).astype("int64").reshape(inverse_shape)))
+        out.append(_make((xp.cumsum(starts) - 1).astype("int64").reshape(inverse_shape)))
     if return_counts:
-        first = np.flatnonzero(starts)
-        out.append(_make(np.diff(np.append(first, n)).astype("int64")))
+        first = xp.flatnonzero(starts)
+        out.append(_make(xp.diff(xp.append(first, n)).astype("int64")))
     return out[0] if len(out) == 1 else tuple(out)
 
 

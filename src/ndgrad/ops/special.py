@@ -51,7 +51,7 @@ def _bcast(xp, a, b):
 
 
 def _quiet():
-    return _np.errstate(all="ignore")
+    return _np.errstate(all="ignore")  # host: error state
 
 
 def _not_derived(what):
@@ -593,7 +593,7 @@ def _airy_ai_np(xp, x):
             xm = xp.where(mid, x, 0.0)
             idx = xp.rint(xm / _AI_STEP).astype("int64")
             val = xp.zeros_like(x)
-            for i in _np.unique(_np.asarray(idx[mid])).tolist():
+            for i in xp.unique(idx[mid]).tolist():   # (the grid points used: a host list)
                 sel = mid & (idx == i)
                 y, yp = _AI_GRID[i]
                 v, _ = _airy_taylor(i * _AI_STEP, y, yp, xm - i * _AI_STEP)

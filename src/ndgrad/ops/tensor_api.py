@@ -64,7 +64,7 @@ def _as_strided_grad(grad, self, size, stride, offset, in_pos, numel):
     from .._creation import zeros
     xp = xp_of(grad._data)
     out_pos = _make(_positions(xp, size, stride, offset).reshape(-1))
-    g = zeros(numel, dtype=grad.dtype).index_add(0, out_pos, grad.reshape(-1))
+    g = zeros(numel, dtype=grad.dtype, device=grad.device).index_add(0, out_pos, grad.reshape(-1))
     return g.take(_make(in_pos))
 
 
@@ -401,7 +401,7 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
     from .._creation import empty
     size, stride = tuple(size), tuple(stride)
     need = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
-    buf = empty(need, dtype=dtype or self.dtype)
+    buf = empty(need, dtype=dtype or self.dtype, device=self.device if device is None else device)
     out = as_strided(buf, size, stride)
     return out.detach().requires_grad_(requires_grad)
 
@@ -412,7 +412,7 @@ def _nonzero_static(self, *, size, fill_value=-1):
     if n >= size:
         return nz[:size]
     from .._creation import full
-    pad = full((size - n, self.ndim), fill_value, dtype=D.int64)
+    pad = full((size - n, self.ndim), fill_value, dtype=D.int64, device=self.device)
     return shape.cat([nz, pad])
 
 
@@ -509,7 +509,7 @@ def _lu(self, pivot=True, get_infos=False):
     LU, piv = L.lu_factor(self, pivot=pivot)
     if get_infos:
         from .._creation import zeros
-        return LU, piv, zeros(self.shape[:-2], dtype=D.int32)
+        return LU, piv, zeros(self.shape[:-2], dtype=D.int32, device=self.device)
     return LU, piv
 
 
