@@ -90,8 +90,9 @@ def test_module_mode_and_environment(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "main.py").write_text(
         "import os, sys\n"
-        "print('env', os.environ['RANK'], os.environ['WORLD_SIZE'], os.environ['LOCAL_RANK'],"
-        " os.environ['MASTER_ADDR'] != '', sys.argv[1:], __name__)\n")
+        "line = ' '.join(map(str, ('env', os.environ['RANK'], os.environ['WORLD_SIZE'],"
+        " os.environ['LOCAL_RANK'], os.environ['MASTER_ADDR'] != '', sys.argv[1:], __name__)))\n"
+        "sys.stdout.write(line + '\\n')\n")   # one write per rank: the ranks share the pipe
     env = _env()
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
     proc = subprocess.run([sys.executable, "-m", "ndgrad.distributed.run", "--standalone",

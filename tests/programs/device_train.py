@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 print("device:", device, file=sys.stderr)
-torch.set_default_dtype(torch.float64)
+torch.set_default_dtype(torch.float64)   # (the harness restores it)
 
 rng = np.random.default_rng(0)
 X = torch.from_numpy(rng.standard_normal((96, 1, 8, 8)))
@@ -73,3 +73,4 @@ with torch.no_grad():
 print("reloaded equal:", same)
 print("params on device:", all(p.device == device for p in again.parameters()),
       file=sys.stderr)
+result = {"loss": total / len(X), "accuracy": acc, "logits": logits.cpu()}

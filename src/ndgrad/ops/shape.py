@@ -6,7 +6,7 @@
 import builtins
 
 from .. import _dtype as D
-from .._backend import ndarray as _ndarray, xp_of
+from .._backend import ndarray as _ndarray, xp_of, _MODULES as _DEVICE_MODULES
 from .._tensor import Tensor, _make, _wrap_dim, Size
 from ..autograd.graph import _type_string
 from ._registry import defop
@@ -329,12 +329,12 @@ def _normalize_key(key, self=None):
     """Tensors inside an index become arrays (byte tensors: bool masks); lists become arrays.
     Indexing `self` on a device, host indices (CPU tensors, NumPy arrays, lists) move to its
     device, as PyTorch allows; device indices of a CPU `self` are PyTorch's error."""
-    on = None if self is None or type(self._data) is _ndarray else xp_of(self._data)
+    on = None if self is None else _DEVICE_MODULES.get(type(self._data))
 
     def place(d):
         if on is not None:
             return on.asarray(d) if type(d) is _ndarray else d
-        if self is not None and type(d) is not _ndarray:
+        if self is not None and type(d) in _DEVICE_MODULES and type(self._data) is _ndarray:
             raise RuntimeError("indices should be either on cpu or on the same device as the "
                                "indexed tensor (cpu)")
         return d
