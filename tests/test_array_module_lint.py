@@ -11,6 +11,9 @@ else, array work, must either
   arithmetic, a host RNG draw moved to the device once, ...), or
 - be in a module of HOST_MODULES below, each with its reason (modules whose job is the host:
   printing, files, MPI buffers, ...).
+
+The same holds for the backend's own explicit copy to the host, ``to_numpy``: each call outside
+HOST_MODULES says why it needs the host.
 """
 import ast
 import os
@@ -69,6 +72,8 @@ def _numpy_names(tree):
                     funcs.add(a.asname or a.name)
                 elif m.endswith("_backend") and a.name == "numpy":
                     mods.add(a.asname or a.name)
+                elif m.endswith("_backend") and a.name == "to_numpy":
+                    funcs.add(a.asname or a.name)   # a copy to the host
     return mods, funcs
 
 

@@ -223,3 +223,14 @@ def test_grad_scaler_and_autocast_on_the_device(cuda):
     sc.step(opt)
     sc.update()
     assert all(p.device == cuda for p in m.parameters())
+
+
+def test_pickle_and_deepcopy_keep_the_device(cuda):
+    import copy
+    import pickle
+    x = torch.arange(3.0).cuda().requires_grad_()
+    y = pickle.loads(pickle.dumps(x))
+    assert y.device == cuda and y.requires_grad and y.tolist() == [0.0, 1.0, 2.0]
+    assert copy.deepcopy(x).device == cuda
+    assert copy.deepcopy(torch.nn.Linear(2, 2).cuda()).weight.device == cuda
+    assert pickle.loads(pickle.dumps(torch.ones(2))).device.type == "cpu"

@@ -58,7 +58,7 @@ def _moved(arr, xp):
         return arr
     if xp is np:
         return to_numpy(arr)  # host: device -> host transfer
-    return xp.asarray(to_numpy(arr))
+    return xp.asarray(to_numpy(arr))  # host: between two device modules, through the host
 
 
 def _size(size, name="empty"):
@@ -533,7 +533,7 @@ class Generator:
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        raw = to_numpy(new_state._data).reshape(-1).tobytes()
+        raw = to_numpy(new_state._data).reshape(-1).tobytes()  # host: the generator's bytes
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
@@ -700,7 +700,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draw 0/1 with probabilities `input` (or the scalar p)."""
-    probs = to_numpy(input._data) if p is None else p
+    probs = to_numpy(input._data) if p is None else p  # host: compared with a host draw
     u = _rng(generator).random(input._data.shape)
     return _make(_place((u < probs).astype(input.dtype.np), input.device))
 

@@ -255,7 +255,7 @@ class Tensor:
         return self._data.reshape(-1)[0].item()
 
     def tolist(self):
-        return to_numpy(self._data).tolist()
+        return to_numpy(self._data).tolist()  # host: Python numbers
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force and grad_mode._state.enabled:
@@ -265,11 +265,11 @@ class Tensor:
                 raise TypeError(
                     "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
                     "the tensor to host memory first.")
-            return to_numpy(self._data)
+            return to_numpy(self._data)  # host: numpy(force=True) copies, as PyTorch
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        a = to_numpy(self._data)
+        a = to_numpy(self._data)  # host: NumPy asked for the values
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __len__(self):
@@ -316,7 +316,10 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_tensor, (to_numpy(self._data), self._requires_grad))
+        host = to_numpy(self._data)  # host: pickled bytes; the device travels beside them
+        if type(host) is self._data.__class__:
+            return (_rebuild_tensor, (host, self._requires_grad))
+        return (_rebuild_tensor, (host, self._requires_grad, str(self.device)))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -590,8 +593,13 @@ class _Storage:
         return self._t._data.nbytes
 
 
-def _rebuild_tensor(array, requires_grad):
-    t = _make(_np.array(array))  # host: unpickled data
+def _rebuild_tensor(array, requires_grad, device=None):
+    """An unpickled tensor (on `device` when it was pickled from one)."""
+    array = _np.array(array)  # host: the unpickled bytes
+    if device is not None:
+        from ._backend import device as _device
+        array = _device(device).xp.asarray(array)
+    t = _make(array)  # host: unpickled data
     t._requires_grad = requires_grad
     return t
 

@@ -152,7 +152,9 @@ def to(self, *args, **kwargs):
 
 def _move_fwd(xp, self, target):
     from .._backend import to_numpy
-    return target.asarray(self) if target.__name__ != "numpy" else to_numpy(self)
+    if target.__name__ != "numpy":
+        return target.asarray(self)
+    return to_numpy(self)  # host: .cpu() / .to("cpu")
 
 
 _move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",

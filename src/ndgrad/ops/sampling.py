@@ -43,7 +43,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     """Tensor.bernoulli_(p=0.5, *, generator=None): 1 with probability p (a number, or a tensor
     broadcast to self), else 0."""
     if isinstance(p, Tensor):
-        probs = to_numpy(p._data)
+        probs = to_numpy(p._data)  # host: compared with a host draw, moved back once
         if probs.size and ((probs < 0) | (probs > 1)).any():
             raise RuntimeError(
                 "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
@@ -61,7 +61,7 @@ def bernoulli(self, p=None, *, generator=None):
     Tensor.bernoulli(p): a tensor like self, 1 with probability p."""
     from .._creation import bernoulli as _bernoulli, empty_like
     if p is None:
-        probs = to_numpy(self._data)
+        probs = to_numpy(self._data)  # host: compared with a host draw, moved back once
         if probs.size and ((probs < 0) | (probs > 1)).any():
             raise RuntimeError(
                 "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "

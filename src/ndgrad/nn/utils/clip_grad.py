@@ -81,7 +81,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     xp = xp_of(grads[0]._data)
     tn = total_norm._data if isinstance(total_norm, Tensor) else total_norm
     if is_array(tn) and xp_of(tn) is not xp:
-        tn = to_numpy(tn)  # (a norm on another device: one explicit transfer)
+        tn = to_numpy(tn)  # host: a norm on another device, one explicit transfer
     tn = xp.asarray(tn)
     if tn.dtype.kind != "f":
         tn = tn.astype(_np.float32)

@@ -97,7 +97,7 @@ class PackedSequence(namedtuple("PackedSequence",
 def _lengths_array(lengths):
     from ..._tensor import Tensor
     if isinstance(lengths, Tensor):   # (PyTorch's lengths.cpu(): a host copy)
-        return to_numpy(lengths._data).astype(_np.int64).reshape(-1)
+        return to_numpy(lengths._data).astype(_np.int64).reshape(-1)  # host: lengths.cpu()
     return _np.asarray(lengths, dtype=_np.int64).reshape(-1)  # host: lengths
 
 
@@ -170,7 +170,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths_t = _tensor(lengths)
     if sequence.unsorted_indices is not None:
         out = out.index_select(1, sequence.unsorted_indices)
-        lengths_t = _tensor(lengths[to_numpy(sequence.unsorted_indices._data)])
+        order = to_numpy(sequence.unsorted_indices._data)  # host: lengths live on the CPU
+        lengths_t = _tensor(lengths[order])
     if batch_first:
         out = out.transpose(0, 1)
     return out, lengths_t
