@@ -28,7 +28,29 @@ def _precision_to_scale_tril(P):
     return _t.linalg.solve_triangular(L_inv, eye.expand(L_inv.shape), upper=False)
 
 
-class MultivariateNormal(Distribution):
+class _ScaleTrilMatrices:
+    """scale_tril, covariance_matrix and precision_matrix of a distribution held as the Cholesky
+    factor `_unbroadcasted_scale_tril` of its (scale) matrix, expanded by `_full` to the batch
+    (MultivariateNormal, Wishart)."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return self._full(L @ L.mT)
+
+    @lazy_property
+    def precision_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        eye = _t.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        L_inv = _t.linalg.solve_triangular(L, eye.expand(L.shape), upper=False)
+        return self._full(L_inv.mT @ L_inv)
+
+
+class MultivariateNormal(_ScaleTrilMatrices, Distribution):
     arg_constraints = {"loc": C.real_vector, "covariance_matrix": C.positive_definite,
                        "precision_matrix": C.positive_definite, "scale_tril": C.lower_cholesky}
     support = C.real_vector
@@ -61,22 +83,6 @@ class MultivariateNormal(Distribution):
 
     def _full(self, m):
         return m.expand(self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return self._full(L @ L.mT)
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        eye = _t.eye(L.shape[-1], dtype=L.dtype)
-        L_inv = _t.linalg.solve_triangular(L, eye.expand(L.shape), upper=False)
-        return self._full(L_inv.mT @ L_inv)
 
     mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)

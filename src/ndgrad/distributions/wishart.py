@@ -10,9 +10,9 @@ import warnings
 import ndgrad as _t
 from .._tensor import Size
 from . import constraints as C
-from .distribution import ExponentialFamily, lazy_property
+from .distribution import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _ScaleTrilMatrices, _precision_to_scale_tril
 
 __all__ = ["Wishart"]
 
@@ -25,7 +25,7 @@ def _multivariate_digamma(a, p):
     return (a.unsqueeze(-1) - steps).digamma().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_ScaleTrilMatrices, ExponentialFamily):
     support = C.positive_definite
     has_rsample = True
     _mean_carrier_measure = 0
@@ -94,20 +94,6 @@ class Wishart(ExponentialFamily):
         """log|Sigma| / 2."""
         return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
-    @lazy_property
-    def scale_tril(self):
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return self._full(L @ L.mT)
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        eye = _t.eye(L.shape[-1], dtype=L.dtype)
-        return self._full(_t.cholesky_solve(eye.expand(L.shape), L))
 
     @property
     def mean(self):
