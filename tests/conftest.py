@@ -1,6 +1,8 @@
 """Say up front which optional test oracles are missing, so skipped tests are not a mystery."""
 import importlib.util
 
+import pytest
+
 
 def _missing():
     why = {"torch": "the comparisons with PyTorch skip (pip install torch==2.13.0)",
@@ -17,3 +19,17 @@ def pytest_report_header(config):
 def pytest_terminal_summary(terminalreporter):
     for line in _missing():
         terminalreporter.write_line("note: " + line)
+
+
+@pytest.fixture
+def standin():
+    """The strict stand-in device (ndgrad._standin) behind "cuda" for one test; the default
+    device and the previous setting come back afterwards. Yields torch.device("cuda", 0)."""
+    import ndgrad
+    from ndgrad import _backend
+    before = _backend.use_standin(True)
+    try:
+        yield ndgrad.device("cuda", 0)
+    finally:
+        ndgrad.set_default_device(None)
+        _backend.use_standin(before)

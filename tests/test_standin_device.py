@@ -34,7 +34,7 @@ TOL = 1e-9 if REAL else 1e-12
 
 
 @pytest.fixture
-def on_device():
+def on_device(request):
     if REAL:
         if not _backend.cuda_available():
             pytest.skip("NDGRAD_TEST_REAL_CUDA=1 but no CUDA device")
@@ -42,13 +42,9 @@ def on_device():
         yield "cuda"
         ndgrad.set_default_device(None)
         return
-    before = _backend.use_standin(True)
-    ndgrad.set_default_device("cuda")
-    try:
-        yield "cuda"
-    finally:
-        ndgrad.set_default_device(None)
-        _backend.use_standin(before)
+    standin = request.getfixturevalue("standin")   # (conftest.py)
+    ndgrad.set_default_device(standin)
+    yield "cuda"
 
 
 def _run(case, arrays, kw, dtype, device, grad=False):

@@ -13,13 +13,8 @@ pytestmark = pytest.mark.standin
 
 
 @pytest.fixture
-def cuda():
-    before = _backend.use_standin(True)
-    try:
-        yield torch.device("cuda", 0)
-    finally:
-        torch.set_default_device(None)
-        _backend.use_standin(before)
+def cuda(standin):   # (conftest.py)
+    yield standin
 
 
 # ---------------------------------------------------------------- the stand-in refuses the host

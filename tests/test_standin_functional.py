@@ -15,7 +15,6 @@ import pytest
 
 import ndgrad
 import ndgrad.nn.functional as F
-from ndgrad import _backend
 
 pytestmark = pytest.mark.standin
 
@@ -353,14 +352,9 @@ CASES = [
 
 
 @pytest.fixture
-def on_device():
-    before = _backend.use_standin(True)
+def on_device(standin):   # (conftest.py)
     ndgrad.set_default_device("cuda")
-    try:
-        yield "cuda"
-    finally:
-        ndgrad.set_default_device(None)
-        _backend.use_standin(before)
+    yield "cuda"
 
 
 def _run(case, device, grad):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ndgrad
-from ndgrad import _backend, nn, optim
+from ndgrad import nn, optim
 from ndgrad.nn import functional as F
 from ndgrad.nn import init
 from ndgrad.nn.utils import prune, parametrizations
@@ -24,15 +24,8 @@ CUDA = ndgrad.device("cuda", 0)
 CPU = ndgrad.device("cpu")
 
 
-@pytest.fixture
-def standin():
-    """The stand-in behind "cuda" (no default device: each test says where it builds)."""
-    before = _backend.use_standin(True)
-    try:
-        yield "cuda"
-    finally:
-        ndgrad.set_default_device(None)
-        _backend.use_standin(before)
+# the `standin` fixture (conftest.py): the stand-in behind "cuda", no default device (each
+# test says where it builds)
 
 
 def _host(t):

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import ndgrad
-from ndgrad import _backend
 
 pytestmark = pytest.mark.standin
 
@@ -13,13 +12,8 @@ CUDA = ndgrad.device("cuda", 0)
 
 
 @pytest.fixture(autouse=True)
-def standin():
-    before = _backend.use_standin(True)
-    try:
-        yield
-    finally:
-        ndgrad.set_default_device(None)
-        _backend.use_standin(before)
+def _on_standin(standin):   # (conftest.py)
+    yield
 
 
 def _same(ours, ref):
