@@ -229,3 +229,21 @@ def test_pickle_and_deepcopy_keep_the_device(cuda):
     assert copy.deepcopy(x).device == cuda
     assert copy.deepcopy(torch.nn.Linear(2, 2).cuda()).weight.device == cuda
     assert pickle.loads(pickle.dumps(torch.ones(2))).device.type == "cpu"
+
+
+def test_sparse_factories_and_lazy_modules_honour_device(cuda):
+    s = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2), device="cuda")
+    assert s.device == cuda and s.coalesce().indices().device == cuda
+    c = torch.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0], (2, 2), device="cuda")
+    assert c.device == cuda and c.crow_indices().device == cuda
+    assert torch.equal(c.to_dense().cpu(), s.to_dense().cpu())
+    for m in (torch.nn.LazyLinear(3, device="cuda"), torch.nn.LazyConv2d(2, 3, device="cuda"),
+              torch.nn.LazyBatchNorm1d(device="cuda")):
+        x = torch.randn(4, 3, 5, 5, device="cuda") if isinstance(m, torch.nn.LazyConv2d) \
+            else torch.randn(4, 3, device="cuda")
+        m(x)
+        assert all(p.device == cuda for p in m.parameters()), m
+        assert all(b.device == cuda for b in m.buffers()), m
+    m = torch.nn.LazyLinear(2).cuda()
+    m(torch.randn(4, 3, device="cuda"))
+    assert m.weight.device == cuda

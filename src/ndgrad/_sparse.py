@@ -524,6 +524,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     from ._creation import tensor as _tensor
     idx_t = indices if isinstance(indices, Tensor) else _tensor(indices)
     vals = values if isinstance(values, Tensor) else _tensor(values)
+    if device is not None:
+        vals = vals.to(device)
+    idx_t = idx_t.to(vals.device)   # the structure lives with the values
     if idx_t.dtype is not D.int64:
         if idx_t.dtype.is_floating_point or idx_t.dtype.is_complex:
             raise RuntimeError(f"indices must be an int64 tensor")

@@ -635,6 +635,9 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         _tensor(compressed_indices)
     pi = plain_indices if isinstance(plain_indices, Tensor) else _tensor(plain_indices)
     vals = values if isinstance(values, Tensor) else _tensor(values)
+    if device is not None:
+        vals = vals.to(device)
+    ci, pi = ci.to(vals.device), pi.to(vals.device)   # the structure lives with the values
     c, p = ("crow", "col") if layout is sparse_csr else ("ccol", "row")
     if ci.dtype is not pi.dtype:
         raise RuntimeError(f"{c}_indices and {p}_indices must have the same dtype, bot got "
@@ -677,14 +680,16 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                       pin_memory=False, requires_grad=False, check_invariants=None):
     """torch.sparse_csr_tensor(crow_indices, col_indices, values, size)."""
     return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
-                                    layout=sparse_csr, requires_grad=requires_grad)
+                                    layout=sparse_csr, device=device,
+                                    requires_grad=requires_grad)
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
                       pin_memory=False, requires_grad=False, check_invariants=None):
     """torch.sparse_csc_tensor(ccol_indices, row_indices, values, size)."""
     return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
-                                    layout=sparse_csc, requires_grad=requires_grad)
+                                    layout=sparse_csc, device=device,
+                                    requires_grad=requires_grad)
 
 
 def _rebuild_compressed(layout, cidx, pidx, vals, size):

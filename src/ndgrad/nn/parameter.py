@@ -54,7 +54,7 @@ class UninitializedParameter(Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        p = Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
+        p = Parameter.__new__(cls, empty(0, dtype=dtype, device=device), requires_grad)
         p._lazy_dtype = dtype
         return p
 
@@ -70,7 +70,7 @@ class UninitializedParameter(Parameter):
 
     def materialize(self, shape, device=None, dtype=None):
         dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
-        self._data = empty(tuple(shape), dtype=dtype)._data
+        self._data = empty(tuple(shape), dtype=dtype, device=device or self.device)._data
         self.__class__ = self.cls_to_become
 
     def __repr__(self):
@@ -91,7 +91,7 @@ class UninitializedBuffer(Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        b = cls._make_subclass(empty(0, dtype=dtype), requires_grad)
+        b = cls._make_subclass(empty(0, dtype=dtype, device=device), requires_grad)
         b._lazy_dtype = dtype
         b.persistent = persistent
         b._is_buffer = True
@@ -109,7 +109,8 @@ class UninitializedBuffer(Tensor):
 
     def materialize(self, shape, device=None, dtype=None):
         dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
-        self._data = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype)._data
+        self._data = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype,
+                           device=device or self.device)._data
         if dtype is not None:
             self.dtype = dtype
         for name in ("persistent", "_is_buffer", "_lazy_dtype"):

@@ -28,9 +28,9 @@ class LazyLinear(Linear):
         Module.__init__(self)
         self.in_features = 0
         self.out_features = out_features
-        self.weight = UninitializedParameter(dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
         else:
             self.register_parameter("bias", None)
 
@@ -140,12 +140,12 @@ class LazyModuleMixin:
 # ---------------------------------------------------------------- convolutions
 
 class _LazyConvXdMixin(LazyModuleMixin):
-    def _lazy_init(self, out_channels, bias, dtype):
+    def _lazy_init(self, out_channels, bias, dtype, device=None):
         """The _ConvNd built with in_channels=0 turns its weight and bias lazy."""
-        self.weight = UninitializedParameter(dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.in_channels != 0:
@@ -182,13 +182,13 @@ def _lazy_conv(name, base, transposed):
             # in_channels 0 and no bias: nothing is drawn before the shapes are known
             base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups,
                           False, dilation, padding_mode, device, dtype)
-            self._lazy_init(out_channels, bias, dtype)
+            self._lazy_init(out_channels, bias, dtype, device)
     else:
         def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                      groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
             base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False,
                           padding_mode, device, dtype)
-            self._lazy_init(out_channels, bias, dtype)
+            self._lazy_init(out_channels, bias, dtype, device)
 
     def _init(self, *args, **kwargs):
         __init__(self, *args, **kwargs)
@@ -218,12 +218,12 @@ class _LazyNormBase(LazyModuleMixin):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = UninitializedParameter(dtype=dtype)
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
             if bias:
-                self.bias = UninitializedParameter(dtype=dtype)
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
-            self.running_mean = UninitializedBuffer(dtype=dtype)
-            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = tensor(0, dtype=D.int64, device=device)
 
     def reset_parameters(self):
