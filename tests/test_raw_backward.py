@@ -121,3 +121,111 @@ def test_environment_switch():
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env=env).stdout.strip()
         assert out == expect
+
+
+# ------------------------------------------------ gradients handed between nodes as arrays
+# (autograd/engine.py): a node with one edge and no observer passes its array on unwrapped;
+# every place where a gradient is observable still sees a Tensor with the same values.
+
+def _fan(L, x):
+    """Single-edge chains, a fan-out (a buffer sum), a two-edge node fed an array."""
+    y = L.tanh(x * 0.9 + 0.1)
+    z = L.exp(y) * 0.5 + L.sigmoid(y)    # y's node gets two gradients: summed
+    w = L.log(z + 2) * x                 # a mul with two edges, fed by single-edge nodes
+    return y, z, (w / 3).sum()
+
+
+def test_chains_skip_the_tensor_level_apply(monkeypatch):
+    calls = []
+    real = _registry.OpNode.apply
+
+    def counting(node, grads, create_graph):
+        calls.append(node.name())
+        return real(node, grads, create_graph)
+    monkeypatch.setattr(_registry.OpNode, "apply", counting)
+    x = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
+    _chain(x).sum().backward()
+    assert calls == ["SumBackward0"]  # (its formula calls a Tensor method: recorded)
+    ref = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
+    prev = _raw.set_raw_backward(False)
+    try:
+        _chain(ref).sum().backward()
+    finally:
+        _raw.set_raw_backward(prev)
+    np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
+    assert x.grad.dtype is ndgrad.float32
+
+
+def test_array_handoff_matches_torch_with_fan_out_and_two_edge_nodes():
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.3, -0.2], [0.5, 0.1]])
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(a, requires_grad=True)
+        _fan(L, x)[-1].backward()
+        out.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
+
+
+def test_observers_see_tensors_with_the_values_of_the_recorded_execution():
+    a = np.array([[0.3, -0.2], [0.5, 0.1]])
+    seen = {}
+    for raw in (True, False):
+        got = seen[raw] = []
+        prev = _raw.set_raw_backward(raw)
+        try:
+            x = ndgrad.tensor(a, requires_grad=True)
+            y, z, loss = _fan(ndgrad, x)
+            y.retain_grad()
+            z.register_hook(lambda g: got.append(("hook", g)))
+            y.grad_fn.register_prehook(lambda gs: got.append(("pre", gs[0])))
+            y.grad_fn.register_hook(lambda gi, go: got.append(("post", gi[0])))
+            loss.backward()
+            got.append(("retain", y.grad))
+            got.append(("leaf", x.grad))
+        finally:
+            _raw.set_raw_backward(prev)
+    assert [k for k, _ in seen[True]] == [k for k, _ in seen[False]] == \
+        ["hook", "pre", "post", "retain", "leaf"]
+    for (_, g), (_, ref) in zip(seen[True], seen[False]):
+        assert isinstance(g, ndgrad.Tensor) and g.dtype is ref.dtype
+        np.testing.assert_allclose(g.numpy(), ref.numpy(), rtol=1e-12)
+
+
+def test_autograd_grad_of_an_intermediate_after_a_chain():
+    x = ndgrad.tensor([0.3, -0.2, 0.5], requires_grad=True)
+    y = ndgrad.tanh(x * 0.9)
+    loss = ndgrad.exp(ndgrad.sigmoid(y) + 1).sum()
+    gy, gx = ndgrad.autograd.grad(loss, (y, x))
+    assert isinstance(gy, ndgrad.Tensor) and isinstance(gx, ndgrad.Tensor)
+    s = 1 / (1 + np.exp(-y.detach().numpy()))
+    ref_y = np.exp(s + 1) * s * (1 - s)
+    np.testing.assert_allclose(gy.numpy(), ref_y, rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), ref_y * (1 - np.tanh(0.9 * x.detach().numpy()) ** 2)
+                               * 0.9, rtol=1e-6)
+
+
+def test_a_chains_fresh_array_becomes_grad_without_copy():
+    x = ndgrad.ones(3, requires_grad=True)
+    calls = []
+    orig = x._accumulate_grad
+
+    def spy(g, create_graph, owned=False, *rest):
+        calls.append(owned)
+        return orig(g, create_graph, owned, *rest)
+
+    x._accumulate_grad = spy
+    ndgrad.exp(ndgrad.tanh(x * 3)).sum().backward()
+    assert calls == [True]
+    g = ndgrad.tensor([1.0, 2.0, 3.0])
+    y = ndgrad.tanh(x) + 1  # AddBackward0 hands the user's gradient on: copied, not aliased
+    y.backward(g)
+    assert not np.shares_memory(x.grad._data, g._data)
+
+
+def test_second_backward_through_a_chain_names_the_first():
+    x = ndgrad.tensor([0.3, -0.2], requires_grad=True)
+    loss = ndgrad.exp(ndgrad.tanh(x)).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()

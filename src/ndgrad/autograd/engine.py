@@ -6,13 +6,21 @@
    incoming gradients, reduce each result to the input's shape (`sum_to`) and dtype, add it into
    the next node's buffer, and decrement that node's count; at zero it is ready.
 3. Unless `retain_graph`, free each node's saved tensors as soon as it has run.
+
+Without `create_graph`, a node with one input edge and nothing observing its gradients (no
+hooks, retain_grad, capture, anomaly mode) runs `node._array_apply` on the incoming gradient's
+array and hands its result on as a bare NumPy array in the buffer; whatever needs a Tensor (a
+leaf's AccumulateGrad, hooks, sums of several gradients, any other node) wraps it first.
 """
 from . import grad_mode
-from .graph import (AccumulateGrad, RELEASED, ERR_BACKWARD_TWICE, annotated,
+from .graph import (AccumulateGrad, RELEASED, NO_RAW, ERR_BACKWARD_TWICE, annotated,
                     backward_twice_error, format_site, user_site)
 from .graph import check_hook_value, check_hook_values, check_grad_output, grad_lock
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
+from .._backend import numpy as _np
+
+_ndarray = _np.ndarray
 
 __all__ = ["run_backward", "queue_callback"]
 
@@ -104,11 +112,13 @@ def _needed_nodes(order, targets):
 
 
 _SUM_TO = None  # ops.shape.sum_to, imported on first use (the ops import the engine)
+_make = None  # _tensor._make (wraps _array_apply's arrays), imported with it
 
 
 def _sum_to():
-    global _SUM_TO
+    global _SUM_TO, _make
     from ..ops.shape import sum_to
+    from .._tensor import _make  # (the Tensor module imports the engine)
     _SUM_TO = sum_to
     return sum_to
 
@@ -149,6 +159,46 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
             grads = buffers.pop(node, None)
             outs = g = None  # no stale references: AccumulateGrad counts them to avoid a copy
             if grads is not None:
+                g = grads[0]
+                array_apply = node._array_apply
+                if array_apply is not None and not create_graph and not node._crest and not (
+                        node._tensor_hooks or node._retain or node._pre_hooks or node._hooks) \
+                        and node not in capture_nodes and not _anomaly.enabled:
+                    try:
+                        g = array_apply(g, not retain_graph)
+                    except Exception as e:
+                        err = _error_in_backward(e, node)
+                        if err is None:
+                            raise
+                        raise err from e
+                    if g is not NO_RAW:  # input 0's gradient: an array, or the incoming Tensor
+                        grads = None
+                        if not retain_graph:  # (_array_apply has released the saved tensors)
+                            node._freed = freed_at
+                        child = node._c0
+                        if child is None or (needed is not None and child not in needed):
+                            continue
+                        if g is not None:
+                            shape, dtype = node._meta[0]
+                            if g.__class__ is _ndarray:
+                                if g.shape != shape or g.dtype is not dtype.np:
+                                    g = check_grad_output(node, 0, _make(g), shape, dtype, sum_to)
+                            elif g._data.shape != shape or g.dtype is not dtype:
+                                g = check_grad_output(node, 0, g, shape, dtype, sum_to)
+                            buf = buffers.get(child)
+                            if buf is None and child._nout == 1:
+                                buffers[child] = [g]
+                            else:
+                                _add_to_buffer(buffers, owned, child, node._n0, g, create_graph)
+                            g = None
+                        d = deps[child] - 1
+                        deps[child] = d
+                        if d == 0:
+                            ready.append(child)
+                        continue
+                if grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
+                    grads[0] = _make(grads[0])
+                g = None
                 if node._tensor_hooks or node._retain or node._pre_hooks:
                     grads = _pre_hooks(node, grads)
                 run = True
@@ -264,10 +314,14 @@ def _error_in_backward(exc, node):
 
 
 def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
+    if g.__class__ is _ndarray:  # (arrays from _array_apply: see run_backward)
+        g = _make(g)
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * node._nout
     prev = buf[nr]
+    if prev.__class__ is _ndarray:
+        prev = buf[nr] = _make(prev)
     if prev is None:
         buf[nr] = g
     elif not create_graph and (node, nr) in owned and prev.dtype is g.dtype and \

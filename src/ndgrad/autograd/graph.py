@@ -100,6 +100,9 @@ def pack_edges(edges):
 NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (shared)
 
 
+NO_RAW = object()  # Node._array_apply's answer when the node must run apply() instead
+
+
 class Node:
     """Base class of every grad_fn. Subclasses implement `apply(grads) -> tuple of grads`.
 
@@ -109,6 +112,7 @@ class Node:
     __slots__ = ("_c0", "_n0", "_crest", "_saved", "_meta", "_pre_hooks", "_hooks",
                  "_tensor_hooks", "_retain", "_metadata", "_site", "_freed", "__weakref__")
     _nout = 1  # number of outputs (class-level: per node type)
+    _array_apply = None  # OpNode's array path for the engine (ops/_registry.py); None: apply()
 
     def __init__(self):
         self._c0 = self._n0 = None

@@ -50,7 +50,7 @@ from .._tensor import Tensor, _make, _BY_NP, ERR_INFERENCE_SAVED as _ERR_INFEREN
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
                               backward_twice_error, user_site, sites as _sites,
-                              _inside, _getframe, NO_EDGE as _NO_EDGE)
+                              _inside, _getframe, NO_EDGE as _NO_EDGE, NO_RAW)
 from ..autograd.anomaly_mode import _state as _anomaly
 from ..autograd import graph as _graph
 from ..autograd import forward_ad as _forward_ad
@@ -109,31 +109,7 @@ class OpNode(Node):
                     if dt is None or dt.kind not in "fc":
                         raise _raw.RawFallback
                     if saved:
-                        for k, v in saved.items():
-                            tv = v.__class__
-                            if tv is SavedTensor:
-                                if v.vc[0] != v.version or v._hooks_packed is not None:
-                                    # (raises the version error, runs the hooks)
-                                    a = v.unpack(self)._data
-                                else:
-                                    t = v.tensor
-                                    a = v.data if t is None else t._data
-                                d = a.dtype
-                                if d is not dt and d != dt and d.kind in "fc":
-                                    raise _raw.RawFallback
-                                env[k] = a
-                            elif tv is _SavedTuple:
-                                a = tuple(s.unpack(self)._data for s in v)
-                                for x in a:
-                                    if x.dtype != dt and x.dtype.kind in "fc":
-                                        raise _raw.RawFallback
-                                env[k] = a
-                            elif isinstance(v, Tensor):
-                                raise _raw.RawFallback
-                            elif tv is float and op.name in _SCALAR_OPERAND:
-                                env[k] = _scalar_array(v, dt)  # (see apply)
-                            else:
-                                env[k] = v
+                        _raw_saved(self, saved, env, dt)
                     if op.joint is not None:
                         res = raw[0](*op.joint_getter(env))
                         return [_wrap_raw(r, a0, g0) for r in res]
@@ -189,6 +165,41 @@ class OpNode(Node):
                     out[i] = self._zeros_for(i, grads)
         return out
 
+    def _array_apply(self, g0, release):
+        """The engine's array path (autograd/engine.py): input 0's gradient from formula 0's
+        raw twin for the one output's gradient `g0` (a Tensor, or an array the engine passes
+        on unwrapped), as an array (or `g0` itself when the formula returns it), or NO_RAW when
+        this node needs apply() (recorded execution, several formulas, device arrays, ...).
+        `release`: then free the saved tensors (release_saved) once the formula has run."""
+        op = self._op
+        saved = self._saved
+        if saved is RELEASED:
+            raise backward_twice_error(self)
+        f = op.raw1
+        if f is None:
+            raw = op.raw if op.raw is not None else _compile_raw(op)
+            f = op.raw1 = raw[0] if raw and op.nout == 1 and op.joint is None and \
+                raw[0] is not None else False
+        if not f or not _raw_state.enabled or _fw_state.levels:
+            return NO_RAW
+        a0 = g0 if g0.__class__ is _ndarray else g0._data
+        if a0.__class__ is not _ndarray:
+            return NO_RAW
+        dt = a0.dtype
+        if dt.kind not in "fc":
+            return NO_RAW
+        env = {"grad": a0}
+        try:
+            held = _raw_saved(self, saved, env, dt) if saved else False
+            r = f(*op.formula_getters[0](env))
+        except Exception:  # RawFallback, or an error: apply's recorded run says it as before
+            return NO_RAW
+        if r.__class__ is _ndarray:
+            if held and release:
+                self._saved = RELEASED
+            return g0 if r is a0 else r
+        return NO_RAW
+
     def _zeros_for(self, i, grads):
         """Input i's zero gradient: an array of its shape and dtype (never requires grad)."""
         shape, dtype = self._meta[i]
@@ -204,6 +215,41 @@ class OpNode(Node):
                 if type(v) in _SAVED:
                     self._saved = RELEASED
                     return
+
+
+def _raw_saved(node, saved, env, dt):
+    """env[name] = each saved value as the raw execution takes it (arrays for tensors), or
+    RawFallback where the dtypes would not promote as PyTorch's (gradient dtype `dt`). True
+    when a tensor is among them (release_saved would free them)."""
+    held = False
+    for k, v in saved.items():
+        tv = v.__class__
+        if tv is SavedTensor:
+            if v.vc[0] != v.version or v._hooks_packed is not None:
+                # (raises the version error, runs the hooks)
+                a = v.unpack(node)._data
+            else:
+                t = v.tensor
+                a = v.data if t is None else t._data
+            d = a.dtype
+            if d is not dt and d != dt and d.kind in "fc":
+                raise _raw.RawFallback
+            env[k] = a
+            held = True
+        elif tv is _SavedTuple:
+            a = tuple(s.unpack(node)._data for s in v)
+            for x in a:
+                if x.dtype != dt and x.dtype.kind in "fc":
+                    raise _raw.RawFallback
+            env[k] = a
+            held = True
+        elif isinstance(v, Tensor):
+            raise _raw.RawFallback
+        elif tv is float and node._op.name in _SCALAR_OPERAND:
+            env[k] = _scalar_array(v, dt)  # (see apply)
+        else:
+            env[k] = v
+    return held
 
 
 def _wrap_raw(r, a0, g0):
@@ -249,7 +295,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
+                 "raw", "raw1", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
                  "simple", "ufunc1", "ufunc2")
 
 
@@ -357,6 +403,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op._saved_cache = {}
     op.jvp = jvp
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
+    op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
     # _record_simple handles it: one output, inputs `self` or `self, other` (positions 0, 1)
     op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
         op.input_pos in ((0,), (0, 1)) else 0
