@@ -229,3 +229,18 @@ def test_second_backward_through_a_chain_names_the_first():
     loss.backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         loss.backward()
+
+
+def test_a_node_whose_dtypes_need_the_recorded_run_inside_a_chain():
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor([0.3, -0.2, 0.5], dtype=L.float64, requires_grad=True)
+        c = L.tensor([1.5, 2.0, -1.0], dtype=L.float32)  # float32 saved, float64 gradient
+        loss = L.exp(L.tanh(x) * c).sum()
+        loss.backward()
+        out.append((np.array(x.grad.tolist()), str(x.grad.dtype)))
+        with pytest.raises(RuntimeError, match="a second time"):  # its saved tensors are freed
+            loss.backward()
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    assert out[0][1] == out[1][1]

@@ -171,7 +171,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if err is None:
                             raise
                         raise err from e
-                    if g is not NO_RAW:  # input 0's gradient: an array, or the incoming Tensor
+                    if g is not NO_RAW:  # input 0's gradient: an array, a Tensor or None
                         grads = None
                         if not retain_graph:  # (_array_apply has released the saved tensors)
                             node._freed = freed_at

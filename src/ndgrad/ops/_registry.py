@@ -143,6 +143,10 @@ class OpNode(Node):
                     return out
                 except Exception:  # RawFallback, or an error: the recorded run says it as before
                     pass
+        return self._recorded(op, saved, grads)
+
+    def _recorded(self, op, saved, grads):
+        """The recorded execution: the formulas on Tensors, through ops."""
         # the formulas' arguments by name (plain loops and map: no comprehension frames)
         if op.nout == 1:
             env = {"grad": grads[0]}
@@ -166,10 +170,11 @@ class OpNode(Node):
         return out
 
     def _array_apply(self, g0, release):
-        """The engine's array path (autograd/engine.py): input 0's gradient from formula 0's
-        raw twin for the one output's gradient `g0` (a Tensor, or an array the engine passes
-        on unwrapped), as an array (or `g0` itself when the formula returns it), or NO_RAW when
-        this node needs apply() (recorded execution, several formulas, device arrays, ...).
+        """The engine's array path (autograd/engine.py): input 0's gradient for the one
+        output's gradient `g0` (a Tensor, or an array the engine passes on unwrapped) from
+        formula 0's raw twin, as an array (`g0` itself when the formula returns it; a Tensor or
+        None when the raw result is not a plain array or the recorded run was needed), or NO_RAW
+        when this node must run apply() (no raw twin, several formulas, device arrays, ...).
         `release`: then free the saved tensors (release_saved) once the formula has run."""
         op = self._op
         saved = self._saved
@@ -192,13 +197,16 @@ class OpNode(Node):
         try:
             held = _raw_saved(self, saved, env, dt) if saved else False
             r = f(*op.formula_getters[0](env))
-        except Exception:  # RawFallback, or an error: apply's recorded run says it as before
-            return NO_RAW
-        if r.__class__ is _ndarray:
-            if held and release:
-                self._saved = RELEASED
-            return g0 if r is a0 else r
-        return NO_RAW
+            if r.__class__ is not _ndarray:
+                r = _wrap_raw(r, a0, g0)
+        except Exception:  # RawFallback, or an error: the recorded run says it as before
+            r = self._recorded(op, saved, [_make(a0) if g0 is a0 else g0])[0]
+            if release:
+                self.release_saved()
+            return r
+        if held and release:
+            self._saved = RELEASED
+        return g0 if r is a0 else r
 
     def _zeros_for(self, i, grads):
         """Input i's zero gradient: an array of its shape and dtype (never requires grad)."""
