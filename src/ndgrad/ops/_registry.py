@@ -187,7 +187,12 @@ class OpNode(Node):
                 raw[0] is not None else False
         if not f or not _raw_state.enabled or _fw_state.levels:
             return NO_RAW
-        a0 = g0 if g0.__class__ is _ndarray else g0._data
+        if g0.__class__ is _ndarray:
+            a0 = g0
+        elif g0 is None:
+            return NO_RAW
+        else:
+            a0 = g0._data
         if a0.__class__ is not _ndarray:
             return NO_RAW
         dt = a0.dtype
