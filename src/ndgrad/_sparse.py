@@ -95,6 +95,22 @@ class _ValuesAutograd:
     def device(self):
         return self._vals.device
 
+    # zero-preserving elementwise functions: on the values (`_valuewise`: each layout's own)
+    def abs(self):
+        return self._valuewise(lambda v: v.abs())
+
+    def sqrt(self):
+        return self._valuewise(lambda v: v.sqrt())
+
+    def relu(self):
+        return self._valuewise(lambda v: v.relu())
+
+    def tanh(self):
+        return self._valuewise(lambda v: v.tanh())
+
+    def sin(self):
+        return self._valuewise(lambda v: v.sin())
+
     def double(self):
         return self.to(D.float64)
 
@@ -268,21 +284,6 @@ class SparseTensor(_ValuesAutograd, Tensor):
         return self._valuewise(lambda v: -v, True)
 
     neg = __neg__
-
-    def abs(self):
-        return self._valuewise(lambda v: v.abs())
-
-    def sqrt(self):
-        return self._valuewise(lambda v: v.sqrt())
-
-    def relu(self):
-        return self._valuewise(lambda v: v.relu())
-
-    def tanh(self):
-        return self._valuewise(lambda v: v.tanh())
-
-    def sin(self):
-        return self._valuewise(lambda v: v.sin())
 
     def pow(self, exponent):
         if not isinstance(exponent, (int, float)) or exponent <= 0:

@@ -358,21 +358,6 @@ class SparseCompressedTensor(_ValuesAutograd, Tensor):
 
     neg = __neg__
 
-    def abs(self):
-        return self._valuewise(lambda v: v.abs())
-
-    def sqrt(self):
-        return self._valuewise(lambda v: v.sqrt())
-
-    def relu(self):
-        return self._valuewise(lambda v: v.relu())
-
-    def tanh(self):
-        return self._valuewise(lambda v: v.tanh())
-
-    def sin(self):
-        return self._valuewise(lambda v: v.sin())
-
     def __mul__(self, other):
         if isinstance(other, (int, float, bool)) or (
                 isinstance(other, Tensor) and type(other) is not SparseCompressedTensor and
