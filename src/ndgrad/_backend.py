@@ -20,6 +20,23 @@ _MODULES = {}      # device array type -> its module (cupy.ndarray: cupy, stand-
 _standin = None    # the stand-in module while it is the "cuda" device
 
 
+def _errstate_var():
+    """NumPy's error-state context variable and its all-"ignore" value (numpy >= 2): setting it
+    enters np.errstate(all="ignore") for a fraction of its cost (quiet ops, the backward pass).
+    (None, None) on NumPy versions without it."""
+    try:
+        from numpy._core import _ufunc_config
+        var = _ufunc_config._extobj_contextvar
+        with numpy.errstate(all="ignore"):
+            ignore = var.get()
+        return var, ignore
+    except (ImportError, AttributeError):
+        return None, None
+
+
+ERR_VAR, ERR_IGNORE = _errstate_var()
+
+
 def use_standin(enable=True):
     """Put the strict stand-in array module behind device "cuda" (tests; see ndgrad._standin).
     Returns the previous setting."""

@@ -8,20 +8,7 @@ import numpy as _np
 from .engine import run_backward as _run_backward
 
 
-def _errstate_var():
-    """NumPy's error-state context variable and its all-"ignore" value (numpy >= 2), entered
-    for a fraction of np.errstate's cost (bench W8: two backward passes per step)."""
-    try:
-        from numpy._core import _ufunc_config
-        var = _ufunc_config._extobj_contextvar  # host: NumPy's error state
-        with _np.errstate(all="ignore"):  # host: error state
-            ignore = var.get()
-        return var, ignore
-    except (ImportError, AttributeError):
-        return None, None
-
-
-_ERR_VAR, _ERR_IGNORE = _errstate_var()
+from .._backend import ERR_VAR as _ERR_VAR, ERR_IGNORE as _ERR_IGNORE  # noqa: E402
 
 
 def run_backward(*args):

@@ -45,7 +45,8 @@ from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
-from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS
+from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS, \
+    ERR_VAR as _ERR_VAR, ERR_IGNORE as _ERR_IGNORE
 from .._tensor import Tensor, _make, _BY_NP, ERR_INFERENCE_SAVED as _ERR_INFERENCE_SAVED
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
@@ -512,20 +513,6 @@ _QUIET_MODULES = frozenset(["ndgrad.ops." + m for m in (
     "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing",
     "tensor_api", "complex", "special")] + ["ndgrad.nn.functional", "ndgrad.nn._functional_extra",
                                              "ndgrad.fft"])
-
-
-def _errstate_var():
-    try:
-        from numpy._core import _ufunc_config
-        var = _ufunc_config._extobj_contextvar  # host: NumPy's error state
-        with _np.errstate(all="ignore"):  # host: error state
-            ignore = var.get()
-        return var, ignore
-    except (ImportError, AttributeError):
-        return None, None
-
-
-_ERR_VAR, _ERR_IGNORE = _errstate_var()
 
 
 def _quiet_forward(forward):
