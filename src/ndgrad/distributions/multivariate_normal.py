@@ -28,6 +28,27 @@ def _precision_to_scale_tril(P):
     return _t.linalg.solve_triangular(L_inv, eye.expand(L_inv.shape), upper=False)
 
 
+def _one_matrix(covariance_matrix, precision_matrix, scale_tril, error):
+    """(name, matrix) of the one matrix parameter given; `error` (PyTorch's type for the
+    family) when not exactly one is."""
+    given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
+                                 ("precision_matrix", precision_matrix),
+                                 ("scale_tril", scale_tril)) if v is not None]
+    if len(given) != 1:
+        raise error("Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
+                    "specified.")
+    return given[0]
+
+
+def _scale_tril_of(name, m):
+    """The Cholesky factor of the (scale) matrix, from whichever parameter was given."""
+    if name == "scale_tril":
+        return m
+    if name == "covariance_matrix":
+        return _t.linalg.cholesky(m)
+    return _precision_to_scale_tril(m)
+
+
 class _ScaleTrilMatrices:
     """scale_tril, covariance_matrix and precision_matrix of a distribution held as the Cholesky
     factor `_unbroadcasted_scale_tril` of its (scale) matrix, expanded by `_full` to the batch
@@ -60,13 +81,7 @@ class MultivariateNormal(_ScaleTrilMatrices, Distribution):
                  validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix),
-                                     ("scale_tril", scale_tril)) if v is not None]
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        (name, m), = given
+        name, m = _one_matrix(covariance_matrix, precision_matrix, scale_tril, ValueError)
         if m.dim() < 2:
             raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
                              f"leading batch dimensions")
@@ -74,12 +89,7 @@ class MultivariateNormal(_ScaleTrilMatrices, Distribution):
         self.__dict__[name] = m.expand(batch + (-1, -1))
         self.loc = loc.expand(batch + (-1,))
         super().__init__(batch, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = m
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = _t.linalg.cholesky(m)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(m)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, m)
 
     def _full(self, m):
         return m.expand(self._batch_shape + self._event_shape + self._event_shape)

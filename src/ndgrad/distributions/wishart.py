@@ -12,7 +12,7 @@ from .._tensor import Size
 from . import constraints as C
 from .distribution import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _ScaleTrilMatrices, _precision_to_scale_tril
+from .multivariate_normal import _ScaleTrilMatrices, _one_matrix, _scale_tril_of
 
 __all__ = ["Wishart"]
 
@@ -38,19 +38,13 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix),
-                                     ("scale_tril", scale_tril)) if v is not None]
-        if len(given) != 1:
-            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
-                                 "scale_tril may be specified.")
-        (name, m), = given
+        name, m = _one_matrix(covariance_matrix, precision_matrix, scale_tril, AssertionError)
         if m.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional "
                              "leading batch dimensions")
         if isinstance(df, numbers.Number):
             batch = Size(m.shape[:-2])
-            self.df = _t.tensor(float(df), dtype=m.dtype)
+            self.df = _t.tensor(float(df), dtype=m.dtype, device=m.device)
         else:
             batch = _t.broadcast_shapes(m.shape[:-2], df.shape)
             self.df = df.expand(batch)
@@ -62,12 +56,7 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur "
                           "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch, m.shape[-2:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = m
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = _t.linalg.cholesky(m)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(m)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, m)
         self._dist_chi2 = self._bartlett_chi2()
 
     def _bartlett_chi2(self):
