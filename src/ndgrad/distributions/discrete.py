@@ -235,17 +235,9 @@ class Categorical(Distribution):
         return v.expand((-1,) + tuple(self.batch_shape)) if expand else v
 
 
-class _OnCategorical(Distribution):
-    """OneHotCategorical and Multinomial: a Categorical inside, the parameters read from it."""
-    arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
-    probs = property(lambda self: self._categorical.probs)
-    logits = property(lambda self: self._categorical.logits)
+class _CategoricalInside:
+    """A distribution built around a Categorical (`_categorical`): expanding it expands that."""
     param_shape = property(lambda self: self._categorical.param_shape)
-
-    def __init__(self, probs, logits, validate_args):
-        self._categorical = Categorical(probs, logits)
-        n = self._categorical._num_events
-        super().__init__(self._categorical.batch_shape, (n,), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = type(self).__new__(type(self))
@@ -253,6 +245,18 @@ class _OnCategorical(Distribution):
         new._categorical = self._categorical.expand(batch_shape)
         new._batch_shape = Size(batch_shape)
         return new
+
+
+class _OnCategorical(_CategoricalInside, Distribution):
+    """OneHotCategorical and Multinomial: a Categorical inside, the parameters read from it."""
+    arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
+    probs = property(lambda self: self._categorical.probs)
+    logits = property(lambda self: self._categorical.logits)
+
+    def __init__(self, probs, logits, validate_args):
+        self._categorical = Categorical(probs, logits)
+        n = self._categorical._num_events
+        super().__init__(self._categorical.batch_shape, (n,), validate_args=validate_args)
 
 
 class OneHotCategorical(_OnCategorical):

@@ -4,7 +4,7 @@ import ndgrad as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution
-from .discrete import Categorical
+from .discrete import Categorical, _CategoricalInside
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import clamp_probs
@@ -12,7 +12,7 @@ from .utils import clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalInside, Distribution):
     arg_constraints = {"probs": C.simplex, "logits": C.real_vector}
     support = C.real_vector
     has_rsample = True
@@ -23,20 +23,12 @@ class ExpRelaxedCategorical(Distribution):
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new._categorical = self._categorical.expand(batch_shape)
-        new._batch_shape = Size(batch_shape)
-        return new
-
-    param_shape = property(lambda self: self._categorical.param_shape)
     logits = property(lambda self: self._categorical.logits)
     probs = property(lambda self: self._categorical.probs)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = clamp_probs(_t.rand(shape, dtype=self.logits.dtype))
+        u = clamp_probs(_t.rand(shape, dtype=self.logits.dtype, device=self.logits.device))
         scores = (self.logits - (-u.log()).log()) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
 
