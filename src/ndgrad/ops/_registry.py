@@ -509,10 +509,11 @@ def _bad_args(op, args, kwargs, exc):
 # entered through NumPy's own context variable when it has one (numpy >= 2: a fraction of
 # np.errstate's cost), else with np.errstate. No process-wide warning filter.
 
-_QUIET_MODULES = frozenset(["ndgrad.ops." + m for m in (
+_PKG = __name__.split(".")[0]  # "ndgrad" (read, not spelt: a vendored copy stays quiet)
+_QUIET_MODULES = frozenset([f"{_PKG}.ops.{m}" for m in (
     "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing",
-    "tensor_api", "complex", "special")] + ["ndgrad.nn.functional", "ndgrad.nn._functional_extra",
-                                             "ndgrad.fft"])
+    "tensor_api", "complex", "special")] + [f"{_PKG}.{m}" for m in (
+        "nn.functional", "nn._functional_extra", "fft")])
 
 
 def _quiet_forward(forward):
