@@ -106,3 +106,69 @@ def test_user_numpy_warnings_untouched():
         warnings.simplefilter("always")
         np.log(np.zeros(1))
     assert any(issubclass(w.category, RuntimeWarning) for w in caught)
+
+
+# NumPy's quiet error state is entered through a Context of ndgrad's own (_backend.QUIET_RUN):
+# one caller at a time may be in it, the others set the state themselves.
+
+def _quiet_ops(t):
+    y = t.log() + t.sqrt() + (t * 1e30).exp() + t / 0.0 + t.reciprocal() + t.tanh()
+    return y.sum()
+
+
+def test_quiet_context_inside_user_errstate_raise():
+    x = ndgrad.tensor([0.0, -1.0, 1e30, np.inf], requires_grad=True)
+    with np.errstate(all="raise"):
+        _quiet_ops(x).backward()
+        with pytest.raises(FloatingPointError):  # the user's own NumPy code: as the user set it
+            np.log(np.zeros(1))
+    assert np.geterr()["divide"] == "warn"
+
+
+def test_quiet_context_nested_falls_back():
+    from ndgrad import _backend
+    if _backend.QUIET_RUN is None:
+        pytest.skip("NumPy without the error-state context variable")
+    x = ndgrad.tensor([0.0, -1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        _backend.QUIET_RUN(_backend.QUIET_RUN, np.log, np.zeros(1))
+    assert _backend.entered(info.value)
+    # an op called while the context is held (as by another thread) sets the state itself
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = _backend.QUIET_RUN(lambda: _quiet_ops(x))
+        y.backward()
+        assert np.isnan(y.item())
+        z = _backend.QUIET_RUN(lambda: ndgrad.log(ndgrad.tensor([0.0])))
+    assert z.item() == -np.inf
+    with pytest.raises(RuntimeError, match="must match"):  # other RuntimeErrors pass through
+        _backend.QUIET_RUN(lambda: ndgrad.tensor([1.0, 2.0]) + ndgrad.tensor([1.0, 2.0, 3.0]))
+
+
+def test_quiet_context_under_threads():
+    import threading
+    errors, results = [], []
+    start = threading.Barrier(4)
+
+    def work():
+        try:
+            start.wait()
+            for _ in range(300):
+                x = ndgrad.tensor([0.0, -1.0, 3.0], requires_grad=True)
+                _quiet_ops(x).backward()
+                results.append(float(x.grad[2]))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    with warnings.catch_warnings(record=True) as caught:  # (one recorder for every thread)
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    x = ndgrad.tensor([3.0], requires_grad=True)
+    _quiet_ops(x).backward()
+    assert len(results) == 1200 and set(results) == {x.grad.item()}

@@ -46,7 +46,7 @@ from weakref import WeakSet as _WeakSet
 
 from .. import _dtype as D
 from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS, \
-    ERR_VAR as _ERR_VAR, ERR_IGNORE as _ERR_IGNORE
+    ERR_VAR as _ERR_VAR, ERR_IGNORE as _ERR_IGNORE, QUIET_RUN as _QRUN, entered as _entered
 from .._tensor import Tensor, _make, _BY_NP, ERR_INFERENCE_SAVED as _ERR_INFERENCE_SAVED
 from ..autograd import grad_mode
 from ..autograd.graph import (Node, SavedTensor, RELEASED,
@@ -518,11 +518,18 @@ _QUIET_MODULES = frozenset([f"{_PKG}.ops.{m}" for m in (
 
 def _quiet_forward(forward):
     import functools
-    var, ignore = _ERR_VAR, _ERR_IGNORE
+    var, ignore, run = _ERR_VAR, _ERR_IGNORE, _QRUN
     if var is not None:
         @functools.wraps(forward)
         def quiet(*args, **kwargs):
-            token = var.set(ignore)
+            if var.get() is ignore:  # (already quiet: a backward pass, a nested op)
+                return forward(*args, **kwargs)
+            try:
+                return run(forward, *args, **kwargs)
+            except RuntimeError as e:
+                if not _entered(e):
+                    raise
+            token = var.set(ignore)  # (another thread is in the quiet context)
             try:
                 return forward(*args, **kwargs)
             finally:
@@ -615,23 +622,27 @@ def apply(op, args, kwargs):
                             else:
                                 return _apply(op, args, kwargs)
                     fwd = op.fwd_plain
-                    quiet = op.quiet  # (NumPy's error state entered here: no wrapper frame)
-                    if quiet:
-                        token = _ERR_VAR.set(_ERR_IGNORE)
-                    try:
+                    try:  # (a quiet op runs in NumPy's quiet context: no wrapper frame)
                         if e is _ONE_ARG:
                             uf = op.ufunc1
-                            out = fwd(_np, d) if uf is None else uf(d)
+                            if op.quiet:
+                                out = _QRUN(fwd, _np, d) if uf is None else _QRUN(uf, d)
+                            else:
+                                out = fwd(_np, d) if uf is None else uf(d)
                         else:
                             uf = op.ufunc2
-                            out = fwd(_np, d, e) if uf is None else uf(d, e)
+                            if op.quiet:
+                                out = _QRUN(fwd, _np, d, e) if uf is None else _QRUN(uf, d, e)
+                            else:
+                                out = fwd(_np, d, e) if uf is None else uf(d, e)
                     except ValueError as exc:
                         if e is not _ONE_ARG:
                             _raise_broadcast_error(exc, (d, e), {})
                         raise
-                    finally:
-                        if quiet:
-                            _ERR_VAR.reset(token)
+                    except RuntimeError as exc:
+                        if not (op.quiet and _entered(exc)):
+                            raise
+                        return _apply(op, args, kwargs)  # (op.forward sets the state itself)
                     if out is None:
                         return _apply(op, args, kwargs)
                     if op.nout == 1 and not op.view:
