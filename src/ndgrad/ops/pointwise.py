@@ -409,27 +409,23 @@ arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
-_SIGMOID_LO = {}  # dtype -> 0-d -log(max): exp(-x) stays finite above it
-
-
 def _sigmoid_fwd(xp, self):
-    # exp(min(x, 0)) / (1 + exp(-|x|)): stable for large |x| (exp of non-positive numbers only)
-    # and branch-free (a where() over random signs costs more than both exps). Two buffers, each
-    # reused in place: at 10^6 elements a fresh array's page faults cost more than a pass (W4).
+    # float and double: 1 / (1 + exp(-x)), as PyTorch computes them. Where exp(-x) overflows to
+    # inf the result is 0, as PyTorch's (the op runs in NumPy's quiet error state: no warning).
+    # Large arrays: one buffer, every pass in place (at 10^6 elements a fresh array's page
+    # faults cost more than a pass, bench W4).
     if self.dtype.kind == "c":
         return 1 / (1 + xp.exp(-self))
-    if self.size < _SMALL and self.dtype.char in "fd":
-        # 1 / (1 + exp(-x)) as PyTorch computes it, with the exponent clamped where exp would
-        # overflow (PyTorch gives 0 there, this the dtype's smallest value ~1/max: no warning)
-        lo = _SIGMOID_LO.get(self.dtype)
-        if lo is None:    # (a 0-d array: NumPy takes it faster than a Python number)
-            big = _np.finfo(self.dtype).max
-            lo = _SIGMOID_LO[self.dtype] = _np.array(-_np.log(big), self.dtype)  # host: constant
-        if type(self) is _np.ndarray:
-            one = _one(self)
-        else:             # a device: the same constants, as Python numbers
-            lo, one = float(lo), 1
-        return one / (one + xp.exp(-xp.maximum(self, lo)))
+    if self.dtype.char in "fd":
+        if self.size < _SMALL and type(self) is _np.ndarray:
+            one = _one(self)  # (a 0-d array: NumPy takes it faster than a Python number)
+            return one / (one + xp.exp(-self))
+        e = xp.negative(self)
+        xp.exp(e, out=e)
+        e += 1
+        return xp.reciprocal(e, out=e)
+    # half precision: exp(min(x, 0)) / (1 + exp(-|x|)), whose exponents never overflow, so the
+    # tiny results that PyTorch (computing half in float) keeps are kept
     e = xp.abs(self, out=xp.empty_like(self))
     xp.negative(e, out=e)
     xp.exp(e, out=e)
