@@ -183,3 +183,92 @@ def test_w1_chain_matches_torch():
         y.sum().backward()
         out.append(np.array(x.grad.tolist()))
     np.testing.assert_allclose(out[0], out[1], rtol=1e-10)
+
+
+# A sum of two large gradients goes in place into the first one when reference counts prove that
+# only the engine's buffer holds it (PyTorch's InputBuffer does the same by use count): never
+# into a gradient that a hook, retain_grad, autograd.grad or another buffer also holds.
+N_LARGE = 4096
+
+
+def _fresh_sums(monkeypatch, n):
+    """How many out-of-place additions of n-element arrays the backward of a graph makes whose
+    one sum adds two fresh, unshared gradients (add's array forward, counted)."""
+    from ndgrad.ops._registry import _OPS
+    op = _OPS["add"]
+    real, sizes = op.fwd_plain, []
+
+    def counting(xp, self, other, alpha=1):
+        sizes.append(getattr(self, "size", 1))
+        return real(xp, self, other, alpha)
+    x = ndgrad.full((n,), 0.5, requires_grad=True)
+    a = x.tanh()
+    loss = ((a * 2 + a * 3) * 1.5).sum()
+    monkeypatch.setattr(op, "fwd_plain", counting)
+    monkeypatch.setattr(op, "forward", counting)
+    loss.backward()
+    monkeypatch.undo()
+    np.testing.assert_allclose(x.grad.numpy(), 7.5 * (1 - np.tanh(0.5) ** 2), rtol=1e-6)
+    return sizes.count(n)
+
+
+@pytest.mark.parametrize("n", [3, N_LARGE])
+def test_large_sums_go_in_place_into_an_unshared_gradient(monkeypatch, n):
+    from ndgrad.autograd import engine
+    assert _fresh_sums(monkeypatch, n) == (n < N_LARGE)
+    monkeypatch.setattr(engine, "_IN_PLACE_MIN", 1 << 62)  # (the counter sees every sum)
+    assert _fresh_sums(monkeypatch, n) == 1
+
+
+# In each graph below the gradient that reaches the shared input first is one that something else
+# still holds (the engine runs the last edge of a node first): an in-place sum would change it.
+
+def test_large_sums_leave_a_gradient_held_by_another_buffer_alone():
+    for lib in _libs():
+        x = lib.ones(N_LARGE, dtype=lib.float64, requires_grad=True)
+        a = x * 3
+        u = a * 2
+        b = a + a.sin()  # (u + b and b hand the incoming gradient on to `a` unchanged, while
+        ((u + b) * 1.5).sum().backward()  # u's node, still to run, holds it too)
+        np.testing.assert_allclose(x.grad.numpy(), 4.5 * (3 + np.cos(3.0)), rtol=1e-14)
+
+
+def test_large_sums_leave_a_hooked_gradient_alone():
+    for lib in _libs():
+        x = lib.ones(N_LARGE, requires_grad=True)
+        y = x * 1
+        p = y + 0.0
+        kept = []
+        p.register_hook(lambda g: kept.append(g))
+        ((y * 2 + p) * 1.5).sum().backward()
+        assert kept[0].numpy().tolist() == [1.5] * N_LARGE
+        assert x.grad.numpy().tolist() == [4.5] * N_LARGE
+
+
+def test_large_sums_leave_a_retained_gradient_alone():
+    for lib in _libs():
+        x = lib.ones(N_LARGE, requires_grad=True)
+        y = x * 1
+        p = y + 0.0
+        p.retain_grad()
+        ((y * 2 + p) * 1.5).sum().backward()
+        assert p.grad.numpy().tolist() == [1.5] * N_LARGE
+        assert x.grad.numpy().tolist() == [4.5] * N_LARGE
+
+
+def test_large_sums_leave_captured_gradients_alone():
+    for lib in _libs():
+        x = lib.ones(N_LARGE, requires_grad=True)
+        y = x * 1
+        p = y + 0.0
+        gp, gx = lib.autograd.grad(((y * 2 + p) * 1.5).sum(), [p, x])
+        assert gp.numpy().tolist() == [1.5] * N_LARGE
+        assert gx.numpy().tolist() == [4.5] * N_LARGE
+
+
+def _libs():
+    try:
+        import torch
+    except ImportError:
+        return [ndgrad]
+    return [ndgrad, torch]

@@ -19,6 +19,8 @@ from .graph import check_hook_value, check_hook_values, check_grad_output, grad_
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 from .._backend import numpy as _np
+import sys as _sys
+_getrefcount = _sys.getrefcount
 
 _ndarray = _np.ndarray
 
@@ -328,12 +330,32 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
             prev._data.shape == g._data.shape and not _fw_state.levels:  # (tangents: add out of place)
         prev._data += g._data
         prev._vc[0] += 1  # (an engine-made sum: versions as PyTorch's, no site to remember)
+    elif not create_graph and prev is not g and _sole_large(prev, g):
+        # PyTorch adds in place into one of two distinct fresh gradients: here into the first
+        # one when reference counts prove that only this buffer holds it and its memory (no
+        # other buffer, hook, capture or view): no fresh array of the size (bench W4)
+        prev._data += g._data
+        prev._vc[0] += 1
+        owned.add((node, nr))
     else:
         buf[nr] = s = prev + g
         if not create_graph:
             owned.add((node, nr))
             if prev is not g:  # PyTorch adds in place into one of two distinct fresh gradients
                 s._vc[0] = 1
+
+
+_IN_PLACE_MIN = 2048  # elements: below this a fresh sum costs less than the checks
+
+
+def _sole_large(prev, g):
+    """Whether the buffered gradient `prev` may take `g` in place: a large NumPy array of g's
+    shape and dtype that only the buffer holds (its Tensor: the buffer's slot, the caller's
+    name, the argument; its array: the Tensor, the name, the argument), owning its memory."""
+    a = prev._data
+    return a.__class__ is _ndarray and a.size >= _IN_PLACE_MIN and prev.dtype is g.dtype and \
+        a.shape == g._data.shape and not _fw_state.levels and _getrefcount(prev) == 4 and \
+        _getrefcount(a) == 3 and a.base is None and a.flags.writeable
 
 
 def _pre_hooks(node, grads):
