@@ -126,7 +126,16 @@ def _matmul_dtype_error(a, b):
     return _bmm_dtype_error(da, db)
 
 
+_GEMM_COPY_MIN = 1 << 16  # elements: a broadcast operand this large is copied before the GEMM
+
+
 def _matmul_fwd(xp, self, other):
+    # A broadcast operand (a zero stride: the gradient of a sum, an expand) is no BLAS layout:
+    # NumPy then takes a slower road than a copy plus the BLAS call (bench W5)
+    if 0 in self.strides and self.size >= _GEMM_COPY_MIN:
+        self = xp.ascontiguousarray(self)
+    if 0 in other.strides and other.size >= _GEMM_COPY_MIN:
+        other = xp.ascontiguousarray(other)
     try:
         return xp.matmul(self, other)
     except ValueError:  # NumPy refuses every shape that PyTorch refuses: reword its error
