@@ -1076,6 +1076,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}")
     xp = _xp_of(tt)
+    if weight is None and tt.ndim == 1 and tt.shape[0] and not 0 <= ignore_index < C:
+        # the common case (classes of a batch, no weights, no index to ignore: `bad` above
+        # was all the validation): the coefficients are the one-hot rows, over N for the mean
+        coef = _const(x, tt[:, None] == xp.arange(C))
+        if reduction == "mean":
+            coef._data /= tt.shape[0]
+        return K.nll_loss(x, coef, reduction != "none")
     safe = xp.where(valid, tt, 0)
     w = (weight._data[safe] if weight is not None else xp.ones(tt.shape)) * valid
     onehot = xp.moveaxis(safe[..., None] == xp.arange(C), -1, 1)

@@ -38,18 +38,18 @@ def _maybe_inplace(input, inplace, fn, *args, inplace_fn=None):
 def _softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
-    e = xp.exp(self - xp.max(self, axis=dim, keepdims=True))
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    # (the arrays' reduction methods: NumPy's functions add a Python layer of a few us)
+    e = xp.exp(self - self.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
-    m = xp.max(self, axis=dim, keepdims=True)
+    m = self.max(axis=dim, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
-    s = self - m
-    with _np.errstate(divide="ignore"):  # host: error state
-        return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+    s = self - m  # (an op's forward runs in NumPy's quiet error state: log(0) is silent)
+    return s - xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
 
 
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data: the backward of softmax and
@@ -57,11 +57,11 @@ def _log_softmax_fwd(xp, self, dim):
 # the double backward.
 def _softmax_backward_fwd(xp, grad_output, output, dim):
     gy = grad_output * output
-    return gy - output * xp.sum(gy, axis=dim, keepdims=True)
+    return gy - output * gy.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
-    return grad_output - xp.exp(output) * xp.sum(grad_output, axis=dim, keepdims=True)
+    return grad_output - xp.exp(output) * grad_output.sum(axis=dim, keepdims=True)
 
 
 softmax_backward = defop(
@@ -127,8 +127,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def _softplus_fwd(xp, self, beta, threshold):
     bx = self * beta
-    with _np.errstate(over="ignore"):  # host: error state
-        soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta
+    soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta  # (quiet: exp may overflow)
     return xp.where(bx > threshold, self, soft).astype(self.dtype, copy=False)
 
 

@@ -25,6 +25,15 @@ def _mH(x):
     return _mT(x) if x.dtype._category != 3 else _cj(_mT(x))
 
 
+def _mH_raw(x):
+    """_mH on arrays (the raw execution of formulas, ops/_raw.py)."""
+    x = x.swapaxes(-1, -2)
+    return x.conj() if x.dtype.kind == "c" else x
+
+
+_mH._raw = _mH_raw
+
+
 def _prod(shape):
     n = 1
     for x in shape:
@@ -177,10 +186,16 @@ def _matmul_op(name, node):
                  inputs=("self", "other"), backward=_matmul_grads)
 
 
-_mm = _matmul_op("mm", "MmBackward0")
+# mm and bmm (equal batches): one formula per input, which the backward runs on the arrays when
+# no graph of it is needed (ops/_raw.py; bench W2), and only for the inputs that need it
+_mm = defop("mm", _matmul_fwd, promote="binary", node_name="MmBackward0",
+            self=lambda grad, other: _mm(grad, _mH(other)),
+            other=lambda grad, self: _mm(_mH(self), grad))
 _mv = _matmul_op("mv", "MvBackward0")
 _dot = _matmul_op("dot", "DotBackward0")
-_bmm = _matmul_op("bmm", "BmmBackward0")
+_bmm = defop("bmm", _matmul_fwd, promote="binary", node_name="BmmBackward0",
+             self=lambda grad, other: _bmm(grad, _mH(other)),
+             other=lambda grad, self: _bmm(_mH(self), grad))
 _vm = _matmul_op("vm", "SqueezeBackward4")
 _matmul = _matmul_op("matmul", "UnsafeViewBackward0")
 
