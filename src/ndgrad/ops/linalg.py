@@ -191,13 +191,25 @@ def _matmul_op(name, node):
 _mm = defop("mm", _matmul_fwd, promote="binary", node_name="MmBackward0",
             self=lambda grad, other: _mm(grad, _mH(other)),
             other=lambda grad, self: _mm(_mH(self), grad))
-_mv = _matmul_op("mv", "MvBackward0")
-_dot = _matmul_op("dot", "DotBackward0")
+_mv = defop("mv", _matmul_fwd, promote="binary", node_name="MvBackward0",
+            self=lambda grad, other: outer(grad, _cj(other)),
+            other=lambda grad, self: _mv_vec_grad(self, grad))
+_dot = defop("dot", _matmul_fwd, promote="binary", node_name="DotBackward0",
+             self=lambda grad, other: grad * _cj(other),
+             other=lambda grad, self: grad * _cj(self))
 _bmm = defop("bmm", _matmul_fwd, promote="binary", node_name="BmmBackward0",
              self=lambda grad, other: _bmm(grad, _mH(other)),
              other=lambda grad, self: _bmm(_mH(self), grad))
 _vm = _matmul_op("vm", "SqueezeBackward4")
 _matmul = _matmul_op("matmul", "UnsafeViewBackward0")
+
+
+def _mv_vec_grad(self, grad):
+    """mv's gradient for its vector: self^H grad (PyTorch's self.t().mv(grad) for real `self`)."""
+    return _mv_t(self, grad) if self.dtype._category != 3 else _mv(_mH(self), grad)
+
+
+_mv_vec_grad._raw = lambda self, grad: _mH_raw(self) @ grad
 
 
 def _mv_t(self, vec):
@@ -305,6 +317,7 @@ def outer(input, vec2):
     return unsqueeze(input, 1) * vec2
 
 
+outer._raw = lambda input, vec2: input[:, None] * vec2  # (formulas on arrays: ops/_raw.py)
 ger = outer
 
 

@@ -12,7 +12,7 @@ from .._backend import numpy as _np, xp_of
 from .._tensor import Tensor, _wrap_dim, _make
 from ..return_types import make as _return_type
 from ._registry import defop
-from .shape import expand, reshape
+from .shape import expand, reshape, _expand
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
            "argmin", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
@@ -88,7 +88,7 @@ def _sum_fwd(xp, self, dim, keepdim, dtype=None):
 
 _sum_all = defop("sum", lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False, dtype),
                  node_name="SumBackward0",
-                 self=lambda grad, self_shape: expand(grad, self_shape))
+                 self=lambda grad, self_shape: _expand(grad, self_shape))  # (the op: raw-able)
 _sum_dim = defop("sum_dim", _sum_fwd, node_name="SumBackward1",
                  self=lambda grad, self_shape, dim, keepdim: _unreduce(grad, self_shape, dim,
                                                                        keepdim))
