@@ -358,3 +358,20 @@ def test_transpose_in_place_names_its_line():
     z = (x * x).sum()
     L1 = _line(); x.t_()  # noqa: E702
     assert _backward_fails_at(z).startswith(_at(L1) + ",")
+
+
+@pytest.mark.parametrize("call", ["backward", "grad_inputs"])
+def test_grad_accumulation_bump_names_the_backward_call(call):
+    """The engine's in-place accumulation into .grad is remembered at the backward() line that
+    ran it (the engine passes that site on; no stack walk per leaf)."""
+    x = ndgrad.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    w = ndgrad.ones(3, requires_grad=True)
+    y = (w * x.grad).sum()  # saves x.grad
+    if call == "backward":
+        L = _line(); (x * 3).sum().backward()  # noqa: E702
+    else:
+        L = _line(); (x * 3).sum().backward(inputs=[x])  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.backward()
+    assert f"modified by an in-place operation at {_at(L)}" in str(info.value)

@@ -15,7 +15,8 @@ from . import _dtype as D
 from ._backend import numpy as _np, to_numpy, device_of, CPU
 from .autograd import grad_mode
 from . import autograd as _autograd  # (backward() looked up on it at call time)
-from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site
+from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site, \
+    bump_version_in_backward
 
 __all__ = ["Tensor", "Size"]
 
@@ -515,7 +516,7 @@ class Tensor:
             self._grad = old + g
         else:
             old._data += g._data
-            bump_version(old._vc)
+            bump_version_in_backward(old._vc)
 
     def _accumulate_sparse_grad(self, old, g):
         """A sparse gradient (Embedding(sparse=True)) into .grad, as PyTorch's AccumulateGrad:

@@ -113,10 +113,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_edge(t) for t in tensors]
+    site = graph.user_site()
     graph.last_backward[0] = graph.BackwardCall(  # for explain(): where, from what
-        graph.user_site(), tuple(e[0].name() for e in roots), inputs is not None)
+        site, tuple(e[0].name() for e in roots), inputs is not None)
     if inputs is None:
-        run_backward(roots, grads, retain_graph, create_graph)
+        run_backward(roots, grads, retain_graph, create_graph, None, None, site)
         return
     # accumulate only into `inputs`: leaves through their AccumulateGrad, non-leaves by capture
     targets, capture = set(), {}
@@ -127,7 +128,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         targets.add(e[0])
         if t.grad_fn is not None:
             capture[e] = i
-    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture)
+    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture, site)
     for i, g in captured.items():
         with graph.grad_lock:  # (concurrent backward() into one non-leaf's .grad)
             inputs[i]._accumulate_grad(g, create_graph)
@@ -169,7 +170,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         else:
             capture[e] = i
     targets = {e[0] for e in capture}
-    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture)
+    captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture,
+                            graph.user_site())
     result = []
     for i, t in enumerate(inputs):
         e = _edge(t)

@@ -125,12 +125,14 @@ def _sum_to():
     return sum_to
 
 
-def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, capture=None):
+def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, capture=None,
+                 site=NO_RAW):
     """Backpropagate from `roots` [(node, output_nr)] seeded with `root_grads`.
 
     targets: None to run every node (accumulating into leaves), else the set of nodes that must
     be reached; capture: {(node, output_nr): slot} for autograd.grad-style results, returned as a
-    dict slot -> gradient (these nodes themselves are not run unless needed otherwise).
+    dict slot -> gradient (these nodes themselves are not run unless needed otherwise);
+    site: the user's line of the call, when the caller has it already (one stack walk less).
     """
     sum_to = _SUM_TO or _sum_to()  # the engine undoes broadcasting with a registered op
 
@@ -147,11 +149,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
         _add_to_buffer(buffers, owned, node, nr, g, create_graph)
     captured = {}
     capture_nodes = {n for n, _ in capture} if capture else ()
-    freed_at = None if retain_graph else user_site()  # named by a later second-backward error
+    if site is NO_RAW:
+        site = user_site()
+    freed_at = None if retain_graph else site  # named by a later second-backward error
 
     state = grad_mode._state
-    prev = state.enabled, state.in_backward
-    state.enabled, state.in_backward = create_graph, True
+    prev = state.enabled, state.in_backward, state.backward_site
+    state.enabled, state.in_backward, state.backward_site = create_graph, True, site
     _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
@@ -293,7 +297,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
             i += 1
     finally:
         _final_callbacks.pop()
-        state.enabled, state.in_backward = prev
+        state.enabled, state.in_backward, state.backward_site = prev
     return captured
 
 

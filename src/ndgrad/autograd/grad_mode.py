@@ -12,6 +12,7 @@ class _State(threading.local):
     enabled = True       # class attributes are the per-thread defaults
     inference = False
     in_backward = False  # the engine is running formulas (grad off there is not the user's)
+    backward_site = None  # while it runs: the site of the backward()/grad() call
 
 
 _state = _State()

@@ -57,6 +57,7 @@ grad_lock = threading.Lock()
 # anomaly mode (autograd/anomaly_mode.py) and forward AD (autograd/forward_ad.py) state
 from .anomaly_mode import _state as _anomaly  # noqa: E402
 from .forward_ad import _state as _fw_state  # noqa: E402
+from .grad_mode import _state as _grad_state  # noqa: E402
 
 
 class RemovableHandle:
@@ -435,6 +436,16 @@ def bump_version(vc, depth=1):
     v = vc[0] = vc[0] + 1
     if sites.enabled:
         vc.append((v, user_site(depth + 1)))
+        if len(vc) > _MAX_BUMP_SITES + 1:
+            del vc[1]
+
+
+def bump_version_in_backward(vc):
+    """bump_version for the engine's own in-place change (a .grad accumulation): its site is
+    the backward()/grad() call that runs it (no stack walk per leaf)."""
+    v = vc[0] = vc[0] + 1
+    if sites.enabled:
+        vc.append((v, _grad_state.backward_site if _grad_state.in_backward else user_site(2)))
         if len(vc) > _MAX_BUMP_SITES + 1:
             del vc[1]
 
