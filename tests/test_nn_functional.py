@@ -478,3 +478,27 @@ def test_pool_random_configs_match_torch(torch, h, w, k, s, p, d, ceil, incl):
     if h + 2 * p >= k and w + 2 * p >= k:
         np.testing.assert_allclose(F.avg_pool2d(o, k, s, p, ceil, incl).numpy(),
                                    tf.avg_pool2d(t, k, s, p, ceil, incl).numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("labels,ignore_index", [
+    ([0, 1, 2, 1, 3], -100),      # every target counts (nll_loss's one-hot fast path)
+    ([0, 1, 2, 1, -100], -100),   # one ignored with the default index: out of the mean
+    ([0, 1, 2, 1, 2], 2),         # an in-range index to ignore
+    ([-100, -100], -100),         # all ignored: nan mean, as PyTorch
+])
+def test_class_index_losses_with_ignored_targets_match_torch(labels, ignore_index, reduction):
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(3)
+    x0 = r.standard_normal((len(labels), 4))
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        t = L.tensor(labels)
+        ce = L.nn.functional.cross_entropy(x, t, ignore_index=ignore_index, reduction=reduction)
+        nll = L.nn.functional.nll_loss(L.log_softmax(x, 1), t, ignore_index=ignore_index,
+                                       reduction=reduction)
+        (ce.sum() + nll.sum() * 0.5).backward()
+        out.append([ce.detach().numpy(), nll.detach().numpy(), x.grad.numpy()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15, equal_nan=True)

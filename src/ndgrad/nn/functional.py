@@ -1076,9 +1076,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}")
     xp = _xp_of(tt)
-    if weight is None and tt.ndim == 1 and tt.shape[0] and not 0 <= ignore_index < C:
-        # the common case (classes of a batch, no weights, no index to ignore: `bad` above
-        # was all the validation): the coefficients are the one-hot rows, over N for the mean
+    if weight is None and tt.ndim == 1 and tt.shape[0] and valid.all():
+        # the common case (classes of a batch, no weights, no target ignored: `bad` above was
+        # all the validation): the coefficients are the one-hot rows, over N for the mean
         coef = _const(x, tt[:, None] == xp.arange(C))
         if reduction == "mean":
             coef._data /= tt.shape[0]
@@ -1087,11 +1087,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     w = (weight._data[safe] if weight is not None else xp.ones(tt.shape)) * valid
     onehot = xp.moveaxis(safe[..., None] == xp.arange(C), -1, 1)
     coef = onehot * xp.expand_dims(w, 1)
-    if reduction == "mean":  # all ignored: nan, as torch
-        with _np.errstate(invalid="ignore", divide="ignore"):  # host: error state
-            coef = coef / w.sum()
+    total = w.sum() if reduction == "mean" else None
+    if total is not None and total != 0:
+        coef = coef / total
     coef = _const(x, coef)
     loss = K.nll_loss(x, coef, reduction != "none")
+    if total is not None and total == 0:  # all ignored: a nan mean and zero gradients, as torch
+        loss = loss + _const(loss, _np.nan)
     if unb and reduction == "none":
         loss = loss.squeeze(0)
     return loss
