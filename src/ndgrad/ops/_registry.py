@@ -41,6 +41,8 @@ The little language (the spirit of PyTorch's derivatives.yaml and HIPS autograd'
 """
 import dis
 import inspect
+import linecache as _linecache
+import os as _os
 from operator import itemgetter as _itemgetter
 from weakref import WeakSet as _WeakSet
 
@@ -310,7 +312,7 @@ class OpDef:
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
-                 "simple", "ufunc1", "ufunc2")
+                 "simple", "ufunc1", "ufunc2", "recorders")
 
 
 def _fn_params(f):
@@ -415,10 +417,11 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.nondiff_outputs = frozenset(nondiff_outputs)
     op.differentiable = differentiable and bool(op.inputs)
     op._saved_cache = {}
+    op.recorders = {}  # mask -> the node builder for simple ops (_recorder)
     op.jvp = jvp
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
     op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
-    # _record_simple handles it: one output, inputs `self` or `self, other` (positions 0, 1)
+    # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
     op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
         op.input_pos in ((0,), (0, 1)) else 0
     _OPS[name] = op
@@ -598,14 +601,14 @@ def apply(op, args, kwargs):
                 if promote is None or promote == "binary" or cat >= 2:
                     if n == 1:
                         e = _ONE_ARG
-                        requires = a._requires_grad
+                        requires = a._requires_grad  # (also the mask of inputs that do)
                     else:
                         b = args[1]
                         if isinstance(b, Tensor):
                             e = b._data
                             if b.dtype is not dtype or type(e) is not _ndarray:
                                 return _apply(op, args, kwargs)
-                            requires = a._requires_grad or b._requires_grad
+                            requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
                             cb = b.__class__
                             if (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
@@ -661,8 +664,13 @@ def apply(op, args, kwargs):
                                 if st.inference:
                                     result._inference = True
                                 if result.dtype._category >= 2:
-                                    if op.simple:
-                                        _record_simple(op, args, result)
+                                    simple = op.simple
+                                    if simple:
+                                        mask = requires & _SIMPLE_BITS[simple]
+                                        rec = op.recorders.get(mask)
+                                        if rec is None:
+                                            rec = _recorder(op, mask)
+                                        rec(args, result)
                                     else:
                                         _record(op, args, None, (result,))
                             else:
@@ -685,6 +693,7 @@ def apply(op, args, kwargs):
     return _apply(op, args, kwargs)
 
 
+_SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
 
 
@@ -826,107 +835,122 @@ _ARG, _SHAPE, _RESULT, _CONST = range(4)
 _BITS = bytes.maketrans(b"\x00\x01", b"01")
 
 
-def _record_simple(op, args, r):
-    """_record for the common case (op.simple: one output, the differentiable inputs are
-    positions 0 and maybe 1; positional arguments, as apply's fast path has them): the same
-    node, built without the general loops."""
-    node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
-    node._saved = node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
-    node._metadata = None
-    if _anomaly.enabled:
-        node._site = None
-        _anomaly.record(node)  # (anomaly mode puts its whole stack in _site)
-    elif _sites.enabled:
-        # the user's line: usually the frame right above apply and the op's function (or one
-        # more up, through a wrapper such as out='s)
-        f = _getframe(3)
-        code = f.f_code
-        flag = _inside.get(code.co_filename)
-        if flag is False:
-            node._site = (code, f.f_lasti)
-        else:
-            if flag:
-                f = f.f_back
-                code = f.f_code if f is not None else None
-            if code is not None and _inside.get(code.co_filename) is False:
-                node._site = (code, f.f_lasti)
-            else:
-                node._site = user_site(3)
+def _recorder(op, mask):
+    """The node builder for a simple op (op.simple: one output, the differentiable inputs at
+    positions 0 and maybe 1, positional arguments as apply's fast path has them) whose inputs
+    in `mask` require grad: _record's work for exactly that case, as straight-line code made
+    once per op and mask (no loops over inputs or the save plan, no tests of what the mask and
+    the plan already say). Called as `rec(args, result)` from apply, at _record's depth."""
+    rec = op.recorders.get(mask)
+    if rec is not None:
+        return rec
+    plan = _saved_plan(op, mask)
+    src = ["def rec(args, r):",
+           "    node = _new(_cls)  # Node.__init__, inlined: every slot is set here",
+           "    node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None",
+           "    node._metadata = None",
+           "    if _anomaly.enabled:",
+           "        node._site = None",
+           "        _anomaly.record(node)",
+           "    elif _sites.enabled:",
+           # the user's line: usually the frame above apply and the op's function (or one more
+           # up, through a wrapper such as out='s)
+           "        f = _getframe(3)",
+           "        code = f.f_code",
+           "        flag = _inside.get(code.co_filename)",
+           "        if flag is False:",
+           "            node._site = (code, f.f_lasti)",
+           "        else:",
+           "            if flag:",
+           "                f = f.f_back",
+           "                code = f.f_code if f is not None else None",
+           "            if code is not None and _inside.get(code.co_filename) is False:",
+           "                node._site = (code, f.f_lasti)",
+           "            else:",
+           "                node._site = user_site(3)",
+           "    else:",
+           "        node._site = None"]
+    if mask & 1:
+        src += ["    a = args[0]",
+                "    fn = a.grad_fn",
+                "    if fn is None:",
+                "        node._c0 = a._get_accumulator()",
+                "        node._n0 = 0",
+                "    else:",
+                "        node._c0 = fn",
+                "        node._n0 = a._output_nr"]
+        m0 = "(a._data.shape, a.dtype)"
     else:
-        node._site = None
-    a = args[0]
-    if a._requires_grad:
-        fn = a.grad_fn
-        if fn is None:
-            node._c0, node._n0 = a._get_accumulator(), 0
-        else:
-            node._c0, node._n0 = fn, a._output_nr
-        m0 = (a._data.shape, a.dtype)
-        mask = 1
+        src += ["    node._c0 = None", "    node._n0 = 0"]
+        m0 = "None"
+    if mask & 2:
+        src += ["    b = args[1]",
+                "    fn = b.grad_fn",
+                "    node._crest = ((b._get_accumulator(), 0),) if fn is None else "
+                "((fn, b._output_nr),)",
+                f"    meta = ({m0}, (b._data.shape, b.dtype))"]
     else:
-        node._c0, node._n0 = None, 0
-        m0 = None
-        mask = 0
-    node._crest = ()
-    if op.simple == 1:
-        meta = (m0,)
+        src += ["    node._crest = ()",
+                f"    meta = ({m0}, None)" if op.simple == 2 else f"    meta = ({m0},)"]
+    src += ["    m = _META.get(meta)",
+            "    node._meta = m if m is not None else _intern_meta(meta)",
+            "    r._requires_grad = True",
+            "    r.grad_fn = node"]
+    consts = {"_cls": op.node_cls, "_op": op, "_plan": plan}
+    if not plan:
+        src.append("    node._saved = None")
+    elif not all(k == _ARG or (k == _RESULT and x is None) for _, k, _, x in plan):
+        src += ["    node._saved = None", "    _save(_op, node, _plan, args, None, (r,))"]
     else:
-        b = args[1] if len(args) > 1 else None
-        if isinstance(b, Tensor) and b._requires_grad:
-            fn = b.grad_fn
-            if fn is None:
-                node._crest = ((b._get_accumulator(), 0),)
-            else:
-                node._crest = ((fn, b._output_nr),)
-            meta = (m0, (b._data.shape, b.dtype))
-            mask |= 2
-        else:
-            meta = (m0, None)
-    m = _META.get(meta)
-    if m is None:
-        if len(_META) > 4096:
-            _META.clear()
-        m = _META[meta] = meta
-    node._meta = m
-    r._requires_grad = True
-    r.grad_fn = node
-    plan = op._saved_cache.get(mask)
-    if plan is None:
-        plan = _saved_plan(op, mask)
-    if plan:
-        if _graph._saved_hooks or _fw_state.levels:
-            _save(op, node, plan, args, None, (r,))
-            return
-        saved = {}
-        nargs = len(args)
-        for n, kind, pos, extra in plan:
-            if kind == _ARG:
-                v = args[pos] if pos < nargs else extra
-                if isinstance(v, Tensor):
-                    if v._inference:
-                        raise RuntimeError(_ERR_INFERENCE_SAVED)
-                    st = _new(SavedTensor)
-                    st.tensor = v
-                    st.data = st._hooks_packed = st.fw = None
-                    vc = st.vc = v._vc
-                    st.version = vc[0]
-                    st.output_nr = 0
-                    saved[n] = st
-                else:
-                    saved[n] = v
-            elif kind == _RESULT and extra is None:
-                st = _new(SavedTensor)
-                st.tensor = st._hooks_packed = st.fw = None
-                st.data = r._data
-                st.requires_grad = True
-                vc = st.vc = r._vc
-                st.version = vc[0]
-                st.output_nr = 0
-                saved[n] = st
-            else:
-                _save(op, node, plan, args, None, (r,))
-                return
-        node._saved = saved
+        src += ["    node._saved = None",
+                "    if _graph._saved_hooks or _fw_state.levels:",
+                "        _save(_op, node, _plan, args, None, (r,))",
+                "        return"]
+        names = []
+        for i, (n, kind, pos, extra) in enumerate(plan):
+            v = f"v{i}"
+            names.append(f"{n!r}: {v}")
+            if kind == _RESULT:  # SavedTensor(r, True), inlined
+                src += [f"    {v} = _new(SavedTensor)",
+                        f"    {v}.tensor = {v}._hooks_packed = {v}.fw = None",
+                        f"    {v}.data = r._data",
+                        f"    {v}.requires_grad = True",
+                        f"    vc = {v}.vc = r._vc",
+                        f"    {v}.version = vc[0]",
+                        f"    {v}.output_nr = 0"]
+                continue
+            consts[f"_d{i}"] = extra
+            src += [f"    t = args[{pos}] if len(args) > {pos} else _d{i}",
+                    "    if isinstance(t, Tensor):  # SavedTensor(t), inlined",
+                    "        if t._inference:",
+                    "            raise RuntimeError(_ERR_INFERENCE_SAVED)",
+                    f"        {v} = _new(SavedTensor)",
+                    f"        {v}.tensor = t",
+                    f"        {v}.data = {v}._hooks_packed = {v}.fw = None",
+                    f"        vc = {v}.vc = t._vc",
+                    f"        {v}.version = vc[0]",
+                    f"        {v}.output_nr = 0",
+                    "    else:",
+                    f"        {v} = t"]
+        src.append("    node._saved = {" + ", ".join(names) + "}")
+    env = dict(globals())
+    env.update(consts)
+    # named as a file of this package (tracebacks and error sites see ndgrad's own frame) and
+    # kept in linecache, so that a traceback through it shows the generated lines
+    text = "\n".join(src) + "\n"
+    where = _os.path.join(_os.path.dirname(__file__), f"<recorder {op.name} {mask}>")
+    _linecache.cache[where] = (len(text), None, text.splitlines(True), where)
+    exec(compile(text, where, "exec"), env)
+    rec = op.recorders[mask] = env["rec"]
+    return rec
+
+
+def _intern_meta(meta):
+    """node._meta, interned: equal (shape, dtype) tuples are shared (one GC object less)."""
+    if len(_META) > 4096:
+        _META.clear()
+    _META[meta] = meta
+    return meta
 
 
 def _record(op, args, kwargs, results, depth=3):

@@ -1,0 +1,138 @@
+"""The node builders of simple ops (ops/_registry.py `_recorder`: straight-line code made once
+per op and mask of inputs that require grad) build exactly the node that the general `_record`
+builds: the same edges, metadata, saved values (and their versions) and creation site."""
+import traceback
+
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad.autograd.graph import SavedTensor
+from ndgrad.ops import _registry as R
+
+UNARY = ["tanh", "exp", "log", "sigmoid", "sin", "sqrt", "abs", "neg", "relu", "reciprocal",
+         "erf", "expm1", "log1p", "rsqrt", "atan", "sinh"]
+BINARY = ["mul", "add", "sub", "div", "pow", "atan2", "hypot", "maximum", "minimum", "fmod",
+          "copysign", "xlogy", "remainder"]
+
+
+def _saved_view(saved):
+    """A node's saved values, comparable across two nodes built on the same arguments."""
+    if saved is None:
+        return None
+    out = {}
+    for k, v in saved.items():
+        if type(v) is SavedTensor:
+            out[k] = ("saved", id(v.tensor), None if v.data is None else id(v.data),
+                      id(v.vc), v.version, v.output_nr, v._hooks_packed, v.fw,
+                      getattr(v, "requires_grad", None) if v.tensor is None else None)
+        else:
+            out[k] = ("value", v)
+    return out
+
+
+def _general_node(op, args, result):
+    """The node the general path builds for `args` and the forward's `result`."""
+    r = R._make(result._data)
+    r._vc = result._vc  # (the saved result's version counter is compared by identity)
+    R._record(op, args, None, (r,), depth=2)
+    return r.grad_fn
+
+
+def _compare(args, out):
+    node = out.grad_fn
+    op = node._op
+    assert op.simple  # (the ops this file covers take the simple ops' node builders)
+    ref = _general_node(op, args, out)
+    assert (node._c0, node._n0, node._crest) == (ref._c0, ref._n0, ref._crest)
+    assert node._meta == ref._meta
+    assert _saved_view(node._saved) == _saved_view(ref._saved)
+    for slot in ("_pre_hooks", "_hooks", "_tensor_hooks", "_retain", "_metadata"):
+        assert getattr(node, slot) is None
+    # the creation site: this file, the line that called the op
+    assert node._site[0].co_filename == __file__
+
+
+def _inputs(name):
+    rng = np.random.default_rng(0)
+    return [ndgrad.tensor(rng.uniform(0.5, 2.0, (3, 2))) for _ in range(2)]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_recorder_builds_the_general_node(name):
+    x, _ = _inputs(name)
+    x.add_(0.0)
+    x.requires_grad_()
+    fn = getattr(ndgrad, name)
+    out = fn(x)
+    _compare((x,), out)
+    y = x * 1.0  # an interior input: its grad_fn is the edge
+    out = fn(y)
+    _compare((y,), out)
+    assert out.grad_fn._c0 is y.grad_fn
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("mask", [1, 2, 3])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_binary_recorder_builds_the_general_node(name, mask, leaf):
+    a, b = _inputs(name)
+    a.add_(0.0)  # (versions other than 0 are saved as they are)
+    b.mul_(1.0)
+    b.mul_(1.0)
+    if mask & 1:
+        a.requires_grad_()
+    if mask & 2:
+        b.requires_grad_()
+        if not leaf:
+            b = b * 1.0  # input 1 from an interior node
+    fn = getattr(ndgrad, name)
+    out = fn(a, b)
+    _compare((a, b), out)
+    out.sum().backward()
+    if mask & 1:
+        assert a.grad is not None and a.grad.shape == a.shape
+
+
+@pytest.mark.parametrize("other", [0.9, 2, 3.5])
+def test_tensor_and_scalar_recorder(other):
+    x = ndgrad.tensor([[0.5, 1.5]], requires_grad=True)
+    for name in ("mul", "add", "sub", "div", "pow"):
+        fn = getattr(ndgrad, name)
+        out = fn(x, other)
+        _compare((x, other), out)
+
+
+def test_saved_versions_are_checked_and_the_inference_error_raised():
+    x = ndgrad.tensor([0.5, 1.5], requires_grad=True)
+    y = x * 1.0
+    z = ndgrad.tanh(y)
+    z.add_(1)  # the saved result changes: backward must refuse
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    with ndgrad.inference_mode():
+        w = ndgrad.ones(2)
+    with pytest.raises(RuntimeError) as e:
+        ndgrad.mul(x, w)  # saving an inference tensor for backward
+    assert str(e.value) == R._ERR_INFERENCE_SAVED
+    # a traceback through the builder shows its generated lines
+    text = "".join(traceback.format_exception(e.value))
+    assert "raise RuntimeError(_ERR_INFERENCE_SAVED)" in text
+
+
+def test_saved_tensor_hooks_take_the_general_save():
+    x = ndgrad.tensor([0.5, 1.5], requires_grad=True)
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t.detach().clone()
+
+    with ndgrad.autograd.graph.saved_tensors_hooks(pack, lambda t: t * 2):
+        y = ndgrad.tanh(x * 1.0)
+    assert len(packed) == 1  # tanh saved its result through the hook
+    assert type(y.grad_fn._saved["result"]) is SavedTensor
+    assert y.grad_fn._saved["result"]._hooks_packed is not None
+    y.sum().backward()
+    ref = 1 - (2 * np.tanh(np.array([0.5, 1.5]))) ** 2
+    np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-5)
