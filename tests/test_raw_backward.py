@@ -244,3 +244,21 @@ def test_a_node_whose_dtypes_need_the_recorded_run_inside_a_chain():
             loss.backward()
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
     assert out[0][1] == out[1][1]
+
+
+def test_a_saved_tensor_of_another_dtype_on_the_array_path_rounds_as_torch():
+    # mul's node has one edge (the array path) and saved a 0-d float64 tensor: NumPy would
+    # multiply the float32 gradient in float64 (a 0-d array is not weak there); PyTorch rounds
+    # the product in float32. The array path must give PyTorch's bits.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a0 = rng.standard_normal(200).astype(np.float32)
+    out = []
+    for L in (ndgrad, torch):
+        a = L.tensor(a0, requires_grad=True)
+        b = L.tensor(1 / 3, dtype=L.float64)
+        c = L.tensor(a0[::-1].copy())  # (the gradient that reaches a * b: exact in float32)
+        (a * b * c).sum().backward()
+        out.append(a.grad.numpy())
+    assert out[0].dtype == out[1].dtype == np.float32
+    np.testing.assert_array_equal(out[0], out[1])

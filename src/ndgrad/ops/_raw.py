@@ -164,6 +164,18 @@ def _op_caller(op):
     def call(*args, **kwargs):
         if kwargs:
             return other(args, kwargs)
+        if len(args) == 2:  # the common call (grad and one saved array): the loop below, unrolled
+            a, b = args
+            if a.__class__ is _ndarray and b.__class__ is _ndarray and (
+                    not quiet or var.get() is ignore):  # (in a backward pass: quiet already)
+                dt = a.dtype
+                if promote is not None and (b.dtype is not dt and b.dtype != dt or
+                                            dt.kind not in "fc"):
+                    raise RawFallback
+                out = plain(_np, a, b)
+                if single:
+                    return out if out.__class__ is _ndarray else _asarray(out)
+                return tuple(o if type(o) is _ndarray else _asarray(o) for o in out)
         dt = None
         for a in args:
             if type(a) is _ndarray:

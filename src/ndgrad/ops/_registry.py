@@ -188,6 +188,9 @@ class OpNode(Node):
             raw = op.raw if op.raw is not None else _compile_raw(op)
             f = op.raw1 = raw[0] if raw and op.nout == 1 and op.joint is None and \
                 raw[0] is not None else False
+            p = op.formula_params[0] if op.formula_params else ()
+            op.raw1_key = p[1] if len(p) == 2 and p[0] == "grad" else \
+                "" if p == ("grad",) else None
         if not f or not _raw_state.enabled or _fw_state.levels:
             return NO_RAW
         if g0.__class__ is _ndarray:
@@ -201,10 +204,31 @@ class OpNode(Node):
         dt = a0.dtype
         if dt.kind not in "fc":
             return NO_RAW
-        env = {"grad": a0}
         try:
-            held = _raw_saved(self, saved, env, dt) if saved else False
-            r = f(*op.formula_getters[0](env))
+            # formula 0 of `grad` and one saved tensor (or of `grad` alone), as _raw_saved
+            # would pass them: called directly
+            k = op.raw1_key
+            r = NO_RAW
+            if k:
+                v = saved.get(k) if saved else None
+                if v.__class__ is SavedTensor and v.vc[0] == v.version and \
+                        v._hooks_packed is None:
+                    t = v.tensor
+                    a = v.data if t is None else t._data
+                    d = a.dtype
+                    if d is dt or d == dt or d.kind not in "fc":
+                        r = f(a0, a)
+                        held = True
+                elif v.__class__ is float and op.name in _SCALAR_OPERAND:
+                    r = f(a0, _scalar_array(v, dt))  # (see apply)
+                    held = False
+            elif k is not None and not saved:
+                r = f(a0)
+                held = False
+            if r is NO_RAW:
+                env = {"grad": a0}
+                held = _raw_saved(self, saved, env, dt) if saved else False
+                r = f(*op.formula_getters[0](env))
             if r.__class__ is not _ndarray:
                 r = _wrap_raw(r, a0, g0)
         except Exception:  # RawFallback, or an error: the recorded run says it as before
@@ -311,7 +335,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "raw1", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
+                 "raw", "raw1", "raw1_key", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
                  "simple", "ufunc1", "ufunc2", "recorders")
 
 
@@ -421,6 +445,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.jvp = jvp
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
     op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
+    op.raw1_key = None  # formula 0's one saved name when it takes (grad, name); "": grad alone
     # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
     op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
         op.input_pos in ((0,), (0, 1)) else 0
