@@ -164,8 +164,8 @@ def _op_caller(op):
     def call(*args, **kwargs):
         if kwargs:
             return other(args, kwargs)
-        if len(args) == 2:  # the common call (grad and one saved array): the loop below, unrolled
-            a, b = args
+        if single and len(args) == 2:  # the common call (grad and one saved array): the
+            a, b = args                 # checks below, unrolled
             if a.__class__ is _ndarray and b.__class__ is _ndarray and (
                     not quiet or var.get() is ignore):  # (in a backward pass: quiet already)
                 dt = a.dtype
@@ -173,9 +173,7 @@ def _op_caller(op):
                                             dt.kind not in "fc"):
                     raise RawFallback
                 out = plain(_np, a, b)
-                if single:
-                    return out if out.__class__ is _ndarray else _asarray(out)
-                return tuple(o if type(o) is _ndarray else _asarray(o) for o in out)
+                return out if out.__class__ is _ndarray else _asarray(out)
         dt = None
         for a in args:
             if type(a) is _ndarray:

@@ -205,8 +205,8 @@ class OpNode(Node):
         if dt.kind not in "fc":
             return NO_RAW
         try:
-            # formula 0 of `grad` and one saved tensor (or of `grad` alone), as _raw_saved
-            # would pass them: called directly
+            # formula 0 of `grad` and one saved tensor (or a Python scalar, or `grad` alone),
+            # as _raw_saved would pass them: called directly, no env dict and getter
             k = op.raw1_key
             r = NO_RAW
             if k:
@@ -335,8 +335,8 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "raw1", "raw1_key", "formula_getters", "joint_getter", "varkw", "fwd_plain", "quiet",
-                 "simple", "ufunc1", "ufunc2", "recorders")
+                 "raw", "raw1", "raw1_key", "formula_getters", "joint_getter", "varkw",
+                 "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders")
 
 
 def _fn_params(f):
@@ -1025,11 +1025,7 @@ def _record(op, args, kwargs, results, depth=3):
         mask = int(bytes(wide).translate(_BITS)[::-1], 2)
     meta = tuple(meta)
     m = _META.get(meta)
-    if m is None:
-        if len(_META) > 4096:
-            _META.clear()
-        m = _META[meta] = meta
-    node._meta = m
+    node._meta = m if m is not None else _intern_meta(meta)
     if op.nout == 1 and not op.nondiff_outputs:  # (apply checked the dtype)
         r = results[0]
         r._requires_grad = True
