@@ -195,6 +195,56 @@ def test_site_through_a_module_call_is_the_callers_line():
     assert graph.format_site(y.grad_fn._site).startswith(_at(L1))
 
 
+@pytest.mark.parametrize("make", [
+    lambda x: ndgrad.tanh(x).sum(),                    # recorder path (a simple op's node)
+    lambda x: ((ndgrad.ones(2, 3, dtype=x.dtype) @ x.unsqueeze(1)) ** 2).sum(),  # mm's formula through _record
+    lambda x: ndgrad.cumsum(x * x, 0).sum(),           # a formula of several ops
+])
+def test_nodes_recorded_by_a_create_graph_backward_name_the_grad_call(make):
+    x = ndgrad.tensor([0.3, -0.2, 0.5], dtype=ndgrad.float64, requires_grad=True)
+    y = make(x)
+    L1 = _line(); g, = ndgrad.autograd.grad(y, x, create_graph=True)  # noqa: E702
+    seen, stack = set(), [g.grad_fn]
+    while stack:  # every node the backward recorded (not the forward's own nodes)
+        n = stack.pop()
+        if n is None or n in seen or n.__class__.__name__ == "AccumulateGrad":
+            continue
+        seen.add(n)
+        stack.extend(c for c, _ in n.next_functions)
+    made = [n for n in seen if graph.format_site(n._site).startswith(_at(L1))]
+    assert made, [graph.format_site(n._site) for n in seen]
+    assert all(graph.format_site(n._site).startswith(f'File "{__file__}"') for n in seen)
+
+
+def test_ops_of_a_custom_backward_name_the_backward_line():
+    class Cube(ndgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            # (normalize records its ops several ndgrad frames below this line)
+            return grad * 3 * ndgrad.nn.functional.normalize(x, dim=0)  # (LINE_CUBE)
+
+    x = ndgrad.tensor([0.3, 0.2], dtype=ndgrad.float64, requires_grad=True)
+    y = Cube.apply(x)
+    g, = ndgrad.autograd.grad(y.sum(), x, create_graph=True)
+    line = next(i for i, t in enumerate(open(__file__), 1) if "(LINE_CUBE)" in t and "return" in t)
+    seen, stack = set(), [g.grad_fn]
+    while stack:  # the nodes the custom backward recorded
+        n = stack.pop()
+        if n is None or n in seen or n is y.grad_fn or n.__class__.__name__ == "AccumulateGrad":
+            continue
+        seen.add(n)
+        stack.extend(c for c, _ in n.next_functions)
+    assert len(seen) > 3
+    assert all(graph.format_site(n._site).startswith(_at(line)) for n in seen), \
+        [graph.format_site(n._site) for n in seen]
+
+
 def test_sites_keep_no_frame_alive():
     class Big:
         pass

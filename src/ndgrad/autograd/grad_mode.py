@@ -13,6 +13,8 @@ class _State(threading.local):
     inference = False
     in_backward = False  # the engine is running formulas (grad off there is not the user's)
     backward_site = None  # while it runs: the site of the backward()/grad() call
+    in_formula = False   # a built-in op's formulas run recorded (create_graph): the ops they
+    #                      record have backward_site as their user line, no stack walk needed
 
 
 _state = _State()

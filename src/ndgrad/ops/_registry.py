@@ -160,17 +160,26 @@ class OpNode(Node):
         if saved:
             for k, v in saved.items():
                 env[k] = v.unpack(self) if type(v) in _SAVED else v
-        if op.joint is not None:
-            return op.joint(*op.joint_getter(env))
-        out = [None] * len(op.formulas)
-        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):  # (graph.py, Note
-            if child is not None:                                         # [Edges in slots])
-                f = op.formulas[i]
-                if f is not None:
-                    out[i] = f(*op.formula_getters[i](env))
-                else:  # a None formula: the input keeps its edge and gets zeros, as in PyTorch
-                    out[i] = self._zeros_for(i, grads)
-        return out
+        # Between the formulas' ops and the user's backward()/grad() line every frame is
+        # ndgrad's own (formulas call no user code; saved-tensor hooks ran above): the ops they
+        # record take the engine's backward_site, which is what user_site's walk would find
+        st = _state
+        outer = st.in_formula
+        st.in_formula = st.in_backward
+        try:
+            if op.joint is not None:
+                return op.joint(*op.joint_getter(env))
+            out = [None] * len(op.formulas)
+            for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):  # (graph.py,
+                if child is not None:                          # Note [Edges in slots])
+                    f = op.formulas[i]
+                    if f is not None:
+                        out[i] = f(*op.formula_getters[i](env))
+                    else:  # a None formula: the input keeps its edge and gets zeros (PyTorch)
+                        out[i] = self._zeros_for(i, grads)
+            return out
+        finally:
+            st.in_formula = outer
 
     def _array_apply(self, g0, release):
         """The engine's array path (autograd/engine.py): input 0's gradient for the one
@@ -891,6 +900,8 @@ def _recorder(op, mask):
            "                code = f.f_code if f is not None else None",
            "            if code is not None and _inside.get(code.co_filename) is False:",
            "                node._site = (code, f.f_lasti)",
+           "            elif _state.in_formula:  # (see OpNode._recorded)",
+           "                node._site = _state.backward_site",
            "            else:",
            "                node._site = user_site(3)",
            "    else:",
@@ -990,6 +1001,8 @@ def _record(op, args, kwargs, results, depth=3):
         f = _getframe(depth)
         if _inside.get(f.f_code.co_filename) is False:
             node._site = (f.f_code, f.f_lasti)
+        elif _state.in_formula:  # (what user_site would find: see OpNode._recorded)
+            node._site = _state.backward_site
         else:
             node._site = user_site(depth)
     # the edges (graph.py, Note [Edges in slots]): input 0 in _c0/_n0, the others in _crest
