@@ -245,6 +245,24 @@ def test_ops_of_a_custom_backward_name_the_backward_line():
         [graph.format_site(n._site) for n in seen]
 
 
+def test_ops_of_a_hook_in_a_create_graph_backward_name_the_hook_line():
+    x = ndgrad.tensor([0.3, 0.2], dtype=ndgrad.float64, requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: ndgrad.nn.functional.normalize(g, dim=0))  # (LINE_HOOK)
+    g, = ndgrad.autograd.grad(ndgrad.tanh(y).sum(), x, create_graph=True)
+    line = next(i for i, t in enumerate(open(__file__), 1) if "(LINE_HOOK)" in t and "lambda" in t)
+    sites = []
+    seen, stack = set(), [g.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or n in seen:
+            continue
+        seen.add(n)
+        sites.append(graph.format_site(n._site))
+        stack.extend(c for c, _ in n.next_functions)
+    assert sum(s.startswith(_at(line)) for s in sites) > 3, sites
+
+
 def test_sites_keep_no_frame_alive():
     class Big:
         pass

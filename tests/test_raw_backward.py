@@ -262,3 +262,63 @@ def test_a_saved_tensor_of_another_dtype_on_the_array_path_rounds_as_torch():
         out.append(a.grad.numpy())
     assert out[0].dtype == out[1].dtype == np.float32
     np.testing.assert_array_equal(out[0], out[1])
+
+
+# A node whose one edge is input 1's (input 0 needs no gradient: `W @ x` with W fixed, `c - x`,
+# `c / x`) runs formula 1 on the arrays too.
+_SECOND_INPUT = {
+    "sub": lambda L, c, x: c - x,
+    "div": lambda L, c, x: c / x,
+    "mul": lambda L, c, x: c * x,
+    "mul_broadcast": lambda L, c, x: L.outer(c, c) * x,  # (x's gradient summed to its shape)
+    "div_0d": lambda L, c, x: c / x.sum(),
+    "atan2": lambda L, c, x: L.atan2(c, x),
+    "hypot": lambda L, c, x: L.hypot(c, x),
+    "mv": lambda L, c, x: L.mv(L.outer(c, c), x),
+    "mm": lambda L, c, x: L.mm(L.outer(c, c), x.unsqueeze(1)),
+    "matmul": lambda L, c, x: L.outer(c, c) @ x,
+    "dot": lambda L, c, x: L.dot(c, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SECOND_INPUT))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_node_whose_one_edge_is_input_1_runs_on_the_arrays(monkeypatch, name, dtype):
+    f = _SECOND_INPUT[name]
+    rng = np.random.default_rng(1)
+    c0, x0, g0 = (rng.uniform(0.5, 1.5, 3).astype(dtype) for _ in range(3))
+    applied = []
+    real = _registry.OpNode.apply
+
+    def counting(node, grads, create_graph):
+        applied.append(node.name())
+        return real(node, grads, create_graph)
+    grads = {}
+    for raw in (True, False):
+        prev = _raw.set_raw_backward(raw)
+        try:
+            monkeypatch.setattr(_registry.OpNode, "apply", counting)
+            x = ndgrad.tensor(x0, requires_grad=True)
+            z = f(ndgrad, ndgrad.tensor(c0), ndgrad.tanh(x))
+            assert z.grad_fn.next_functions[0][0] is None  # (input 0 has no edge)
+            loss = (ndgrad.exp(z) * ndgrad.tensor(g0)).sum()
+            applied.clear()
+            loss.backward()
+            monkeypatch.undo()
+            if raw:
+                assert z.grad_fn.name() not in applied, applied
+            grads[raw] = x.grad.numpy()
+            with pytest.raises(RuntimeError, match="a second time"):  # its saved tensors freed
+                loss.backward()
+        finally:
+            _raw.set_raw_backward(prev)
+    assert grads[True].dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(grads[True], grads[False])
+    try:
+        import torch
+    except ImportError:
+        return
+    x = torch.tensor(x0, requires_grad=True)
+    (torch.exp(f(torch, torch.tensor(c0), torch.tanh(x))) * torch.tensor(g0)).sum().backward()
+    np.testing.assert_allclose(grads[True], x.grad.numpy(), rtol=2e-6 if dtype == "float32"
+                               else 1e-12)

@@ -7,10 +7,11 @@
    the next node's buffer, and decrement that node's count; at zero it is ready.
 3. Unless `retain_graph`, free each node's saved tensors as soon as it has run.
 
-Without `create_graph`, a node with one input edge and nothing observing its gradients (no
-hooks, retain_grad, capture, anomaly mode) runs `node._array_apply` on the incoming gradient's
-array and hands its result on as a bare NumPy array in the buffer; whatever needs a Tensor (a
-leaf's AccumulateGrad, hooks, sums of several gradients, any other node) wraps it first.
+Without `create_graph`, a node with one input edge (input 0's, or input 1's where input 0 has
+none) and nothing observing its gradients (no hooks, retain_grad, capture, anomaly mode) runs
+`node._array_apply` on the incoming gradient's array and hands its result on as a bare NumPy
+array in the buffer; whatever needs a Tensor (a leaf's AccumulateGrad, hooks, sums of several
+gradients, any other node) wraps it first.
 """
 from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, NO_RAW, ERR_BACKWARD_TWICE, annotated,
@@ -167,35 +168,44 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
             if grads is not None:
                 g = grads[0]
                 array_apply = node._array_apply
-                if array_apply is not None and not create_graph and not node._crest and not (
+                crest = node._crest  # one edge: input 0's, or input 1's alone (W @ x, W fixed)
+                if array_apply is not None and not create_graph and (
+                        not crest or (node._c0 is None and len(crest) == 1)) and not (
                         node._tensor_hooks or node._retain or node._pre_hooks or node._hooks) \
                         and node not in capture_nodes and not _anomaly.enabled:
                     try:
-                        g = array_apply(g, not retain_graph)
+                        g = array_apply(g, not retain_graph) if not crest else \
+                            array_apply(g, not retain_graph, 1)
                     except Exception as e:
                         err = _error_in_backward(e, node)
                         if err is None:
                             raise
                         raise err from e
-                    if g is not NO_RAW:  # input 0's gradient: an array, a Tensor or None
+                    if g is not NO_RAW:  # the edge's gradient: an array, a Tensor or None
                         grads = None
                         if not retain_graph:  # (_array_apply has released the saved tensors)
                             node._freed = freed_at
-                        child = node._c0
+                        if crest:
+                            i = 1
+                            child, nr = crest[0]
+                        else:
+                            i = 0
+                            child = node._c0
+                            nr = node._n0
                         if child is None or (needed is not None and child not in needed):
                             continue
                         if g is not None:
-                            shape, dtype = node._meta[0]
+                            shape, dtype = node._meta[i]
                             if g.__class__ is _ndarray:
                                 if g.shape != shape or g.dtype is not dtype.np:
-                                    g = check_grad_output(node, 0, _make(g), shape, dtype, sum_to)
+                                    g = check_grad_output(node, i, _make(g), shape, dtype, sum_to)
                             elif g._data.shape != shape or g.dtype is not dtype:
-                                g = check_grad_output(node, 0, g, shape, dtype, sum_to)
+                                g = check_grad_output(node, i, g, shape, dtype, sum_to)
                             buf = buffers.get(child)
                             if buf is None and child._nout == 1:
                                 buffers[child] = [g]
                             else:
-                                _add_to_buffer(buffers, owned, child, node._n0, g, create_graph)
+                                _add_to_buffer(buffers, owned, child, nr, g, create_graph)
                             g = None
                         d = deps[child] - 1
                         deps[child] = d

@@ -181,25 +181,22 @@ class OpNode(Node):
         finally:
             st.in_formula = outer
 
-    def _array_apply(self, g0, release):
-        """The engine's array path (autograd/engine.py): input 0's gradient for the one
-        output's gradient `g0` (a Tensor, or an array the engine passes on unwrapped) from
-        formula 0's raw twin, as an array (`g0` itself when the formula returns it; a Tensor or
-        None when the raw result is not a plain array or the recorded run was needed), or NO_RAW
-        when this node must run apply() (no raw twin, several formulas, device arrays, ...).
+    def _array_apply(self, g0, release, i=0):
+        """The engine's array path (autograd/engine.py): the gradient of input `i` (the node's
+        one edge: input 0, or input 1 when input 0 has none) for the one output's gradient `g0`
+        (a Tensor, or an array the engine passes on unwrapped) from formula i's raw twin, as an
+        array (`g0` itself when the formula returns it; a Tensor or None when the raw result is
+        not a plain array or the recorded run was needed), or NO_RAW when this node must run
+        apply() (no raw twin, several outputs, device arrays, ...).
         `release`: then free the saved tensors (release_saved) once the formula has run."""
         op = self._op
         saved = self._saved
         if saved is RELEASED:
             raise backward_twice_error(self)
-        f = op.raw1
+        f = op.raw1 if not i else op.raw2
         if f is None:
-            raw = op.raw if op.raw is not None else _compile_raw(op)
-            f = op.raw1 = raw[0] if raw and op.nout == 1 and op.joint is None and \
-                raw[0] is not None else False
-            p = op.formula_params[0] if op.formula_params else ()
-            op.raw1_key = p[1] if len(p) == 2 and p[0] == "grad" else \
-                "" if p == ("grad",) else None
+            _direct_formulas(op)
+            f = op.raw1 if not i else op.raw2
         if not f or not _raw_state.enabled or _fw_state.levels:
             return NO_RAW
         if g0.__class__ is _ndarray:
@@ -214,9 +211,9 @@ class OpNode(Node):
         if dt.kind not in "fc":
             return NO_RAW
         try:
-            # formula 0 of `grad` and one saved tensor (or a Python scalar, or `grad` alone),
+            # formula i of `grad` and one saved tensor (or a Python scalar, or `grad` alone),
             # as _raw_saved would pass them: called directly, no env dict and getter
-            k = op.raw1_key
+            k = op.raw1_key if not i else op.raw2_key
             r = NO_RAW
             if k:
                 v = saved.get(k) if saved else None
@@ -237,11 +234,11 @@ class OpNode(Node):
             if r is NO_RAW:
                 env = {"grad": a0}
                 held = _raw_saved(self, saved, env, dt) if saved else False
-                r = f(*op.formula_getters[0](env))
+                r = f(*op.formula_getters[i](env))
             if r.__class__ is not _ndarray:
                 r = _wrap_raw(r, a0, g0)
         except Exception:  # RawFallback, or an error: the recorded run says it as before
-            r = self._recorded(op, saved, [_make(a0) if g0 is a0 else g0])[0]
+            r = self._recorded(op, saved, [_make(a0) if g0 is a0 else g0])[i]
             if release:
                 self.release_saved()
             return r
@@ -264,6 +261,24 @@ class OpNode(Node):
                 if type(v) in _SAVED:
                     self._saved = RELEASED
                     return
+
+
+def _direct_formulas(op):
+    """op.raw1/op.raw2: the raw twins of formulas 0 and 1 for OpNode._array_apply (False where
+    there is none, or the op has several outputs or a joint formula), and op.raw1_key/raw2_key:
+    the one saved name a formula takes after `grad` ("": `grad` alone; None: another signature,
+    then its arguments come from the env dict)."""
+    raw = op.raw if op.raw is not None else _compile_raw(op)
+    ok = bool(raw) and op.nout == 1 and op.joint is None
+    params = op.formula_params or ()
+    twins, keys = [], []
+    for i in (0, 1):
+        twins.append(raw[i] if ok and i < len(raw) and raw[i] is not None else False)
+        p = params[i] if i < len(params) else ()
+        keys.append(p[1] if len(p) == 2 and p[0] == "grad" else "" if p == ("grad",) else None)
+    op.raw1_key, op.raw2_key = keys
+    op.raw2 = twins[1]
+    op.raw1 = twins[0]  # (set last: the engine's test that the others are ready)
 
 
 def _raw_saved(node, saved, env, dt):
@@ -344,7 +359,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "raw1", "raw1_key", "formula_getters", "joint_getter", "varkw",
+                 "raw", "raw1", "raw1_key", "raw2", "raw2_key", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders")
 
 
@@ -455,6 +470,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
     op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
     op.raw1_key = None  # formula 0's one saved name when it takes (grad, name); "": grad alone
+    op.raw2 = op.raw2_key = None  # the same for formula 1 (a node whose one edge is input 1)
     # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
     op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
         op.input_pos in ((0,), (0, 1)) else 0
