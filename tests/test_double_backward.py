@@ -138,5 +138,4 @@ def test_activation_double_backward_matches_torch(op):
         res.append((g, gg, ggg, _names(lib, g)))
     for a, b in zip(res[0][:3], res[1][:3]):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
-    if op != "cross_entropy":  # (nll_loss's own backward is not PyTorch's fused op yet)
-        assert res[0][3] == res[1][3]
+    assert res[0][3] == res[1][3]

@@ -66,6 +66,10 @@ def test_loss_grads():
     _check(lambda x: F.cross_entropy(x, t, weight=w, label_smoothing=0.1), x)
     _check(lambda x, y: F.cross_entropy(x, y.softmax(1)), x, y)
     _check(lambda x: F.nll_loss(F.log_softmax(x, 1), t, ignore_index=1), x)
+    for reduction in ("mean", "sum", "none"):  # the gather/scatter path (no weight, none ignored)
+        _check(lambda x: F.cross_entropy(x, t, reduction=reduction), x)
+        _check(lambda x: F.nll_loss(x, t, reduction=reduction, ignore_index=3), x)
+        _check(lambda x: F.cross_entropy(x[0], t[1], reduction=reduction), x)  # unbatched
     _check(lambda x, y: F.mse_loss(x, y) + F.l1_loss(x, y, reduction="sum"), x, y)
     _check(lambda x, y: F.soft_margin_loss(x, y, reduction="none"), x, y)
     pw, w2 = _t(3, seed=3, scale=0.3) + 1.5, _t(4, 3, seed=4)

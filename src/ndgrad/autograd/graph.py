@@ -58,6 +58,7 @@ grad_lock = threading.Lock()
 from .anomaly_mode import _state as _anomaly  # noqa: E402
 from .forward_ad import _state as _fw_state  # noqa: E402
 from .grad_mode import _state as _grad_state  # noqa: E402
+from .._backend import xp_of  # noqa: E402
 
 
 class RemovableHandle:
@@ -615,7 +616,11 @@ def check_grad_output(node, i, g, shape, dtype, sum_to):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{_shape_str(gs)} but expected shape compatible with {_shape_str(shape)}")
-        g = sum_to(g, shape)
+        if _grad_state.enabled or _fw_state.levels:
+            g = sum_to(g, shape)
+        else:  # no graph of the backward: sum_to's own forward on the array (no op dispatch)
+            a = g._data
+            g = (_make_fn or _tensor_make())(sum_to._op.forward(xp_of(a), a, shape))
     if g.dtype is not dtype:
         if g.dtype.is_complex and not dtype.is_complex and getattr(node, "_op", None) is not None:
             # an op's complex gradient for a real input: its real part (PyTorch's handle_r_to_c

@@ -1042,6 +1042,9 @@ def _class_shapes(input, target):
         return input.unsqueeze(0), target.reshape(1), True
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    xs, ts = input._data.shape, target._data.shape
+    if ts[:1] == xs[:1] and ts[1:] == xs[2:]:  # (the valid case, on plain tuples)
+        return input, target, False
     if target.shape[:1] != input.shape[:1]:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
@@ -1067,6 +1070,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x, t, unb = _class_shapes(input, target)
     C = x.shape[1]
     tt = t._data
+    if weight is None and tt.ndim == 1 and tt.shape[0] and x.dtype.is_floating_point:
+        # the common case (a batch of class indices, no weights): when every target is a class
+        # and none is ignored, PyTorch's gather/scatter kernels (ops/nn_ops.py)
+        xp = _xp_of(tt)
+        if xp.minimum.reduce(tt) >= 0 and xp.maximum.reduce(tt) < C and not (
+                0 <= ignore_index < C and (tt == ignore_index).any()):
+            n = tt.shape[0] if reduction == "mean" else 1 if reduction == "sum" else 0
+            loss = K.nll_loss_index(x, t, n)
+            return loss.squeeze(0) if unb and not n else loss
     valid = tt != ignore_index
     bad = valid & ((tt < 0) | (tt >= C))
     if bad.any():

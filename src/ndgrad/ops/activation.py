@@ -38,18 +38,19 @@ def _maybe_inplace(input, inplace, fn, *args, inplace_fn=None):
 def _softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
-    # (the arrays' reduction methods: NumPy's functions add a Python layer of a few us)
-    e = xp.exp(self - self.max(axis=dim, keepdims=True))
-    return e / e.sum(axis=dim, keepdims=True)
+    # (ufunc reductions: NumPy's functions and the arrays' methods add a Python layer)
+    e = xp.exp(self - xp.maximum.reduce(self, axis=dim, keepdims=True))
+    return e / xp.add.reduce(e, axis=dim, keepdims=True)
 
 
 def _log_softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
-    m = self.max(axis=dim, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
+    # (ufunc reductions: the arrays' max/sum methods add a Python layer of a few us, bench W2).
+    # A row whose maximum is +-inf or nan comes out all nan, as PyTorch's (inf - inf).
+    m = xp.maximum.reduce(self, axis=dim, keepdims=True)
     s = self - m  # (an op's forward runs in NumPy's quiet error state: log(0) is silent)
-    return s - xp.log(xp.exp(s).sum(axis=dim, keepdims=True))
+    return s - xp.log(xp.add.reduce(xp.exp(s), axis=dim, keepdims=True))
 
 
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data: the backward of softmax and
@@ -61,7 +62,7 @@ def _softmax_backward_fwd(xp, grad_output, output, dim):
 
 
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
-    return grad_output - xp.exp(output) * grad_output.sum(axis=dim, keepdims=True)
+    return grad_output - xp.exp(output) * xp.add.reduce(grad_output, axis=dim, keepdims=True)
 
 
 softmax_backward = defop(

@@ -25,10 +25,11 @@ import itertools
 import math
 import threading
 
+from .._creation import zeros_like as _zeros_like
 from ._registry import defop
 
-__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "max_pool2d",
-           "max_pool3d",
+__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
+           "max_pool2d", "max_pool3d",
            "take", "index_add", "batch_norm"]
 
 _IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
@@ -233,6 +234,39 @@ def _nll_grad(grad, coef, reduce):
 # coef is a constant (N, C, ...) array: one-hot(target) * weight[target] / normaliser
 nll_loss = defop("nll_loss", _nll_fwd, promote="float", node_name="NllLossBackward0",
                  self=_nll_grad)
+
+
+# The common case of nll_loss (a batch of class indices, no weights, none ignored): PyTorch's
+# kernels, a gather forward and a scatter backward, O(N) work and memory beside the input and its
+# gradient (no (N, C) one-hot). n: the mean's divisor (N), 1 for the sum, 0 for reduction='none'.
+def _nll_rows(xp, n_rows):
+    return xp.arange(n_rows)
+
+
+def _nll_index_fwd(xp, self, target, n):
+    picked = self[_nll_rows(xp, self.shape[0]), target]
+    if not n:
+        return -picked
+    total = -xp.add.reduce(picked)
+    return total / self.dtype.type(n) if n != 1 else total
+
+
+def _nll_index_backward_fwd(xp, grad, self, target, n):
+    out = xp.zeros(self.shape, grad.dtype)
+    g = -grad if n < 2 else -grad / grad.dtype.type(n)
+    out[_nll_rows(xp, self.shape[0]), target] = g
+    return out
+
+
+# As PyTorch's nll_loss_backward, the result depends on `self` with a zero derivative, so a
+# double backward records NllLossBackwardBackward0 (its graph is PyTorch's).
+nll_loss_backward = defop(
+    "nll_loss_backward", _nll_index_backward_fwd, node_name="NllLossBackwardBackward0",
+    inputs=("grad", "self"), grad=lambda grad, target, n: nll_loss_index(grad, target, n),
+    self=lambda grad: _zeros_like(grad))
+nll_loss_index = defop(
+    "nll_loss_index", _nll_index_fwd, node_name="NllLossBackward0", inputs=("self",),
+    self=lambda grad, self, target, n: nll_loss_backward(grad, self, target, n))
 
 
 # ---------------------------------------------------------------- gather / scatter along a dim
