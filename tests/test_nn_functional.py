@@ -506,3 +506,15 @@ def test_class_index_losses_with_ignored_targets_match_torch(labels, ignore_inde
         out.append([ce.detach().numpy(), nll.detach().numpy(), x.grad.numpy()])
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
+@pytest.mark.parametrize("fn", ["log_softmax", "softmax"])
+def test_softmax_rows_with_infinities_and_nan_match_torch(fn):
+    torch = pytest.importorskip("torch")
+    inf, nan = float("inf"), float("nan")
+    rows = [[inf, 1.0, 0.0], [-inf, -inf, -inf], [nan, 1.0, 2.0], [-inf, 0.0, 3.0],
+            [inf, inf, 0.0], [1.0, 2.0, 3.0]]
+    for dim in (0, 1):
+        a = getattr(F, fn)(ndgrad.tensor(rows), dim).numpy()
+        b = getattr(torch, fn)(torch.tensor(rows), dim).numpy()
+        np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
