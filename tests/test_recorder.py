@@ -136,3 +136,55 @@ def test_saved_tensor_hooks_take_the_general_save():
     y.sum().backward()
     ref = 1 - (2 * np.tanh(np.array([0.5, 1.5]))) ** 2
     np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,key", [("tanh", "result"), ("exp", "result"), ("log", "self")])
+def test_a_node_that_saves_one_tensor_keeps_it_as_its_saved_mapping(name, key):
+    x = ndgrad.tensor([0.5, 1.5], dtype=ndgrad.float64, requires_grad=True)
+    y = getattr(ndgrad, name)(x)
+    saved = y.grad_fn._saved
+    assert type(saved) is SavedTensor and saved.name == key  # (no dict: one object less)
+    # ... which answers as the mapping {key: itself}
+    assert list(saved.items()) == [(key, saved)] and list(saved.values()) == [saved]
+    assert list(saved.keys()) == [key] and list(saved) == [key] and len(saved) == 1
+    assert saved.get(key) is saved and saved.get("other") is None and saved[key] is saved
+    assert key in saved and "other" not in saved
+    with pytest.raises(KeyError):
+        saved["other"]
+    ref = {"tanh": np.tanh, "exp": np.exp, "log": lambda a: a}[name](np.array([0.5, 1.5]))
+    np.testing.assert_array_equal(getattr(y.grad_fn, "_saved_" + key).detach().numpy(), ref)
+    # a mul by a number keeps the number in a dict
+    assert y.grad_fn._saved is saved and type((x * 2.0).grad_fn._saved) is dict
+    # an in-place change of a saved input gives the node a snapshot under the same name
+    z = x.clone()
+    w = z.log()
+    z.mul_(2) if name == "log" else None
+    if name == "log":
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            w.sum().backward()
+    y.sum().backward()
+    g = {"tanh": 1 - np.tanh([0.5, 1.5]) ** 2, "exp": np.exp([0.5, 1.5]),
+         "log": 1 / np.array([0.5, 1.5])}[name]
+    np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-15)
+    with pytest.raises(RuntimeError, match="a second time"):
+        y.sum().backward()
+
+
+def test_viz_lists_a_single_saved_tensor():
+    from ndgrad import viz
+    x = ndgrad.ones(2, 3, requires_grad=True)
+    names = [n for n, _ in viz._saved_items(ndgrad.tanh(x).grad_fn)]
+    assert names == ["result"]
+
+
+@pytest.mark.parametrize("name", ["log", "tanh", "exp"])
+def test_in_place_ops_whose_node_saves_one_tensor(name):
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor([0.5, 1.5], dtype=L.float64, requires_grad=True)
+        z = x * 1.0
+        getattr(z, name + "_")()  # log_ saves its input (a snapshot), tanh_/exp_ the result
+        (z * z).sum().backward()
+        out.append(x.grad.numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-13)

@@ -33,7 +33,7 @@ def _saved_items(node):
     saved = getattr(node, "_saved", None)
     if not saved or saved.__class__.__name__ == "_Released":
         return []
-    items = saved.items() if isinstance(saved, dict) else (
+    items = saved.items() if isinstance(saved, (dict, SavedTensor)) else (
         (f"saved_{i}", s) for i, s in enumerate(saved))
     out = []
     for name, s in items:

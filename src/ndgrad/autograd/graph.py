@@ -264,9 +264,10 @@ class SavedTensor:
     Inputs are kept as the tensor itself. The node's own output is kept as array + version
     counter, and re-wrapped on unpack (see Note [Saved outputs and cycles])."""
     __slots__ = ("tensor", "data", "vc", "version", "requires_grad", "output_nr", "_hooks_packed",
-                 "fw")
+                 "fw", "name")
 
     def __init__(self, tensor, is_output=False, output_nr=0):
+        self.name = None
         self.vc = tensor._vc
         self.version = tensor._vc[0]
         self.output_nr = output_nr
@@ -295,6 +296,34 @@ class SavedTensor:
             with no_grad():                       # PyTorch runs pack hooks with grad mode off
                 packed = pack(tensor)
             self._hooks_packed = (packed, unpack, is_output, edge)
+
+    # A node whose save plan is one tensor keeps that SavedTensor as its `_saved` (no dict: one
+    # object less per node, bench W1); it answers as the mapping {name: itself}
+    def items(self):
+        return ((self.name, self),)
+
+    def values(self):
+        return (self,)
+
+    def keys(self):
+        return (self.name,)
+
+    def get(self, key, default=None):
+        return self if key == self.name else default
+
+    def __getitem__(self, key):
+        if key == self.name:
+            return self
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return key == self.name
+
+    def __iter__(self):
+        return iter((self.name,))
+
+    def __len__(self):
+        return 1
 
     def unpack(self, node):
         if self.vc[0] != self.version and self._hooks_packed is None:  # (hooks: as PyTorch,

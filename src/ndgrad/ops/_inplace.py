@@ -144,7 +144,12 @@ def inplace(self, fn, *args, **kwargs):
     if node is not None and node._saved:
         for k, v in list(node._saved.items()):
             if type(v) is SavedTensor and v.tensor is self:
-                node._saved[k] = SavedTensor(_snapshot(self))
+                snap = SavedTensor(_snapshot(self))
+                if node._saved is v:  # (a node that saved one tensor keeps it as _saved)
+                    snap.name = k
+                    node._saved = snap
+                else:
+                    node._saved[k] = snap
     if base is not None and self._view_fn is not None:
         _rebase_view(self, base, result)
         _refresh_views(base, self)

@@ -216,7 +216,10 @@ class OpNode(Node):
             k = op.raw1_key if not i else op.raw2_key
             r = NO_RAW
             if k:
-                v = saved.get(k) if saved else None
+                if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
+                    v = saved if saved.name == k else None
+                else:
+                    v = saved.get(k) if saved else None
                 if v.__class__ is SavedTensor and v.vc[0] == v.version and \
                         v._hooks_packed is None:
                     t = v.tensor
@@ -959,6 +962,7 @@ def _recorder(op, mask):
                 "        _save(_op, node, _plan, args, None, (r,))",
                 "        return"]
         names = []
+        one = len(plan) == 1  # one saved tensor: it is node._saved itself (SavedTensor.items)
         for i, (n, kind, pos, extra) in enumerate(plan):
             v = f"v{i}"
             names.append(f"{n!r}: {v}")
@@ -970,6 +974,10 @@ def _recorder(op, mask):
                         f"    vc = {v}.vc = r._vc",
                         f"    {v}.version = vc[0]",
                         f"    {v}.output_nr = 0"]
+                if one:
+                    src += [f"    {v}.name = {n!r}", f"    node._saved = {v}"]
+                else:
+                    src.append(f"    {v}.name = None")
                 continue
             consts[f"_d{i}"] = extra
             src += [f"    t = args[{pos}] if len(args) > {pos} else _d{i}",
@@ -981,10 +989,18 @@ def _recorder(op, mask):
                     f"        {v}.data = {v}._hooks_packed = {v}.fw = None",
                     f"        vc = {v}.vc = t._vc",
                     f"        {v}.version = vc[0]",
-                    f"        {v}.output_nr = 0",
-                    "    else:",
-                    f"        {v} = t"]
-        src.append("    node._saved = {" + ", ".join(names) + "}")
+                    f"        {v}.output_nr = 0"]
+            if one:
+                src += [f"        {v}.name = {n!r}",
+                        f"        node._saved = {v}",
+                        "    else:",
+                        f"        node._saved = {{{n!r}: t}}"]
+            else:
+                src += [f"        {v}.name = None",
+                        "    else:",
+                        f"        {v} = t"]
+        if not one:
+            src.append("    node._saved = {" + ", ".join(names) + "}")
     env = dict(globals())
     env.update(consts)
     # named as a file of this package (tracebacks and error sites see ndgrad's own frame) and
@@ -1093,6 +1109,7 @@ def _save(op, node, plan, args, kwargs, results):
                     raise RuntimeError(_ERR_INFERENCE_SAVED)
                 if plain:
                     st = _new(SavedTensor)
+                    st.name = None
                     st.tensor = v
                     st.data = st._hooks_packed = st.fw = None
                     vc = st.vc = v._vc
@@ -1110,6 +1127,7 @@ def _save(op, node, plan, args, kwargs, results):
                 r = results[0]
                 if plain:
                     st = _new(SavedTensor)
+                    st.name = None
                     st.tensor = st._hooks_packed = st.fw = None
                     st.data = r._data
                     st.requires_grad = r._requires_grad
