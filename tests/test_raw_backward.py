@@ -322,3 +322,47 @@ def test_a_node_whose_one_edge_is_input_1_runs_on_the_arrays(monkeypatch, name, 
     (torch.exp(f(torch, torch.tensor(c0), torch.tanh(x))) * torch.tensor(g0)).sum().backward()
     np.testing.assert_allclose(grads[True], x.grad.numpy(), rtol=2e-6 if dtype == "float32"
                                else 1e-12)
+
+
+def test_hooks_registered_then_removed_leave_the_chain_on_the_arrays(monkeypatch):
+    # a node's hooks, retain_grad and metadata live in one side object (graph.py, Node._ext);
+    # once its hooks are removed the node is back on the array path, with the same gradients
+    calls = []
+    real = _registry.OpNode.apply
+
+    def counting(node, grads, create_graph):
+        calls.append(node.name())
+        return real(node, grads, create_graph)
+    monkeypatch.setattr(_registry.OpNode, "apply", counting)
+    x = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
+    y = ndgrad.tanh(x * 0.9 + 0.1)
+    out = ndgrad.exp(y).sum()
+    fn = y.grad_fn
+    assert fn._ext is None and fn._hooks is None and fn._pre_hooks is None
+    handles = [fn.register_hook(lambda gi, go: None), fn.register_prehook(lambda go: None),
+               y.register_hook(lambda g: None)]
+    fn.metadata["k"] = 1
+    assert fn._ext is not None and fn.metadata == {"k": 1}
+    for h in handles:
+        h.remove()
+    out.backward()
+    assert calls == []
+    ref = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
+    ndgrad.exp(ndgrad.tanh(ref * 0.9 + 0.1)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
+
+
+def test_a_hook_in_the_middle_of_a_chain_changes_what_flows_on():
+    # the gradient handed straight from node to node (no buffer) still passes the hooks
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.3, -0.2], [0.5, 0.1]])
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(a, requires_grad=True)
+        y = L.tanh(x * 0.9)
+        z = L.exp(L.sigmoid(y) + 0.5)
+        y.register_hook(lambda g: g * 3)
+        z.grad_fn.register_prehook(lambda gs: (gs[0] + 1,))
+        L.log(z).sum().backward()
+        out.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12)

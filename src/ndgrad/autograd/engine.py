@@ -39,26 +39,40 @@ def queue_callback(callback):
     _final_callbacks[-1].append(callback)
 
 
-def _walk(root_nodes):
-    """Dependency counts for every node reachable from the roots, and a post-order."""
+_DONE = object()  # _walk's stack marker: the node below it has had all its children walked
+
+
+def _walk(root_nodes, targets):
+    """Dependency counts for every node reachable from the roots, and the nodes on some path
+    to a target (only these run when `inputs` is given). One depth-first walk: a node is
+    needed when it is a target or a child is, decided once all its children are (post-order)."""
     deps = {}
+    needed = set()
     visited = set()
-    order = []
-    stack = [(n, False) for n in root_nodes]
+    stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)  # all of its children are already in `order`
+        node = pop()
+        if node is _DONE:
+            node = pop()
+            if node in targets or node._c0 in needed:  # (plain tests: no generator per node)
+                needed.add(node)
+                continue
+            for c, _ in node._crest:
+                if c in needed:
+                    needed.add(node)
+                    break
             continue
         if node in visited:
             continue
         visited.add(node)
-        stack.append((node, True))
+        push(node)
+        push(_DONE)
         child = node._c0  # the first edge in slots, the others in _crest (graph.py, Note
         if child is not None:  # [Edges in slots])
             deps[child] = deps.get(child, 0) + 1
             if child not in visited:
-                stack.append((child, False))
+                push(child)
         crest = node._crest
         if crest:
             for child, _ in crest:
@@ -66,13 +80,13 @@ def _walk(root_nodes):
                     continue
                 deps[child] = deps.get(child, 0) + 1
                 if child not in visited:
-                    stack.append((child, False))
-    return deps, order
+                    push(child)
+    return deps, needed
 
 
 def _dependencies(root_nodes):
     """How many edges lead into each node reachable from the roots (explicit stack, each node
-    expanded once). Enough when every node runs; `_walk` adds the post-order for `inputs=`."""
+    expanded once). Enough when every node runs; `_walk` also finds the nodes `inputs=` needs."""
     deps = {}
     roots = set(root_nodes)
     stack = list(root_nodes)
@@ -100,20 +114,7 @@ def _dependencies(root_nodes):
     return deps
 
 
-def _needed_nodes(order, targets):
-    """Nodes on some path to a target: only these run when `inputs` is given."""
-    needed = set()
-    for node in order:  # children come before their parents in post-order
-        if node in targets or node._c0 in needed:  # (plain tests: no generator per node)
-            needed.add(node)
-            continue
-        for c, _ in node._crest:
-            if c in needed:
-                needed.add(node)
-                break
-    return needed
-
-
+_CARRIED = ()  # run_backward's marker: the node's gradient came straight from its one consumer
 _SUM_TO = None  # ops.shape.sum_to, imported on first use (the ops import the engine)
 _make = None  # _tensor._make (wraps _array_apply's arrays), imported with it
 
@@ -141,9 +142,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     if targets is None:
         deps, needed = _dependencies(root_nodes), None
     else:
-        deps, order = _walk(root_nodes)
-        needed = _needed_nodes(order, targets)
-        del order
+        deps, needed = _walk(root_nodes, targets)
     buffers = {}  # node -> [summed gradient per output]
     owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
     for (node, nr), g in zip(roots, root_grads):
@@ -161,28 +160,38 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
         leaves = []
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            outs = g = None  # no stale references: AccumulateGrad counts them to avoid a copy
+        carried = None  # a node whose one incoming gradient skipped the buffers: it is `g`
+        while carried is not None or ready:
+            if carried is None:
+                node = ready.pop()
+                grads = buffers.pop(node, None)
+                outs = g = None  # no stale references: AccumulateGrad counts them (no copy)
+                if grads is not None:
+                    g = grads[0]
+            else:  # (see below: the node the previous one's gradient went to, straight on)
+                node = carried
+                carried = outs = None
+                grads = _CARRIED
             if grads is not None:
-                g = grads[0]
                 array_apply = node._array_apply
                 crest = node._crest  # one edge: input 0's, or input 1's alone (W @ x, W fixed)
+                ext = node._ext  # (hooks, retain_grad: graph.py's _NodeExtras, or None)
                 if array_apply is not None and not create_graph and (
-                        not crest or (node._c0 is None and len(crest) == 1)) and not (
-                        node._tensor_hooks or node._retain or node._pre_hooks or node._hooks) \
+                        not crest or (node._c0 is None and len(crest) == 1)) and (
+                        ext is None or not (ext.tensor_hooks or ext.retain or ext.pre_hooks or
+                                            ext.hooks)) \
                         and node not in capture_nodes and not _anomaly.enabled:
                     try:
-                        g = array_apply(g, not retain_graph) if not crest else \
+                        r = array_apply(g, not retain_graph) if not crest else \
                             array_apply(g, not retain_graph, 1)
                     except Exception as e:
                         err = _error_in_backward(e, node)
                         if err is None:
                             raise
                         raise err from e
-                    if g is not NO_RAW:  # the edge's gradient: an array, a Tensor or None
-                        grads = None
+                    if r is not NO_RAW:  # the edge's gradient: an array, a Tensor or None
+                        g = r
+                        grads = r = None
                         if not retain_graph:  # (_array_apply has released the saved tensors)
                             node._freed = freed_at
                         if crest:
@@ -203,6 +212,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                                 g = check_grad_output(node, i, g, shape, dtype, sum_to)
                             buf = buffers.get(child)
                             if buf is None and child._nout == 1:
+                                if deps[child] == 1:
+                                    # this was the child's last edge: it is ready, and the
+                                    # stack would pop it next. It runs next with `g` as its
+                                    # gradient, no buffer, no count, no trip through `ready`
+                                    carried = child
+                                    continue
                                 buffers[child] = [g]
                             else:
                                 _add_to_buffer(buffers, owned, child, nr, g, create_graph)
@@ -212,10 +227,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if d == 0:
                             ready.append(child)
                         continue
-                if grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
+                if grads is _CARRIED:
+                    grads = [_make(g) if g.__class__ is _ndarray else g]
+                elif grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
                     grads[0] = _make(grads[0])
                 g = None
-                if node._tensor_hooks or node._retain or node._pre_hooks:
+                ext = node._ext
+                if ext is not None and (ext.tensor_hooks or ext.retain or ext.pre_hooks):
                     grads = _pre_hooks(node, grads)
                 run = True
                 if node in capture_nodes:
@@ -238,7 +256,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if err is None:
                             raise
                         raise err from e
-                    if node._hooks:
+                    ext = node._ext
+                    if ext is not None and ext.hooks:
                         outs = _post_hooks(node, outs, grads)
                     if not retain_graph:
                         if node._saved:

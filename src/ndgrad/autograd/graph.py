@@ -105,14 +105,22 @@ NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (shared)
 NO_RAW = object()  # Node._array_apply's answer when the node must run apply() instead
 
 
+class _NodeExtras:
+    """A node's rarely set parts (see Node._ext)."""
+    __slots__ = ("pre_hooks", "hooks", "tensor_hooks", "retain", "metadata")
+
+    def __init__(self):
+        self.pre_hooks = self.hooks = self.tensor_hooks = self.retain = self.metadata = None
+
+
 class Node:
     """Base class of every grad_fn. Subclasses implement `apply(grads) -> tuple of grads`.
 
     The edges are `_c0`, `_n0`, `_crest` (see Note [Edges in slots]); `next_functions` is built
     from them. Every slot must be set before use: `ops._registry._record` builds OpNodes without
     calling `__init__`, so a new slot must be initialised there too."""
-    __slots__ = ("_c0", "_n0", "_crest", "_saved", "_meta", "_pre_hooks", "_hooks",
-                 "_tensor_hooks", "_retain", "_metadata", "_site", "_freed", "__weakref__")
+    __slots__ = ("_c0", "_n0", "_crest", "_saved", "_meta", "_ext", "_site", "_freed",
+                 "__weakref__")
     _nout = 1  # number of outputs (class-level: per node type)
     _array_apply = None  # OpNode's array path for the engine (ops/_registry.py); None: apply()
 
@@ -121,11 +129,29 @@ class Node:
         self._crest = ()
         self._saved = None
         self._meta = None
-        self._pre_hooks = self._hooks = self._tensor_hooks = self._retain = None
-        self._metadata = None
+        self._ext = None
         self._site = None
         if _anomaly.enabled:
             _anomaly.record(self)
+
+    # What few nodes have (hooks, retain_grad, metadata) lives in one _NodeExtras in `_ext`,
+    # None until the first is set: one slot to set per node made, one to test per node run
+    _pre_hooks = property(lambda self: None if self._ext is None else self._ext.pre_hooks,
+                          lambda self, v: setattr(self._extras(), "pre_hooks", v))
+    _hooks = property(lambda self: None if self._ext is None else self._ext.hooks,
+                      lambda self, v: setattr(self._extras(), "hooks", v))
+    _tensor_hooks = property(lambda self: None if self._ext is None else self._ext.tensor_hooks,
+                             lambda self, v: setattr(self._extras(), "tensor_hooks", v))
+    _retain = property(lambda self: None if self._ext is None else self._ext.retain,
+                       lambda self, v: setattr(self._extras(), "retain", v))
+    _metadata = property(lambda self: None if self._ext is None else self._ext.metadata,
+                         lambda self, v: setattr(self._extras(), "metadata", v))
+
+    def _extras(self):
+        ext = self._ext
+        if ext is None:
+            ext = self._ext = _NodeExtras()
+        return ext
 
     @property
     def next_functions(self):

@@ -900,8 +900,7 @@ def _recorder(op, mask):
     plan = _saved_plan(op, mask)
     src = ["def rec(args, r):",
            "    node = _new(_cls)  # Node.__init__, inlined: every slot is set here",
-           "    node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None",
-           "    node._metadata = None",
+           "    node._ext = None",
            "    if _anomaly.enabled:",
            "        node._site = None",
            "        _anomaly.record(node)",
@@ -942,16 +941,37 @@ def _recorder(op, mask):
         src += ["    b = args[1]",
                 "    fn = b.grad_fn",
                 "    node._crest = ((b._get_accumulator(), 0),) if fn is None else "
-                "((fn, b._output_nr),)",
-                f"    meta = ({m0}, (b._data.shape, b.dtype))"]
+                "((fn, b._output_nr),)"]
     else:
-        src += ["    node._crest = ()",
-                f"    meta = ({m0}, None)" if op.simple == 2 else f"    meta = ({m0},)"]
-    src += ["    m = _META.get(meta)",
-            "    node._meta = m if m is not None else _intern_meta(meta)",
-            "    r._requires_grad = True",
+        src.append("    node._crest = ()")
+    # node._meta, interned (_intern_meta): looked up by the one shape in _metas (the last
+    # dtype seen with that shape, and its meta), which costs less than hashing the whole meta
+    one = "a" if mask == 1 else "b" if mask == 2 else None
+    if one is not None:
+        form = f"({m0},)" if op.simple == 1 else f"({m0}, None)" if mask == 1 else \
+            "(None, (b._data.shape, b.dtype))"
+        src += [f"    shape = {one}._data.shape",
+                "    c = _metas.get(shape)",
+                f"    if c is not None and c[0] is {one}.dtype:",
+                "        node._meta = c[1]",
+                "    else:",
+                f"        node._meta = _cache_meta(_metas, shape, {one}.dtype, {form})"]
+    else:
+        src += ["    shape = a._data.shape",
+                "    if shape == b._data.shape and a.dtype is b.dtype:",
+                "        c = _metas.get(shape)",
+                "        if c is not None and c[0] is a.dtype:",
+                "            node._meta = c[1]",
+                "        else:",
+                "            node._meta = _cache_meta(_metas, shape, a.dtype, "
+                "((shape, a.dtype), (shape, a.dtype)))",
+                "    else:",
+                "        meta = ((shape, a.dtype), (b._data.shape, b.dtype))",
+                "        m = _META.get(meta)",
+                "        node._meta = m if m is not None else _intern_meta(meta)"]
+    src += ["    r._requires_grad = True",
             "    r.grad_fn = node"]
-    consts = {"_cls": op.node_cls, "_op": op, "_plan": plan}
+    consts = {"_cls": op.node_cls, "_op": op, "_plan": plan, "_metas": {}}
     if not plan:
         src.append("    node._saved = None")
     elif not all(k == _ARG or (k == _RESULT and x is None) for _, k, _, x in plan):
@@ -1013,6 +1033,15 @@ def _recorder(op, mask):
     return rec
 
 
+def _cache_meta(metas, shape, dtype, meta):
+    """A recorder's _metas[shape] = (dtype, the interned meta), returning the meta."""
+    if len(metas) > 256:
+        metas.clear()
+    m = _META.get(meta)
+    m = metas[shape] = (dtype, m if m is not None else _intern_meta(meta))
+    return m[1]
+
+
 def _intern_meta(meta):
     """node._meta, interned: equal (shape, dtype) tuples are shared (one GC object less)."""
     if len(_META) > 4096:
@@ -1024,8 +1053,7 @@ def _intern_meta(meta):
 def _record(op, args, kwargs, results, depth=3):
     """Build the grad_fn node for `results` (the slow half of apply, run only under autograd)."""
     node = _new(op.node_cls)  # Node.__init__, inlined: every slot is set here
-    node._saved = node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
-    node._metadata = node._site = None
+    node._saved = node._ext = node._site = None
     if _anomaly.enabled:
         _anomaly.record(node)  # (anomaly mode puts its whole stack in _site)
     elif _sites.enabled:
