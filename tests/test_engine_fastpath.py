@@ -272,3 +272,36 @@ def _libs():
     except ImportError:
         return [ndgrad]
     return [ndgrad, torch]
+
+
+@pytest.mark.parametrize("inputs", ["leaf", "middle", "both", "leaf_of_two"])
+def test_grad_runs_exactly_the_nodes_on_a_path_to_its_inputs(inputs):
+    # autograd.grad runs only what leads to its inputs: when every path ends at one (all the
+    # graph's leaves are inputs) the engine skips the post-order walk, otherwise it prunes
+    torch = pytest.importorskip("torch")
+    out = {}
+    for L in (ndgrad, torch):
+        calls = []
+
+        class Counted(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                calls.append(1)
+                return g * 2
+
+        x = L.tensor([0.3, -0.2], requires_grad=True)
+        w = L.tensor([1.5, 0.5], requires_grad=True)
+        y = L.tanh(Counted.apply(x) * 0.9)
+        loss = (L.exp(y) * (w if inputs == "leaf_of_two" else 1.0)).sum()
+        want = {"leaf": (x,), "middle": (y,), "both": (y, x), "leaf_of_two": (x,)}[inputs]
+        got = L.autograd.grad(loss, want)
+        out[L.__name__] = ([np.array(g.tolist()) for g in got], len(calls), x.grad, w.grad)
+    (a, na, xa, wa), (b, nb, xb, wb) = out["ndgrad"], out["torch"]
+    assert na == nb == (0 if inputs == "middle" else 1)
+    assert xa is None and wa is None and xb is None and wb is None
+    for p, q in zip(a, b):
+        np.testing.assert_allclose(p, q, rtol=1e-6)

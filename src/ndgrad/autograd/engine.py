@@ -84,9 +84,10 @@ def _walk(root_nodes, targets):
     return deps, needed
 
 
-def _dependencies(root_nodes):
+def _dependencies(root_nodes, sinks=None):
     """How many edges lead into each node reachable from the roots (explicit stack, each node
-    expanded once). Enough when every node runs; `_walk` also finds the nodes `inputs=` needs."""
+    expanded once). Enough when every node runs; `_walk` also finds the nodes `inputs=` needs.
+    sinks: a list that gets the nodes without edges (leaves' AccumulateGrad, mostly)."""
     deps = {}
     roots = set(root_nodes)
     stack = list(root_nodes)
@@ -94,14 +95,16 @@ def _dependencies(root_nodes):
     while stack:
         node = pop()
         child = node._c0  # the first edge in slots, the others in _crest (graph.py, Note
-        if child is not None:  # [Edges in slots])
+        crest = node._crest  # [Edges in slots]; a trailing (None, 0) is never kept in _crest)
+        if child is not None:
             if child in deps:
                 deps[child] += 1
             else:
                 deps[child] = 1
                 if child not in roots:
                     push(child)
-        crest = node._crest
+        elif not crest and sinks is not None:
+            sinks.append(node)
         if crest:
             for child, _ in crest:
                 if child is not None:
@@ -142,7 +145,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     if targets is None:
         deps, needed = _dependencies(root_nodes), None
     else:
-        deps, needed = _walk(root_nodes, targets)
+        # Only the nodes on a path to a target run (`needed`). When every path ends at a
+        # target (each node without edges is one: autograd.grad of all the leaves a graph
+        # has, as in an HVP) that is every node, and the counting pass is enough
+        sinks = []
+        deps, needed = _dependencies(root_nodes, sinks), None
+        for n in sinks:
+            if n not in targets:
+                deps, needed = _walk(root_nodes, targets)
+                break
     buffers = {}  # node -> [summed gradient per output]
     owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
     for (node, nr), g in zip(roots, root_grads):
@@ -243,8 +254,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                             captured[slot] = g
                     g = None
                     # a captured node runs only when other targets lie beyond it
-                    run = not isinstance(node, AccumulateGrad) and any(
+                    run = not isinstance(node, AccumulateGrad) and (any(
                         c in needed for c, _ in node.next_functions if c is not None)
+                        if needed is not None else node._c0 is not None or bool(node._crest))
                 if run:
                     try:
                         if _anomaly.enabled:
