@@ -64,8 +64,10 @@ def _root_grads(outputs, grad_outputs, is_grads_batched=False):
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}")
-                a = out._data  # (ones() of the shape: NumPy's ones_like is Python, ~3x slower)
-                g = _make(xp_of(a).ones(a.shape, a.dtype))
+                a = out._data  # (empty and fill: NumPy's ones and ones_like are Python)
+                o = xp_of(a).empty(a.shape, a.dtype)
+                o.fill(1)
+                g = _make(o)
             grads.append(g)
             continue
         if not isinstance(g, Tensor):
@@ -162,20 +164,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     roots = [_edge(t) for t in outputs]
     capture = {}
-    slots = {}
-    for i, t in enumerate(inputs):
-        e = _edge(t)
-        if e in capture:
-            slots.setdefault(capture[e], []).append(i)
-        else:
+    edges = [_edge(t) for t in inputs]
+    for i, e in enumerate(edges):
+        if e not in capture:  # (an input given twice gets the first one's gradient)
             capture[e] = i
     targets = {e[0] for e in capture}
     captured = run_backward(roots, grads, retain_graph, create_graph, targets, capture,
                             graph.user_site())
     result = []
     for i, t in enumerate(inputs):
-        e = _edge(t)
-        g = captured.get(capture[e])
+        g = captured.get(capture[edges[i]])
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

@@ -324,7 +324,8 @@ class SavedTensor:
             self._hooks_packed = (packed, unpack, is_output, edge)
 
     # A node whose save plan is one tensor keeps that SavedTensor as its `_saved` (no dict: one
-    # object less per node, bench W1); it answers as the mapping {name: itself}
+    # object less per node, bench W1); it answers as the mapping {name: itself}. (No __len__:
+    # its truth value, which the engine tests per node, stays the C default, True)
     def items(self):
         return ((self.name, self),)
 
@@ -347,9 +348,6 @@ class SavedTensor:
 
     def __iter__(self):
         return iter((self.name,))
-
-    def __len__(self):
-        return 1
 
     def unpack(self, node):
         if self.vc[0] != self.version and self._hooks_packed is None:  # (hooks: as PyTorch,

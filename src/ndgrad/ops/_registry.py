@@ -157,7 +157,9 @@ class OpNode(Node):
             env = {"grad": tuple(
                 g if g is not None or m is None else _zeros_meta(m)
                 for g, m in zip(grads, self._out_meta))}
-        if saved:
+        if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
+            env[saved.name] = saved.unpack(self)
+        elif saved:
             for k, v in saved.items():
                 env[k] = v.unpack(self) if type(v) in _SAVED else v
         # Between the formulas' ops and the user's backward()/grad() line every frame is
@@ -259,7 +261,9 @@ class OpNode(Node):
         # Only saved *tensors* are freed (and make a second backward an error): like PyTorch,
         # a node that saved nothing but shapes and scalars can run again.
         saved = self._saved
-        if saved and saved is not RELEASED:
+        if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
+            self._saved = RELEASED
+        elif saved and saved is not RELEASED:
             for v in saved.values():
                 if type(v) in _SAVED:
                     self._saved = RELEASED

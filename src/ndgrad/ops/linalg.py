@@ -141,9 +141,9 @@ _GEMM_COPY_MIN = 1 << 16  # elements: a broadcast operand this large is copied b
 def _matmul_fwd(xp, self, other):
     # A broadcast operand (a zero stride: the gradient of a sum, an expand) is no BLAS layout:
     # NumPy then takes a slower road than a copy plus the BLAS call (bench W5)
-    if 0 in self.strides and self.size >= _GEMM_COPY_MIN:
+    if self.size >= _GEMM_COPY_MIN and 0 in self.strides:
         self = xp.ascontiguousarray(self)
-    if 0 in other.strides and other.size >= _GEMM_COPY_MIN:
+    if other.size >= _GEMM_COPY_MIN and 0 in other.strides:
         other = xp.ascontiguousarray(other)
     try:
         return xp.matmul(self, other)
