@@ -209,7 +209,9 @@ def _mv_vec_grad(self, grad):
     return _mv_t(self, grad) if self.dtype._category != 3 else _mv(_mH(self), grad)
 
 
-_mv_vec_grad._raw = lambda self, grad: _mH_raw(self) @ grad
+# (real: vec @ self, the forward of _mv_tn that the recorded execution runs; no transposed view)
+_mv_vec_grad._raw = lambda self, grad: grad @ self if self.dtype.kind != "c" else \
+    _mH_raw(self) @ grad
 
 
 def _mv_t(self, vec):
