@@ -366,3 +366,61 @@ def test_a_hook_in_the_middle_of_a_chain_changes_what_flows_on():
         L.log(z).sum().backward()
         out.append(np.array(x.grad.tolist()))
     np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
+
+
+def _mlp(L, x, ws):
+    W1, b1, W2, b2 = ws
+    h = L.tanh(x @ W1 + b1) * L.sigmoid(x @ W1)  # mm, add (broadcast), mul: two edges each
+    return ((h @ W2 + b2) ** 2).sum()
+
+
+def test_nodes_with_several_edges_run_on_the_arrays(monkeypatch):
+    # mm, a broadcasting add and a mul of two tensors run their formulas' raw twins from the
+    # engine (OpNode._arrays_apply), with the recorded execution's and PyTorch's gradients
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(3, 4), (4,), (4, 2), (2,)]]
+    x0 = rng.standard_normal((5, 3))
+    grads = {}
+    for mode in ("raw", "recorded", "torch"):
+        L = torch if mode == "torch" else ndgrad
+        ws = [L.tensor(a, requires_grad=True) for a in arrays]
+        x = L.tensor(x0, requires_grad=True)
+        loss = _mlp(L, x, ws)
+        if mode == "raw":
+            calls = []
+            real = _registry.OpNode.apply
+
+            def counting(node, grads, create_graph):
+                calls.append(node.name())
+                return real(node, grads, create_graph)
+            monkeypatch.setattr(_registry.OpNode, "apply", counting)
+            loss.backward()
+            monkeypatch.undo()
+            assert calls == []
+        elif mode == "recorded":
+            prev = _raw.set_raw_backward(False)
+            try:
+                loss.backward()
+            finally:
+                _raw.set_raw_backward(prev)
+        else:
+            loss.backward()
+        grads[mode] = [np.array(t.grad.tolist()) for t in ws + [x]]
+    for a, b, c in zip(grads["raw"], grads["recorded"], grads["torch"]):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=1e-12)
+
+
+def test_one_array_down_two_edges_is_summed_out_of_place():
+    # (x + x) * 2: the add gets an array from the mul and hands that one array down both of its
+    # edges; x.grad is their sum, made out of place (version 0, as PyTorch's), and the root
+    # gradient is left as it was
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        g = L.tensor([0.5, 0.25], dtype=L.float64)
+        ((x + x) * 2.0).backward(g)
+        out.append((x.grad.tolist(), x.grad._version, g.tolist()))
+    assert out[0] == out[1] == ([2.0, 1.0], 0, [0.5, 0.25])

@@ -187,11 +187,57 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 array_apply = node._array_apply
                 crest = node._crest  # one edge: input 0's, or input 1's alone (W @ x, W fixed)
                 ext = node._ext  # (hooks, retain_grad: graph.py's _NodeExtras, or None)
-                if array_apply is not None and not create_graph and (
-                        not crest or (node._c0 is None and len(crest) == 1)) and (
+                if array_apply is None or create_graph or not (
                         ext is None or not (ext.tensor_hooks or ext.retain or ext.pre_hooks or
                                             ext.hooks)) \
-                        and node not in capture_nodes and not _anomaly.enabled:
+                        or node in capture_nodes or _anomaly.enabled:
+                    pass  # (the general path below)
+                elif crest and (node._c0 is not None or len(crest) > 1):
+                    # several edges: the formulas' raw twins give each input's gradient,
+                    # arrays handed on as they are (the loop at the end, for arrays)
+                    try:
+                        outs = node._arrays_apply(g, not retain_graph)
+                    except Exception as e:
+                        err = _error_in_backward(e, node)
+                        if err is None:
+                            raise
+                        raise err from e
+                    if outs is not NO_RAW:
+                        g = grads = None
+                        if not retain_graph:  # (_arrays_apply has released the saved tensors)
+                            node._freed = freed_at
+                        meta = node._meta
+                        for i, (child, nr) in enumerate(((node._c0, node._n0),) + crest):
+                            if child is None or (needed is not None and child not in needed):
+                                continue
+                            g = outs[i]
+                            if g is not None:
+                                shape, dtype = meta[i]
+                                if g.__class__ is _ndarray:
+                                    if g.shape != shape or g.dtype is not dtype.np:
+                                        g = check_grad_output(node, i, _make(g), shape, dtype,
+                                                              sum_to)
+                                elif g._data.shape != shape or g.dtype is not dtype:
+                                    g = check_grad_output(node, i, g, shape, dtype, sum_to)
+                                buf = buffers.get(child)
+                                if buf is None and child._nout == 1:
+                                    buffers[child] = [g]
+                                else:
+                                    _add_to_buffer(buffers, owned, child, nr, g, create_graph)
+                            d = deps[child] - 1
+                            deps[child] = d
+                            if d == 0:
+                                if child.__class__ is AccumulateGrad:
+                                    leaves.append(child)
+                                else:
+                                    ready.append(child)
+                        outs = g = None
+                        if leaves:  # (as below: leaves accumulate as soon as they are ready)
+                            ready.extend(leaves)
+                            leaves.clear()
+                        continue
+                    outs = None
+                else:
                     try:
                         r = array_apply(g, not retain_graph) if not crest else \
                             array_apply(g, not retain_graph, 1)
@@ -361,12 +407,15 @@ def _error_in_backward(exc, node):
 
 
 def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
-    if g.__class__ is _ndarray:  # (arrays from _array_apply: see run_backward)
-        g = _make(g)
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * node._nout
     prev = buf[nr]
+    if g.__class__ is _ndarray:  # (arrays from _array_apply: see run_backward)
+        if prev is g:  # one array down two edges (x + x): one Tensor, summed out of place
+            prev = buf[nr] = g = _make(g)
+        else:
+            g = _make(g)
     if prev.__class__ is _ndarray:
         prev = buf[nr] = _make(prev)
     if prev is None:

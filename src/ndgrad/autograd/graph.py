@@ -663,8 +663,13 @@ def check_grad_output(node, i, g, shape, dtype, sum_to):
     (and a non-float real one for a complex input)."""
     if g._data.shape != shape:
         gs = g._data.shape
-        ok = len(shape) <= len(gs) and all(
-            s == b or s == 1 for s, b in zip(reversed(shape), reversed(gs)))
+        k = len(gs) - len(shape)  # (a plain loop: no generator per broadcast gradient)
+        ok = k >= 0
+        if ok:
+            for j, s in enumerate(shape):
+                if s != 1 and s != gs[k + j]:
+                    ok = False
+                    break
         if not ok:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "

@@ -251,6 +251,54 @@ class OpNode(Node):
             self._saved = RELEASED
         return g0 if r is a0 else r
 
+    def _arrays_apply(self, g0, release):
+        """The engine's array path for a node with several edges: the gradient of each input
+        (a list, input order) for the one output's gradient `g0` (a Tensor, or an array the
+        engine passes on unwrapped), from the formulas' raw twins: arrays (`g0` itself where a
+        formula returns it), Tensors or None; or NO_RAW when this node must run apply()."""
+        op = self._op
+        saved = self._saved
+        if saved is RELEASED:
+            raise backward_twice_error(self)
+        raw = op.raw
+        if raw is None:
+            raw = _compile_raw(op)
+        if not raw or op.nout != 1 or not _raw_state.enabled or _fw_state.levels or g0 is None:
+            return NO_RAW
+        a0 = g0 if g0.__class__ is _ndarray else g0._data
+        if a0.__class__ is not _ndarray:
+            return NO_RAW
+        dt = a0.dtype
+        if dt.kind not in "fc":
+            return NO_RAW
+        try:
+            env = {"grad": a0}
+            held = _raw_saved(self, saved, env, dt) if saved else False
+            if op.joint is not None:
+                out = list(raw[0](*op.joint_getter(env)))
+            else:
+                out = [None] * len(op.formulas)
+                getters = op.formula_getters
+                for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+                    if child is not None:
+                        f = raw[i]
+                        out[i] = f(*getters[i](env)) if f is not None else \
+                            self._zeros_for(i, (_make(a0),))
+            for i, r in enumerate(out):
+                if r.__class__ is _ndarray:
+                    if r is a0:
+                        out[i] = g0
+                elif r is not None:
+                    out[i] = _wrap_raw(r, a0, g0)
+        except Exception:  # RawFallback, or an error: the recorded run says it as before
+            out = self._recorded(op, saved, [_make(a0) if g0 is a0 else g0])
+            if release:
+                self.release_saved()
+            return out
+        if held and release:
+            self._saved = RELEASED
+        return out
+
     def _zeros_for(self, i, grads):
         """Input i's zero gradient: an array of its shape and dtype (never requires grad)."""
         shape, dtype = self._meta[i]

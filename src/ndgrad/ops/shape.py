@@ -52,7 +52,11 @@ def _sum_to_fwd(xp, self, shape):
     # (floats: the ufunc's reduction, without the array method's Python layer; bench W2)
     r = xp.add.reduce(self, axis=axes, keepdims=True) if self.dtype.kind in "fc" else \
         self.sum(axis=axes, keepdims=True)
-    return r.reshape(shape)
+    try:  # the fresh result takes the shape itself: no view, so AccumulateGrad may keep it
+        r.shape = shape
+        return r
+    except (AttributeError, ValueError):  # (an array type without settable shapes)
+        return r.reshape(shape)
 
 
 sum_to = defop("sum_to", _sum_to_fwd, self=lambda grad, self_shape: expand(grad, self_shape))
