@@ -104,6 +104,9 @@ ERRORS = {
     "one_hot_negative": lambda L: _nn(L).one_hot(L.tensor([0, -1]), 3),
     "one_hot_empty_infer": lambda L: _nn(L).one_hot(L.tensor([], dtype=L.long)),
     "hardtanh_bounds": lambda L: _nn(L).hardtanh(X(L), 2.0, 1.0),
+    "relu_bool": lambda L: L.relu(L.tensor([True, False])),
+    "relu_bool_functional": lambda L: _nn(L).relu(L.tensor([True])),
+    "relu_bool_module": lambda L: L.nn.ReLU()(L.tensor([True])),
 }
 
 

@@ -467,9 +467,13 @@ def logit(input, eps=None):
 
 
 def _relu_fwd(xp, self):
-    if self.dtype.kind == "c":
+    k = self.dtype.kind
+    if k == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    return xp.maximum(self, 0).astype(self.dtype, copy=False)
+    if k == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    r = xp.maximum(self, 0)
+    return r if r.dtype == self.dtype else r.astype(self.dtype)
 
 
 # PyTorch's threshold_backward: grad_output where self > threshold, else 0, in one op (relu's

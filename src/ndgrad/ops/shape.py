@@ -44,6 +44,9 @@ def broadcast_shapes(*shapes):
 
 def _sum_to_fwd(xp, self, shape):
     shape = tuple(shape)
+    if shape and self.ndim == len(shape) + 1 and self.shape[1:] == shape and \
+            self.dtype.kind in "fc":
+        return xp.add.reduce(self, axis=0)  # (a bias's gradient: the batch dimension summed)
     lead = self.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and self.shape[i + lead] != 1)
