@@ -9,6 +9,8 @@ engine can at best reach). All libraries run in this one process, interleaved ro
 runs the same number of steps, so the last result of each is checked against the NumPy one: a
 fast wrong answer does not count. W7 (memory) runs each library in a fresh subprocess.
 
+Each timed step follows an untimed step of the same library (see WARM_MAX).
+
 Libraries: `ndgrad`; `torch` (CPU, default threads) and `torch-1t` (torch.set_num_threads(1)),
 when PyTorch is installed; `numpy` (the floor). Ratios use the minimum over rounds.
 """
@@ -591,6 +593,15 @@ def _check(results, rtol, atol):
     return verdict
 
 
+# Each timed step follows an untimed step of the same library (below WARM_MAX seconds a step):
+# it then finds its own code and data in the caches, as in a program that runs one library,
+# whatever the library before it left there; and PyTorch's OpenMP workers, which spin on the
+# other core for a while after its multi-threaded steps (slowing the NumPy floor of W2 that
+# runs right after by up to 3x: bench/NOTES.md), spin through the untimed step. A step longer
+# than WARM_MAX (W3 at 10^5 and 10^6 ops) is not repeated: its caches warm up within it.
+WARM_MAX = 0.1
+
+
 def bench(name, make, libs, rounds, quick, rtol=2e-3, atol=1e-4):
     steps, per = {}, {}
     for lib in libs:
@@ -604,6 +615,8 @@ def bench(name, make, libs, rounds, quick, rtol=2e-3, atol=1e-4):
     for _ in range(rounds):
         for lib, step in steps.items():
             _threads(lib)
+            if not times[lib] or times[lib][-1] * per[lib] < WARM_MAX:
+                step()  # untimed: see WARM_MAX
             t0 = time.perf_counter()
             last[lib] = step()
             times[lib].append((time.perf_counter() - t0) / per[lib])
@@ -681,7 +694,8 @@ def _write(args, libs, rows, mem, deleted=None):
          f"{getattr(ndgrad, '__version__', '?')}"
          + (f", PyTorch {torch.__version__} (CPU, default {TORCH_THREADS} threads)"
             if torch is not None else ", PyTorch not installed"), "",
-         "Times are min / median over interleaved rounds; ratios use the minimum. "
+         "Times are min / median over interleaved rounds, each timed step after an untimed "
+         "step of the same library (WARM_MAX in run.py); ratios use the minimum. "
          "`ok` = the result matches the hand-written NumPy reference.", ""]
     hdr = ["workload", "unit"] + [lib for lib in libs] + \
           (["ndgrad/torch", "ndgrad/torch-1t"] if torch is not None else []) + ["ndgrad/numpy", "check"]

@@ -7,11 +7,13 @@
    the next node's buffer, and decrement that node's count; at zero it is ready.
 3. Unless `retain_graph`, free each node's saved tensors as soon as it has run.
 
-Without `create_graph`, a node with one input edge (input 0's, or input 1's where input 0 has
-none) and nothing observing its gradients (no hooks, retain_grad, capture, anomaly mode) runs
-`node._array_apply` on the incoming gradient's array and hands its result on as a bare NumPy
-array in the buffer; whatever needs a Tensor (a leaf's AccumulateGrad, hooks, sums of several
-gradients, any other node) wraps it first.
+Without `create_graph`, a node with nothing observing its gradients (no hooks, retain_grad,
+capture, anomaly mode) runs its formulas' raw twins on the incoming gradient's array
+(`node._array_apply` for one input edge, input 0's or input 1's alone; `node._arrays_apply` for
+several) and hands the results on as bare NumPy arrays; whatever needs a Tensor (a leaf's
+AccumulateGrad, hooks, sums of several gradients, the Tensor-level apply) wraps them first. When
+a one-edge node's gradient goes to a node with no other incoming edge, that node is ready and
+would be popped next: it runs next with the gradient in hand (no buffer, count or stack).
 """
 from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, NO_RAW, ERR_BACKWARD_TWICE, annotated,
