@@ -1074,7 +1074,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         # the common case (a batch of class indices, no weights): when every target is a class
         # and none is ignored, PyTorch's gather/scatter kernels (ops/nn_ops.py)
         xp = _xp_of(tt)
-        if xp.minimum.reduce(tt) >= 0 and xp.maximum.reduce(tt) < C and not (
+        # every target in [0, C): one reduction over the targets read as unsigned (a negative
+        # one reads as a huge number); any other case takes the checks below, with the message
+        if xp.maximum.reduce(tt.view(f"u{tt.itemsize}")) < C and not (
                 0 <= ignore_index < C and (tt == ignore_index).any()):
             n = tt.shape[0] if reduction == "mean" else 1 if reduction == "sum" else 0
             loss = K.nll_loss_index(x, t, n)
