@@ -24,6 +24,18 @@ def _count_applies(monkeypatch):
     return calls
 
 
+def _count_node_applies(monkeypatch):
+    """The names of the nodes that run the Tensor-level OpNode.apply (not the array path)."""
+    calls = []
+    real = _registry.OpNode.apply
+
+    def counting(node, grads, create_graph):
+        calls.append(node.name())
+        return real(node, grads, create_graph)
+    monkeypatch.setattr(_registry.OpNode, "apply", counting)
+    return calls
+
+
 def _chain(x):
     return ndgrad.sigmoid(ndgrad.log(ndgrad.exp(ndgrad.tanh(x * 0.9 + 0.1)) + 2)) / 3
 
@@ -136,13 +148,7 @@ def _fan(L, x):
 
 
 def test_chains_skip_the_tensor_level_apply(monkeypatch):
-    calls = []
-    real = _registry.OpNode.apply
-
-    def counting(node, grads, create_graph):
-        calls.append(node.name())
-        return real(node, grads, create_graph)
-    monkeypatch.setattr(_registry.OpNode, "apply", counting)
+    calls = _count_node_applies(monkeypatch)
     x = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
     _chain(x).sum().backward()
     assert calls == []  # (every node of the chain, the sum's too, runs on the arrays)
@@ -327,13 +333,7 @@ def test_a_node_whose_one_edge_is_input_1_runs_on_the_arrays(monkeypatch, name, 
 def test_hooks_registered_then_removed_leave_the_chain_on_the_arrays(monkeypatch):
     # a node's hooks, retain_grad and metadata live in one side object (graph.py, Node._ext);
     # once its hooks are removed the node is back on the array path, with the same gradients
-    calls = []
-    real = _registry.OpNode.apply
-
-    def counting(node, grads, create_graph):
-        calls.append(node.name())
-        return real(node, grads, create_graph)
-    monkeypatch.setattr(_registry.OpNode, "apply", counting)
+    calls = _count_node_applies(monkeypatch)
     x = ndgrad.tensor([[0.3, -0.2], [0.5, 0.1]], requires_grad=True)
     y = ndgrad.tanh(x * 0.9 + 0.1)
     out = ndgrad.exp(y).sum()
@@ -388,13 +388,7 @@ def test_nodes_with_several_edges_run_on_the_arrays(monkeypatch):
         x = L.tensor(x0, requires_grad=True)
         loss = _mlp(L, x, ws)
         if mode == "raw":
-            calls = []
-            real = _registry.OpNode.apply
-
-            def counting(node, grads, create_graph):
-                calls.append(node.name())
-                return real(node, grads, create_graph)
-            monkeypatch.setattr(_registry.OpNode, "apply", counting)
+            calls = _count_node_applies(monkeypatch)
             loss.backward()
             monkeypatch.undo()
             assert calls == []

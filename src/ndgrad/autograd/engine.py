@@ -204,41 +204,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if err is None:
                             raise
                         raise err from e
-                    if outs is not NO_RAW:
+                    if outs is NO_RAW:
+                        outs = None
+                    else:
                         g = grads = None
                         if not retain_graph:  # (_arrays_apply has released the saved tensors)
                             node._freed = freed_at
-                        meta = node._meta
-                        for i, (child, nr) in enumerate(((node._c0, node._n0),) + crest):
-                            if child is None or (needed is not None and child not in needed):
-                                continue
-                            g = outs[i]
-                            if g is not None:
-                                shape, dtype = meta[i]
-                                if g.__class__ is _ndarray:
-                                    if g.shape != shape or g.dtype is not dtype.np:
-                                        g = check_grad_output(node, i, _make(g), shape, dtype,
-                                                              sum_to)
-                                elif g._data.shape != shape or g.dtype is not dtype:
-                                    g = check_grad_output(node, i, g, shape, dtype, sum_to)
-                                buf = buffers.get(child)
-                                if buf is None and child._nout == 1:
-                                    buffers[child] = [g]
-                                else:
-                                    _add_to_buffer(buffers, owned, child, nr, g, create_graph)
-                            d = deps[child] - 1
-                            deps[child] = d
-                            if d == 0:
-                                if child.__class__ is AccumulateGrad:
-                                    leaves.append(child)
-                                else:
-                                    ready.append(child)
-                        outs = g = None
-                        if leaves:  # (as below: leaves accumulate as soon as they are ready)
-                            ready.extend(leaves)
-                            leaves.clear()
-                        continue
-                    outs = None
                 else:
                     try:
                         r = array_apply(g, not retain_graph) if not crest else \
@@ -286,43 +257,44 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if d == 0:
                             ready.append(child)
                         continue
-                if grads is _CARRIED:
-                    grads = [_make(g) if g.__class__ is _ndarray else g]
-                elif grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
-                    grads[0] = _make(grads[0])
-                g = None
-                ext = node._ext
-                if ext is not None and (ext.tensor_hooks or ext.retain or ext.pre_hooks):
-                    grads = _pre_hooks(node, grads)
-                run = True
-                if node in capture_nodes:
-                    for nr, g in enumerate(grads):
-                        slot = capture.get((node, nr))
-                        if slot is not None:
-                            captured[slot] = g
+                if outs is None:  # the general path: Tensors, through apply()
+                    if grads is _CARRIED:
+                        grads = [_make(g) if g.__class__ is _ndarray else g]
+                    elif grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
+                        grads[0] = _make(grads[0])
                     g = None
-                    # a captured node runs only when other targets lie beyond it
-                    run = not isinstance(node, AccumulateGrad) and (any(
-                        c in needed for c, _ in node.next_functions if c is not None)
-                        if needed is not None else node._c0 is not None or bool(node._crest))
-                if run:
-                    try:
-                        if _anomaly.enabled:
-                            outs = apply_checked(node, grads, create_graph)
-                        else:
-                            outs = node.apply(grads, create_graph)
-                    except Exception as e:
-                        err = _error_in_backward(e, node)
-                        if err is None:
-                            raise
-                        raise err from e
                     ext = node._ext
-                    if ext is not None and ext.hooks:
-                        outs = _post_hooks(node, outs, grads)
-                    if not retain_graph:
-                        if node._saved:
-                            node.release_saved()
-                        node._freed = freed_at
+                    if ext is not None and (ext.tensor_hooks or ext.retain or ext.pre_hooks):
+                        grads = _pre_hooks(node, grads)
+                    run = True
+                    if node in capture_nodes:
+                        for nr, g in enumerate(grads):
+                            slot = capture.get((node, nr))
+                            if slot is not None:
+                                captured[slot] = g
+                        g = None
+                        # a captured node runs only when other targets lie beyond it
+                        run = not isinstance(node, AccumulateGrad) and (any(
+                            c in needed for c, _ in node.next_functions if c is not None)
+                            if needed is not None else node._c0 is not None or bool(node._crest))
+                    if run:
+                        try:
+                            if _anomaly.enabled:
+                                outs = apply_checked(node, grads, create_graph)
+                            else:
+                                outs = node.apply(grads, create_graph)
+                        except Exception as e:
+                            err = _error_in_backward(e, node)
+                            if err is None:
+                                raise
+                            raise err from e
+                        ext = node._ext
+                        if ext is not None and ext.hooks:
+                            outs = _post_hooks(node, outs, grads)
+                        if not retain_graph:
+                            if node._saved:
+                                node.release_saved()
+                            node._freed = freed_at
             meta = node._meta
             crest = node._crest
             if not crest:  # one edge (y * 2, y.tanh()): the loop below, for i = 0 alone
@@ -357,16 +329,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 if outs is not None:
                     g = outs[i]
                     if g is not None:
-                        shape, dtype = meta[i]
-                        if g._data.shape != shape or g.dtype is not dtype:  # (issue 15: checked)
+                        shape, dtype = meta[i]  # (issue 15: checked)
+                        if g.__class__ is _ndarray:  # (from _arrays_apply)
+                            if g.shape != shape or g.dtype is not dtype.np:
+                                g = check_grad_output(node, i, _make(g), shape, dtype, sum_to)
+                        elif g._data.shape != shape or g.dtype is not dtype:
                             g = check_grad_output(node, i, g, shape, dtype, sum_to)
-                        buf = buffers.get(child)
-                        if buf is None:
-                            if child._nout == 1:
-                                buffers[child] = [g]
-                            else:
-                                buf = buffers[child] = [None] * child._nout
-                                buf[nr] = g
+                        if child._nout == 1 and child not in buffers:
+                            buffers[child] = [g]
                         else:
                             _add_to_buffer(buffers, owned, child, nr, g, create_graph)
                 d = deps[child] - 1

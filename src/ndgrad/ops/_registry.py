@@ -86,18 +86,17 @@ class OpNode(Node):
         # no graph of the backward needed: the same formulas on the arrays (ops/_raw.py)
         if not create_graph and _raw_state.enabled and not _fw_state.levels and \
                 not _anomaly.enabled:
-            raw = op.raw
-            if raw is None:
-                raw = _compile_raw(op)
-            if raw:
-                try:  # (inlined, one frame less per node: the raw twins on the arrays, wrapped)
-                    if op.nout == 1:
-                        g0 = grads[0]
-                        a0 = g0._data
-                        dt = a0.dtype
-                        env = {"grad": a0}
-                    else:
-                        g0 = a0 = None
+            if op.nout == 1:  # (the engine's array path, with Tensors out)
+                out = self._arrays_apply(grads[0], False, True)
+                if out is not NO_RAW:
+                    return out
+            else:
+                raw = op.raw
+                if raw is None:
+                    raw = _compile_raw(op)
+                if raw:
+                    try:
+                        # zeros for the differentiable outputs that got no gradient
                         gs = tuple(g._data if g is not None else
                                    (None if m is None else _zeros_meta(m)._data)
                                    for g, m in zip(grads, self._out_meta))
@@ -108,44 +107,23 @@ class OpNode(Node):
                                     dt = a.dtype
                                 elif a.dtype != dt:
                                     raise _raw.RawFallback
+                        if dt is None or dt.kind not in "fc":
+                            raise _raw.RawFallback
                         env = {"grad": gs}
-                    if dt is None or dt.kind not in "fc":
-                        raise _raw.RawFallback
-                    if saved:
-                        _raw_saved(self, saved, env, dt)
-                    if op.joint is not None:
-                        res = raw[0](*op.joint_getter(env))
-                        return [_wrap_raw(r, a0, g0) for r in res]
-                    if not self._crest:  # only input 0 has an edge (Note [Edges in slots])
-                        f = raw[0]
-                        if f is None:
-                            return [self._zeros_for(0, grads)]
-                        r = f(*op.formula_getters[0](env))
-                        if r.__class__ is _ndarray:
-                            if r is a0:
-                                return [g0]
-                            t = _new(Tensor)  # _make, inlined
-                            t._data = r
-                            d = _BY_NP.get(r.dtype)
-                            t.dtype = d if d is not None else D.from_numpy_dtype(r.dtype)
-                            t._requires_grad = False
-                            t.grad_fn = None
-                            t._vc = [0]
-                            if _state.inference:
-                                t._inference = True
-                            return [t]
-                        return [_wrap_raw(r, a0, g0)]
-                    out = [None] * len(op.formulas)
-                    for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
-                        if child is not None:
-                            f = raw[i]
-                            if f is not None:
-                                out[i] = _wrap_raw(f(*op.formula_getters[i](env)), a0, g0)
-                            else:
-                                out[i] = self._zeros_for(i, grads)
-                    return out
-                except Exception:  # RawFallback, or an error: the recorded run says it as before
-                    pass
+                        if saved:
+                            _raw_saved(self, saved, env, dt)
+                        if op.joint is not None:
+                            return [_wrap_raw(r, None, None)
+                                    for r in raw[0](*op.joint_getter(env))]
+                        out = [None] * len(op.formulas)
+                        for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+                            if child is not None:
+                                f = raw[i]
+                                out[i] = _wrap_raw(f(*op.formula_getters[i](env)), None, None) \
+                                    if f is not None else self._zeros_for(i, grads)
+                        return out
+                    except Exception:  # RawFallback, or an error: the recorded run says it
+                        pass
         return self._recorded(op, saved, grads)
 
     def _recorded(self, op, saved, grads):
@@ -251,11 +229,12 @@ class OpNode(Node):
             self._saved = RELEASED
         return g0 if r is a0 else r
 
-    def _arrays_apply(self, g0, release):
+    def _arrays_apply(self, g0, release, tensors=False):
         """The engine's array path for a node with several edges: the gradient of each input
         (a list, input order) for the one output's gradient `g0` (a Tensor, or an array the
         engine passes on unwrapped), from the formulas' raw twins: arrays (`g0` itself where a
-        formula returns it), Tensors or None; or NO_RAW when this node must run apply()."""
+        formula returns it), Tensors or None; or NO_RAW when this node must run apply().
+        tensors: Tensors only (apply's raw execution; device arrays welcome)."""
         op = self._op
         saved = self._saved
         if saved is RELEASED:
@@ -266,7 +245,7 @@ class OpNode(Node):
         if not raw or op.nout != 1 or not _raw_state.enabled or _fw_state.levels or g0 is None:
             return NO_RAW
         a0 = g0 if g0.__class__ is _ndarray else g0._data
-        if a0.__class__ is not _ndarray:
+        if a0.__class__ is not _ndarray and not (tensors and type(a0) in _DEVICE_ARRAYS):
             return NO_RAW
         dt = a0.dtype
         if dt.kind not in "fc":
@@ -285,7 +264,7 @@ class OpNode(Node):
                         out[i] = f(*getters[i](env)) if f is not None else \
                             self._zeros_for(i, (_make(a0),))
             for i, r in enumerate(out):
-                if r.__class__ is _ndarray:
+                if r.__class__ is _ndarray and not tensors:
                     if r is a0:
                         out[i] = g0
                 elif r is not None:
