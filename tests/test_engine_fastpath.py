@@ -46,6 +46,7 @@ def test_fresh_gradient_becomes_grad_without_copy_but_hook_copies_stay_apart():
     assert seen[0] is not x.grad and not _shares(seen[0], x.grad)
 
 
+@pytest.mark.filterwarnings("ignore:Anomaly Detection")
 def test_the_engine_steals_an_unreferenced_fresh_gradient():
     # the refcount proof works: a formula's fresh output becomes .grad as is (no copy)
     x = ndgrad.ones(3, requires_grad=True)
@@ -58,9 +59,54 @@ def test_the_engine_steals_an_unreferenced_fresh_gradient():
         return orig(g, create_graph, owned, *rest)
 
     x._accumulate_grad = spy
-    (x * 3).sum().backward()
+    with ndgrad.autograd.detect_anomaly():  # (anomaly mode: AccumulateGrad's apply())
+        (x * 3).sum().backward()
     assert calls == [True]
     del acc
+
+
+def test_the_engine_steals_an_unreferenced_fresh_array_gradient(monkeypatch):
+    # the engine's array path for leaves: the same proof, in the engine's frame
+    from ndgrad.autograd import engine
+    calls = []
+    orig = engine._accumulate_array
+
+    def spy(var, g, own):
+        calls.append((own, g.shape))
+        return orig(var, g, own)
+
+    monkeypatch.setattr(engine, "_accumulate_array", spy)
+    w = ndgrad.ones(3, 2, requires_grad=True)
+    b = ndgrad.zeros(2, requires_grad=True)
+    x = ndgrad.ones(4, 3)
+    (x @ w + b).sum().backward()
+    assert sorted(calls) == [(True, (2,)), (True, (3, 2))]
+    assert w.grad.tolist() == [[4.0, 4.0]] * 3 and b.grad.tolist() == [4.0, 4.0]
+    calls.clear()
+    g_w = w.grad
+    (x @ w + b).sum().backward()  # into the existing .grad, in place, one version more
+    assert w.grad is g_w and w.grad.tolist() == [[8.0, 8.0]] * 3 and w.grad._version == 1
+    assert b.grad.tolist() == [8.0, 8.0] and len(calls) == 2
+
+
+def test_array_gradients_of_leaves_follow_pytorch():
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (ndgrad, torch):
+        w = lib.ones(3, 2, requires_grad=True)
+        b = lib.zeros(2, requires_grad=True)
+        a = lib.ones(2, requires_grad=True)
+        x = lib.ones(4, 3)
+        res = []
+        for _ in range(2):
+            y = (x @ w + b).relu() * (a + a)
+            y.sum().backward()
+            res.append([t.grad.tolist() for t in (w, b, a)])
+            res.append([t.grad._version for t in (w, b)])
+        a.grad.add_(1)  # a's gradient went down two edges: .grad owns its copy
+        res.append(b.grad.tolist())
+        out.append(res)
+    assert out[0] == out[1]
 
 
 def test_accumulation_is_in_place_like_pytorch():

@@ -19,6 +19,7 @@ from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, NO_RAW, ERR_BACKWARD_TWICE, annotated,
                     backward_twice_error, format_site, user_site)
 from .graph import check_hook_value, check_hook_values, check_grad_output, grad_lock
+from .graph import bump_version_in_backward, last_backward
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 from .._backend import numpy as _np
@@ -193,7 +194,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         ext is None or not (ext.tensor_hooks or ext.retain or ext.pre_hooks or
                                             ext.hooks)) \
                         or node in capture_nodes or _anomaly.enabled:
-                    pass  # (the general path below)
+                    if node.__class__ is AccumulateGrad and g.__class__ is _ndarray and \
+                            ext is None and not create_graph and not _anomaly.enabled and \
+                            node not in capture_nodes:
+                        # a leaf's array gradient, nothing observing it: into .grad without
+                        # a Tensor-level apply. The array becomes .grad itself when only this
+                        # frame holds it (`g` and getrefcount's argument) and owns its memory
+                        grads = None
+                        own = _getrefcount(g) == 2 and g.base is None
+                        if _accumulate_array(node.variable, g, own):
+                            g = None
+                            node._freed = freed_at
+                            continue
+                        grads = [g]  # (hooks, a sparse or differentiable .grad: apply())
                 elif crest and (node._c0 is not None or len(crest) > 1):
                     # several edges: the formulas' raw twins give each input's gradient,
                     # arrays handed on as they are (the loop at the end, for arrays)
@@ -237,7 +250,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                             shape, dtype = node._meta[i]
                             if g.__class__ is _ndarray:
                                 if g.shape != shape or g.dtype is not dtype.np:
-                                    g = check_grad_output(node, i, _make(g), shape, dtype, sum_to)
+                                    g = _to_input(node, i, g, shape, dtype, sum_to)
                             elif g._data.shape != shape or g.dtype is not dtype:
                                 g = check_grad_output(node, i, g, shape, dtype, sum_to)
                             buf = buffers.get(child)
@@ -332,7 +345,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         shape, dtype = meta[i]  # (issue 15: checked)
                         if g.__class__ is _ndarray:  # (from _arrays_apply)
                             if g.shape != shape or g.dtype is not dtype.np:
-                                g = check_grad_output(node, i, _make(g), shape, dtype, sum_to)
+                                g = _to_input(node, i, g, shape, dtype, sum_to)
                         elif g._data.shape != shape or g.dtype is not dtype:
                             g = check_grad_output(node, i, g, shape, dtype, sum_to)
                         if child._nout == 1 and child not in buffers:
@@ -358,6 +371,37 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
         _final_callbacks.pop()
         state.enabled, state.in_backward, state.backward_site = prev
     return captured
+
+
+def _to_input(node, i, g, shape, dtype, sum_to):
+    """check_grad_output for an array gradient: a bias's (the leading dimension of a gradient
+    of the input's dtype summed away, as sum_to's forward does it) stays an array; any other
+    case is checked and reduced as a Tensor."""
+    gs = g.shape
+    if len(gs) == len(shape) + 1 and gs[1:] == shape and g.dtype is dtype.np:
+        return sum_to._op.fwd_plain(_np, g, shape)  # (sum_to's forward on the array)
+    return check_grad_output(node, i, _make(g), shape, dtype, sum_to)
+
+
+def _accumulate_array(var, g, own):
+    """AccumulateGrad's work for an array gradient `g` of leaf `var` with no hooks (True), or
+    False: then apply() does it. own: nothing else holds `g` (it becomes .grad, no copy)."""
+    if var._hooks or var._post_acc_hooks:
+        return False
+    with grad_lock:  # (issue 15: concurrent backward() into one leaf)
+        old = var._grad
+        if old is None:
+            if not own:
+                return False
+            var._grad = _make(g)
+        elif old.is_sparse or old._requires_grad or old._data.__class__ is not _ndarray or \
+                old._data.shape != g.shape or old._data.dtype is not g.dtype:
+            return False
+        else:
+            old._data += g
+            bump_version_in_backward(old._vc)
+    var._reached_by = last_backward[0]
+    return True
 
 
 def _error_in_backward(exc, node):
