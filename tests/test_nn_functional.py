@@ -518,3 +518,38 @@ def test_softmax_rows_with_infinities_and_nan_match_torch(fn):
         a = getattr(F, fn)(ndgrad.tensor(rows), dim).numpy()
         b = getattr(torch, fn)(torch.tensor(rows), dim).numpy()
         np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("labels, ignore", [([0, 2, 1], -100), ([0, -100, 1], -100),
+                                            ([0, 2, 2], 2)])
+def test_cross_entropy_graph_matches_torch_on_every_path(labels, ignore, monkeypatch):
+    # the common case (class indices in range) and the general one (an ignored target) build
+    # PyTorch's graph, log_softmax computed once
+    torch = pytest.importorskip("torch")
+    import ndgrad.nn.functional as nF
+    calls = []
+    for name in ("_log_softmax", "log_softmax"):
+        f = getattr(nF, name)
+        monkeypatch.setattr(nF, name, lambda *a, _f=f, **k: calls.append(1) or _f(*a, **k))
+
+    def nodes(loss):
+        names, stack, seen = [], [loss.grad_fn], set()
+        while stack:
+            n = stack.pop()
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            names.append(type(n).__name__)
+            stack.extend(f for f, _ in n.next_functions)
+        return sorted(names)
+
+    x0 = np.random.default_rng(0).standard_normal((3, 3))
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        loss = L.nn.functional.cross_entropy(x, L.tensor(labels), ignore_index=ignore)
+        loss.backward()
+        out.append((nodes(loss), loss.item(), x.grad.numpy()))
+    assert out[0][0] == out[1][0] and len(calls) == 1
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)
+    np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-12, atol=1e-15)

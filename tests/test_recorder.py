@@ -94,6 +94,32 @@ def test_binary_recorder_builds_the_general_node(name, mask, leaf):
         assert a.grad is not None and a.grad.shape == a.shape
 
 
+@pytest.mark.parametrize("case", ["nll", "threshold1", "threshold2", "threshold3"])
+def test_general_path_ops_take_the_recorder(case, monkeypatch):
+    # three arguments, or tensors of two dtypes: apply's general path, whose _finish builds a
+    # simple op's node with its recorder (not _record): the same node, created at this line
+    from ndgrad.ops import nn_ops, pointwise
+    x, y = _inputs(case)
+    t = ndgrad.tensor([0, 1, 1])
+    if case == "nll":
+        x.requires_grad_()
+        fn, args = nn_ops.nll_loss_index, (x, t, 3)
+    else:
+        mask = int(case[-1])
+        if mask & 1:
+            x.requires_grad_()
+        if mask & 2:
+            y.requires_grad_()
+        fn, args = pointwise.threshold_backward, (x, y, 1.0)
+    general = []
+    monkeypatch.setattr(R, "_record", lambda *a, **k: general.append(a))
+    out = fn(*args)
+    monkeypatch.undo()
+    assert not general
+    _compare(args, out)
+    out.sum().backward()
+
+
 @pytest.mark.parametrize("other", [0.9, 2, 3.5])
 def test_tensor_and_scalar_recorder(other):
     x = ndgrad.tensor([[0.5, 1.5]], requires_grad=True)

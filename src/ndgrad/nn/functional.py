@@ -81,6 +81,7 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 # ---------------------------------------------------------------- activations
 # The fused activation ops live in ops/activation.py (shared with the torch namespace).
+from ..ops.activation import _log_softmax  # noqa: E402
 from ..ops.activation import (softmax, log_softmax, softmin, softplus, gelu, silu, elu, selu,  # noqa: E402,F401
                               celu, leaky_relu, hardtanh, relu6, hardsigmoid, hardswish, mish,
                               softsign, tanhshrink, logsigmoid, threshold, one_hot)
@@ -1058,6 +1059,23 @@ def _class_shapes(input, target):
     return input, target, False
 
 
+_UNSIGNED = {1: "u1", 8: "u8"}  # (the targets' itemsize -> the unsigned view of _nll_index)
+
+
+def _nll_index(x, t, C, reduction, ignore_index):
+    """The common case of nll_loss (a batch of class indices `t` for the (N, C) floats `x`, no
+    weights): when every target is a class and none is ignored, PyTorch's gather/scatter
+    kernels (ops/nn_ops.py); else None (the general path checks, with PyTorch's messages)."""
+    tt = t._data
+    # every target in [0, C): one reduction over the targets read as unsigned (a negative one
+    # reads as a huge number)
+    if _xp_of(tt).maximum.reduce(tt.view(_UNSIGNED[tt.itemsize])) >= C or (
+            0 <= ignore_index < C and (tt == ignore_index).any()):
+        return None
+    return K.nll_loss_index(x, t, tt.shape[0] if reduction == "mean" else
+                            1 if reduction == "sum" else 0)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of class indices `target` under log-probabilities `input`."""
@@ -1071,16 +1089,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     C = x.shape[1]
     tt = t._data
     if weight is None and tt.ndim == 1 and tt.shape[0] and x.dtype.is_floating_point:
-        # the common case (a batch of class indices, no weights): when every target is a class
-        # and none is ignored, PyTorch's gather/scatter kernels (ops/nn_ops.py)
-        xp = _xp_of(tt)
-        # every target in [0, C): one reduction over the targets read as unsigned (a negative
-        # one reads as a huge number); any other case takes the checks below, with the message
-        if xp.maximum.reduce(tt.view(f"u{tt.itemsize}")) < C and not (
-                0 <= ignore_index < C and (tt == ignore_index).any()):
-            n = tt.shape[0] if reduction == "mean" else 1 if reduction == "sum" else 0
-            loss = K.nll_loss_index(x, t, n)
-            return loss.squeeze(0) if unb and not n else loss
+        loss = _nll_index(x, t, C, reduction, ignore_index)
+        if loss is not None:
+            return loss.squeeze(0) if unb and reduction == "none" else loss
     valid = tt != ignore_index
     bad = valid & ((tt < 0) | (tt >= C))
     if bad.any():
@@ -1116,12 +1127,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over dim 1 then nll_loss; target holds class indices or probabilities."""
+    logp = None
+    if weight is None and label_smoothing == 0.0 and size_average is None and reduce is None \
+            and (reduction == "mean" or reduction == "sum"):
+        # the common case (a batch of logits, a class index each: bench W2), as valid as the
+        # general path below would find it
+        x, tt = input._data, target._data
+        if x.ndim == 2 and tt.ndim == 1 and tt.shape[0] == x.shape[0] and tt.shape[0] and \
+                target.dtype is D.int64 and input.dtype.is_floating_point:
+            logp = _log_softmax(input, 1)
+            loss = _nll_index(logp, target, x.shape[1], reduction, ignore_index)
+            if loss is not None:
+                return loss
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, class_dim)
+    if logp is None:
+        logp = log_softmax(input, class_dim)
     C = input.shape[class_dim]
     if target.dtype.is_floating_point:
         if tuple(target.shape) != tuple(input.shape):

@@ -191,29 +191,9 @@ class OpNode(Node):
         if dt.kind not in "fc":
             return NO_RAW
         try:
-            # formula i of `grad` and one saved tensor (or a Python scalar, or `grad` alone),
-            # as _raw_saved would pass them: called directly, no env dict and getter
+            # formula i of `grad` and one saved value, or `grad` alone: called directly
             k = op.raw1_key if not i else op.raw2_key
-            r = NO_RAW
-            if k:
-                if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
-                    v = saved if saved.name == k else None
-                else:
-                    v = saved.get(k) if saved else None
-                if v.__class__ is SavedTensor and v.vc[0] == v.version and \
-                        v._hooks_packed is None:
-                    t = v.tensor
-                    a = v.data if t is None else t._data
-                    d = a.dtype
-                    if d is dt or d == dt or d.kind not in "fc":
-                        r = f(a0, a)
-                        held = True
-                elif v.__class__ is float and op.name in _SCALAR_OPERAND:
-                    r = f(a0, _scalar_array(v, dt))  # (see apply)
-                    held = False
-            elif k is not None and not saved:
-                r = f(a0)
-                held = False
+            r, held = _direct_raw(f, k, saved, a0, dt, op) if k is not None else _NO_DIRECT
             if r is NO_RAW:
                 env = {"grad": a0}
                 held = _raw_saved(self, saved, env, dt) if saved else False
@@ -240,8 +220,9 @@ class OpNode(Node):
         if saved is RELEASED:
             raise backward_twice_error(self)
         raw = op.raw
-        if raw is None:
-            raw = _compile_raw(op)
+        if raw is None or op.raw1 is None:
+            _direct_formulas(op)
+            raw = op.raw
         if not raw or op.nout != 1 or not _raw_state.enabled or _fw_state.levels or g0 is None:
             return NO_RAW
         a0 = g0 if g0.__class__ is _ndarray else g0._data
@@ -251,14 +232,35 @@ class OpNode(Node):
         if dt.kind not in "fc":
             return NO_RAW
         try:
-            env = {"grad": a0}
-            held = _raw_saved(self, saved, env, dt) if saved else False
-            if op.joint is not None:
+            crest = self._crest
+            if len(crest) == 1 and op.joint is None and op.raw1_key is not None and \
+                    op.raw2_key is not None:
+                # two inputs, each formula of (grad[, one saved value]): called directly, as
+                # in _array_apply (mm, a broadcasting add, a mul of two tensors; bench W2)
+                out = [None, None]
+                held = False
+                env = None  # (built once, when a formula needs it: each saved value unpacked once)
+                for i, child in ((0, self._c0), (1, crest[0][0])):
+                    if child is not None:
+                        r, h = _direct_raw(raw[i], op.raw2_key if i else op.raw1_key, saved,
+                                           a0, dt, op) if env is None else _NO_DIRECT
+                        if r is NO_RAW:
+                            if env is None:
+                                env = {"grad": a0}
+                                h = _raw_saved(self, saved, env, dt) if saved else False
+                            r = raw[i](*op.formula_getters[i](env))
+                        out[i] = r
+                        held = held or h
+            elif op.joint is not None:
+                env = {"grad": a0}
+                held = _raw_saved(self, saved, env, dt) if saved else False
                 out = list(raw[0](*op.joint_getter(env)))
             else:
+                env = {"grad": a0}
+                held = _raw_saved(self, saved, env, dt) if saved else False
                 out = [None] * len(op.formulas)
                 getters = op.formula_getters
-                for i, (child, _) in enumerate(((self._c0, 0),) + self._crest):
+                for i, (child, _) in enumerate(((self._c0, 0),) + crest):
                     if child is not None:
                         f = raw[i]
                         out[i] = f(*getters[i](env)) if f is not None else \
@@ -313,6 +315,35 @@ def _direct_formulas(op):
     op.raw1_key, op.raw2_key = keys
     op.raw2 = twins[1]
     op.raw1 = twins[0]  # (set last: the engine's test that the others are ready)
+
+
+_NO_DIRECT = (NO_RAW, False)
+
+
+def _direct_raw(f, k, saved, a0, dt, op):
+    """(result, whether a saved tensor was read) of a formula's raw twin `f` of (grad) (k "")
+    or (grad, one saved value k), called directly (no env dict and getter); _NO_DIRECT where
+    _raw_saved's rules need the general path (a changed or hooked saved tensor, a tuple, ...)."""
+    if not k:  # (the saved plan holds only what the formulas of the inputs with edges read)
+        return f(a0), False
+    if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
+        v = saved if saved.name == k else None
+    else:
+        v = saved.get(k) if saved else None
+    tv = v.__class__
+    if tv is SavedTensor:
+        if v.vc[0] == v.version and v._hooks_packed is None:
+            t = v.tensor
+            a = v.data if t is None else t._data
+            d = a.dtype
+            if d is dt or d == dt or d.kind not in "fc":
+                return f(a0, a), True
+    elif tv is float:
+        if op.name in _SCALAR_OPERAND:
+            return f(a0, _scalar_array(v, dt)), False  # (see apply)
+    elif tv is int or tv is bool:
+        return f(a0, v), False
+    return _NO_DIRECT
 
 
 def _raw_saved(node, saved, env, dt):
@@ -813,7 +844,23 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
         if op.view:
             _mark_view(result, args[0], op, args, kwargs)
         if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
-            _record(op, args, kwargs, (result,), depth)
+            simple = op.simple
+            if simple and not kwargs:  # (_recorder: nll_loss_index, threshold_backward, ...)
+                a = args[0]
+                mask = 1 if isinstance(a, Tensor) and a._requires_grad else 0
+                if simple == 2 and len(args) > 1:
+                    b = args[1]
+                    if isinstance(b, Tensor) and b._requires_grad:
+                        mask |= 2
+                if mask:
+                    rec = op.recorders.get(mask)
+                    if rec is None:
+                        rec = _recorder(op, mask)
+                    rec(args, result, depth)
+                else:
+                    _record(op, args, kwargs, (result,), depth)
+            else:
+                _record(op, args, kwargs, (result,), depth)
         elif requires and not _state.enabled and op.differentiable and not _state.in_backward:
             result._nograd_at = (user_site(2), _state.inference)  # for autograd.explain
         if _fw_state.levels:
@@ -924,12 +971,13 @@ def _recorder(op, mask):
     positions 0 and maybe 1, positional arguments as apply's fast path has them) whose inputs
     in `mask` require grad: _record's work for exactly that case, as straight-line code made
     once per op and mask (no loops over inputs or the save plan, no tests of what the mask and
-    the plan already say). Called as `rec(args, result)` from apply, at _record's depth."""
+    the plan already say). Called as `rec(args, result)` from apply, at _record's depth (from
+    _finish with its depth: `rec(args, result, depth)`)."""
     rec = op.recorders.get(mask)
     if rec is not None:
         return rec
     plan = _saved_plan(op, mask)
-    src = ["def rec(args, r):",
+    src = ["def rec(args, r, depth=3):",
            "    node = _new(_cls)  # Node.__init__, inlined: every slot is set here",
            "    node._ext = None",
            "    if _anomaly.enabled:",
@@ -938,7 +986,7 @@ def _recorder(op, mask):
            "    elif _sites.enabled:",
            # the user's line: usually the frame above apply and the op's function (or one more
            # up, through a wrapper such as out='s)
-           "        f = _getframe(3)",
+           "        f = _getframe(depth)",
            "        code = f.f_code",
            "        flag = _inside.get(code.co_filename)",
            "        if flag is False:",
@@ -952,7 +1000,7 @@ def _recorder(op, mask):
            "            elif _state.in_formula:  # (see OpNode._recorded)",
            "                node._site = _state.backward_site",
            "            else:",
-           "                node._site = user_site(3)",
+           "                node._site = user_site(depth)",
            "    else:",
            "        node._site = None"]
     if mask & 1:
