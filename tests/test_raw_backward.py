@@ -419,3 +419,37 @@ def test_one_array_down_two_edges_is_summed_out_of_place():
         ((x + x) * 2.0).backward(g)
         out.append((x.grad.tolist(), x.grad._version, g.tolist()))
     assert out[0] == out[1] == ([2.0, 1.0], 0, [0.5, 0.25])
+
+
+def test_an_mlp_step_runs_every_node_on_the_arrays(monkeypatch):
+    # bench W2's graph (mm, a broadcasting bias add, relu, cross_entropy): no node takes the
+    # Tensor-level apply or falls back to the recorded execution, no leaf AccumulateGrad.apply;
+    # the gradients are PyTorch's
+    from ndgrad.autograd import graph
+    calls = _count_node_applies(monkeypatch)
+    recorded = []
+    real = _registry.OpNode._recorded
+    monkeypatch.setattr(_registry.OpNode, "_recorded",
+                        lambda node, *a: recorded.append(node.name()) or real(node, *a))
+    acc = []
+    real_acc = graph.AccumulateGrad.apply
+    monkeypatch.setattr(graph.AccumulateGrad, "apply",
+                        lambda node, *a: acc.append(1) or real_acc(node, *a))
+    r = np.random.default_rng(0)
+    arrays = [r.standard_normal(s) for s in [(6, 5), (5,), (5, 3), (3,), (4, 6)]]
+    target = [0, 2, 1, 2]
+    try:
+        import torch
+    except ImportError:  # (the array path is still checked)
+        torch = None
+    out = []
+    for L in (ndgrad, torch) if torch is not None else (ndgrad,):
+        W1, b1, W2, b2 = (L.tensor(a, requires_grad=True) for a in arrays[:4])
+        x = L.tensor(arrays[4])
+        h = L.relu(x @ W1 + b1)
+        L.nn.functional.cross_entropy(h @ W2 + b2, L.tensor(target)).backward()
+        out.append([t.grad.numpy() for t in (W1, b1, W2, b2)])
+        if L is ndgrad:
+            assert calls == [] and recorded == [] and acc == []
+    for a, b in zip(*out) if torch is not None else ():
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)

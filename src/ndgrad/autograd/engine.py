@@ -173,6 +173,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
+        # the array paths below: no graph of the backward, no anomaly mode (and, per node,
+        # no capture, hooks or retain_grad)
+        plain = not create_graph and not _anomaly.enabled
         leaves = []
         carried = None  # a node whose one incoming gradient skipped the buffers: it is `g`
         while carried is not None or ready:
@@ -190,13 +193,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                 array_apply = node._array_apply
                 crest = node._crest  # one edge: input 0's, or input 1's alone (W @ x, W fixed)
                 ext = node._ext  # (hooks, retain_grad: graph.py's _NodeExtras, or None)
-                if array_apply is None or create_graph or not (
+                if array_apply is None or not plain or not (
                         ext is None or not (ext.tensor_hooks or ext.retain or ext.pre_hooks or
-                                            ext.hooks)) \
-                        or node in capture_nodes or _anomaly.enabled:
+                                            ext.hooks)) or node in capture_nodes:
                     if node.__class__ is AccumulateGrad and g.__class__ is _ndarray and \
-                            ext is None and not create_graph and not _anomaly.enabled and \
-                            node not in capture_nodes:
+                            ext is None and plain and node not in capture_nodes:
                         # a leaf's array gradient, nothing observing it: into .grad without
                         # a Tensor-level apply. The array becomes .grad itself when only this
                         # frame holds it (`g` and getrefcount's argument) and owns its memory

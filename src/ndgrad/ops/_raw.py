@@ -148,6 +148,7 @@ def raw_formula(f):
 # ---------------------------------------------------------------- ops called inside formulas
 
 _CALLERS = {}  # OpDef -> its array-level caller
+_NUMBERS = frozenset((int, float, bool, type(None)))  # arguments that are neither arrays nor dtypes
 
 
 def _op_caller(op):
@@ -164,15 +165,18 @@ def _op_caller(op):
     def call(*args, **kwargs):
         if kwargs:
             return other(args, kwargs)
-        if single and len(args) == 2:  # the common call (grad and one saved array): the
-            a, b = args                 # checks below, unrolled
+        n = len(args)
+        if single and (n == 2 or n == 3 and args[2].__class__ in _NUMBERS):
+            # the common calls (grad and one saved array, maybe a Python number or None after
+            # them: threshold_backward, log_softmax_backward): the checks below, unrolled
+            a, b = args[0], args[1]
             if a.__class__ is _ndarray and b.__class__ is _ndarray and (
                     not quiet or var.get() is ignore):  # (in a backward pass: quiet already)
                 dt = a.dtype
                 if promote is not None and (b.dtype is not dt and b.dtype != dt or
                                             dt.kind not in "fc"):
                     raise RawFallback
-                out = plain(_np, a, b)
+                out = plain(_np, *args)
                 return out if out.__class__ is _ndarray else _asarray(out)
         dt = None
         for a in args:

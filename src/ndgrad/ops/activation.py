@@ -50,7 +50,12 @@ def _log_softmax_fwd(xp, self, dim):
     # A row whose maximum is +-inf or nan comes out all nan, as PyTorch's (inf - inf).
     m = xp.maximum.reduce(self, axis=dim, keepdims=True)
     s = self - m  # (an op's forward runs in NumPy's quiet error state: log(0) is silent)
-    return s - xp.log(xp.add.reduce(xp.exp(s), axis=dim, keepdims=True))
+    lse = xp.add.reduce(xp.exp(s), axis=dim, keepdims=True)
+    if not s.ndim:  # (0-d: NumPy's results are scalars)
+        return s - xp.log(lse)
+    xp.log(lse, out=lse)  # (the fresh temporaries take the results: two arrays fewer)
+    xp.subtract(s, lse, out=s)
+    return s
 
 
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data: the backward of softmax and

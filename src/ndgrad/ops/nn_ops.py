@@ -25,6 +25,7 @@ import itertools
 import math
 import threading
 
+from .._backend import numpy as _np
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop
 
@@ -239,8 +240,19 @@ nll_loss = defop("nll_loss", _nll_fwd, promote="float", node_name="NllLossBackwa
 # The common case of nll_loss (a batch of class indices, no weights, none ignored): PyTorch's
 # kernels, a gather forward and a scatter backward, O(N) work and memory beside the input and its
 # gradient (no (N, C) one-hot). n: the mean's divisor (N), 1 for the sum, 0 for reduction='none'.
+_ROWS = {}  # n -> a read-only host arange(n): the rows of each batch size seen
+
+
 def _nll_rows(xp, n_rows):
-    return xp.arange(n_rows)
+    if xp is not _np:  # (a device's arrays live on one of its devices: made each time)
+        return xp.arange(n_rows)
+    r = _ROWS.get(n_rows)
+    if r is None:
+        if len(_ROWS) > 64:
+            _ROWS.clear()
+        r = _ROWS[n_rows] = xp.arange(n_rows)
+        r.flags.writeable = False
+    return r
 
 
 def _nll_index_fwd(xp, self, target, n):
