@@ -702,10 +702,11 @@ _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}  # as in _dtype (bool
 def apply(op, args, kwargs):
     """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
     # The common case first (one or two positional arguments, NumPy tensors of one dtype, a
-    # Python scalar of no higher category, no forward-mode levels): only that work is done.
-    # Anything else takes the general path below, which gives the same result.
+    # Python scalar of no higher category, maybe a third argument that is a plain number or
+    # None, no forward-mode levels; an op that does not promote takes tensors of any dtypes):
+    # only that work is done. Anything else takes the general path, with the same result.
     n = len(args)
-    if 0 < n < 3 and not kwargs and not _fw_state.levels:
+    if 0 < n < 4 and not kwargs and not _fw_state.levels:
         a = args[0]
         if isinstance(a, Tensor):
             d = a._data
@@ -719,9 +720,15 @@ def apply(op, args, kwargs):
                         requires = a._requires_grad  # (also the mask of inputs that do)
                     else:
                         b = args[1]
+                        if n == 3:  # (a number of no higher category, as `b` below)
+                            cc = args[2].__class__
+                            if cc not in _NUMBERS or (promote is not None and (
+                                    (cc is float and cat < 2) or (cc is int and cat < 1))):
+                                return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
                             e = b._data
-                            if b.dtype is not dtype or type(e) is not _ndarray:
+                            if (b.dtype is not dtype and promote is not None) or \
+                                    type(e) is not _ndarray:
                                 return _apply(op, args, kwargs)
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
@@ -747,6 +754,9 @@ def apply(op, args, kwargs):
                                 out = _QRUN(fwd, _np, d) if uf is None else _QRUN(uf, d)
                             else:
                                 out = fwd(_np, d) if uf is None else uf(d)
+                        elif n == 3:  # (never the ufunc: a third argument would be its out)
+                            c = args[2]
+                            out = _QRUN(fwd, _np, d, e, c) if op.quiet else fwd(_np, d, e, c)
                         else:
                             uf = op.ufunc2
                             if op.quiet:
@@ -809,6 +819,7 @@ def apply(op, args, kwargs):
 
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
+_NUMBERS = frozenset((int, float, bool, type(None)))  # third arguments of apply's fast path
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
 
 
