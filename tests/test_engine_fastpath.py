@@ -351,3 +351,19 @@ def test_grad_runs_exactly_the_nodes_on_a_path_to_its_inputs(inputs):
     assert xa is None and wa is None and xb is None and wb is None
     for p, q in zip(a, b):
         np.testing.assert_allclose(p, q, rtol=1e-6)
+
+
+def test_leaves_reached_twice_get_the_sum_like_pytorch():
+    # a leaf's gradient from two edges of one node (x * x), from two nodes (x * w + x @ m), or
+    # from one edge: the engine's leaf path must never drop a buffered gradient
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.5, -1.0], [2.0, 0.25]])
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(a, requires_grad=True)
+        w = L.tensor(a * 2, requires_grad=True)
+        m = L.tensor(a.T.copy())
+        ((x * x).sum() + (x * w + x @ m).sum()).backward()
+        out.append((x.grad.numpy().copy(), w.grad.numpy().copy()))
+    for p, q in zip(*out):
+        np.testing.assert_allclose(p, q, rtol=1e-12)

@@ -347,6 +347,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if g.__class__ is _ndarray:  # (from _arrays_apply)
                             if g.shape != shape or g.dtype is not dtype.np:
                                 g = _to_input(node, i, g, shape, dtype, sum_to)
+                            if child.__class__ is AccumulateGrad and deps[child] == 1 and \
+                                    plain and child._ext is None and g.__class__ is _ndarray \
+                                    and child not in buffers and child not in capture_nodes:
+                                # a leaf whose only gradient this is: ready now, and it would
+                                # run next (leaves first, below). It accumulates here
+                                outs[i] = None  # (then `g` is the only reference, if fresh)
+                                own = _getrefcount(g) == 2 and g.base is None
+                                if _accumulate_array(child.variable, g, own):
+                                    g = None
+                                    deps[child] = 0
+                                    child._freed = freed_at
+                                    continue
                         elif g._data.shape != shape or g.dtype is not dtype:
                             g = check_grad_output(node, i, g, shape, dtype, sum_to)
                         if child._nout == 1 and child not in buffers:
