@@ -367,3 +367,28 @@ def test_leaves_reached_twice_get_the_sum_like_pytorch():
         out.append((x.grad.numpy().copy(), w.grad.numpy().copy()))
     for p, q in zip(*out):
         np.testing.assert_allclose(p, q, rtol=1e-12)
+
+
+def test_nodes_made_ready_by_one_node_run_in_pytorchs_order():
+    # a node of several edges makes two interior nodes ready (the last one runs next, carried
+    # without the stack) and a leaf (whose AccumulateGrad runs first): hooks see PyTorch's order
+    torch = pytest.importorskip("torch")
+    logs, grads = [], []
+    for L in (ndgrad, torch):
+        log = []
+        x = L.tensor([0.5, -1.5], requires_grad=True)
+        w = L.tensor([2.0, 3.0], requires_grad=True)
+        a = x * 2
+        b = x.exp()
+        a.register_hook(lambda g: log.append("a"))
+        b.register_hook(lambda g: log.append("b"))
+        w.register_post_accumulate_grad_hook(lambda p: log.append("w"))
+        c = a * b      # two interior inputs, each with this one consumer
+        d = a.sin() * b.cos()  # (another pair, made in the opposite order)
+        (c * w).sum().backward(retain_graph=True)
+        d.sum().backward()
+        logs.append(log)
+        grads.append((x.grad.tolist(), w.grad.tolist()))
+    assert logs[0] == logs[1]
+    np.testing.assert_allclose(np.array(grads[0][0]), np.array(grads[1][0]), rtol=1e-6)
+    assert grads[0][1] == pytest.approx(grads[1][1])

@@ -178,6 +178,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
         plain = not create_graph and not _anomaly.enabled
         leaves = []
         carried = None  # a node whose one incoming gradient skipped the buffers: it is `g`
+        carry = carry_g = None  # (a node of several edges: the child it will carry, its grad)
         while carried is not None or ready:
             if carried is None:
                 node = ready.pop()
@@ -362,6 +363,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         elif g._data.shape != shape or g.dtype is not dtype:
                             g = check_grad_output(node, i, g, shape, dtype, sum_to)
                         if child._nout == 1 and child not in buffers:
+                            if deps[child] == 1 and child.__class__ is not AccumulateGrad:
+                                # its only gradient: the child is ready. The last child made
+                                # ready here is the one the stack would pop next: it is carried
+                                # (below), the one before it goes onto the stack
+                                if carry is not None:
+                                    buffers[carry] = [carry_g]
+                                    ready.append(carry)
+                                carry, carry_g = child, g
+                                deps[child] = 0
+                                continue
                             buffers[child] = [g]
                         else:
                             _add_to_buffer(buffers, owned, child, nr, g, create_graph)
@@ -372,6 +383,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         leaves.append(child)
                     else:
                         ready.append(child)
+            if carry is not None:
+                if leaves:  # (they run first: the carried node goes onto the stack below them)
+                    buffers[carry] = [carry_g]
+                    ready.append(carry)
+                else:
+                    carried, g = carry, carry_g
+                carry = carry_g = None
             if leaves:  # leaves accumulate as soon as they are ready (PyTorch runs AccumulateGrad
                 ready.extend(leaves)  # first): post-accumulate hooks and DDP buckets fire early
                 leaves.clear()
