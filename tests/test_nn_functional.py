@@ -553,3 +553,20 @@ def test_cross_entropy_graph_matches_torch_on_every_path(labels, ignore, monkeyp
     assert out[0][0] == out[1][0] and len(calls) == 1
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)
     np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape, pad, mode", [
+    ((1, 1, 0), (2, 2), "reflect"), ((0, 1, 3), (1, 1), "reflect"),
+    ((1, 0, 3), (1, 1), "reflect"), ((1, 1, 0), (1, 1), "replicate"), ((1, 0), (1, 1), "reflect"),
+    ((1, 1, 0, 3), (1, 1, 1, 1), "reflect"), ((0, 3), (1, 1), "reflect"),
+    ((2, 0, 4), (1, 1), "replicate"), ((0, 2, 4), (1, 2), "replicate"),
+])
+def test_reflect_and_replicate_pad_of_empty_inputs_match_torch(shape, pad, mode):
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        try:
+            out.append(tuple(L.nn.functional.pad(L.zeros(*shape), pad, mode).shape))
+        except RuntimeError as e:
+            out.append(str(e))
+    assert out[0] == out[1]

@@ -16,6 +16,7 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import *  # noqa: F401,F403
 from ._creation import Generator, default_generator
 from ._windows import *  # noqa: F401,F403
+from ._spectral import stft  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
                                  inference_mode, is_inference_mode_enabled)
 from . import autograd

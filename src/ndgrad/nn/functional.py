@@ -864,6 +864,11 @@ def pad(input, pad, mode="constant", value=None):
         return _constant_pad(input, tuple(pairs), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "circular" and input.ndim in (k + 1, k + 2) and \
+            0 in tuple(input.shape)[input.ndim - k - 1:]:  # (only the batch may be empty)
+        raise RuntimeError(
+            f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+            f"other non-zero dimensions for input, but got: {list(input.shape)}")
     out = input
     for d in range(input.ndim - k, input.ndim):
         a, b = pairs[d]

@@ -1,0 +1,141 @@
+"""torch.stft / Tensor.stft: values, options and messages against PyTorch; gradients of first
+and second order by finite differences; a known transform where PyTorch is absent."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad.autograd import gradcheck, gradgradcheck
+
+R = np.random.default_rng(0)
+X1 = R.standard_normal(40)
+X2 = R.standard_normal((3, 40))
+HANN6 = np.hanning(6)
+
+CASES = [  # (signal, window, keywords)
+    (X1, None, dict(n_fft=8, return_complex=True)),
+    (X2, None, dict(n_fft=8, hop_length=3, return_complex=True)),
+    (X2, HANN6, dict(n_fft=8, win_length=6, return_complex=True)),
+    (X2, HANN6, dict(n_fft=8, win_length=6, return_complex=True, center=False)),
+    (X2, HANN6, dict(n_fft=8, win_length=6, hop_length=2, return_complex=True, center=False,
+                     align_to_window=True)),
+    (X2, None, dict(n_fft=8, win_length=5, hop_length=3, return_complex=True, center=False,
+                    align_to_window=True)),
+    (X2, None, dict(n_fft=8, win_length=5, return_complex=True)),
+    (X2, np.hanning(8), dict(n_fft=8, return_complex=True, onesided=False, normalized=True)),
+    (X2, None, dict(n_fft=8, return_complex=False)),
+    (X2.astype(np.complex128), None, dict(n_fft=8, return_complex=True)),
+    (X2.astype(np.complex128), None, dict(n_fft=8)),
+    (X2, np.hanning(8).astype(np.complex128), dict(n_fft=8)),
+    (X1, None, dict(n_fft=8, return_complex=True, pad_mode="constant")),
+    (X1, None, dict(n_fft=8, return_complex=True, pad_mode="replicate")),
+    (X1, None, dict(n_fft=8, return_complex=True, pad_mode="circular")),
+    (X1.astype(np.float32), np.hanning(8), dict(n_fft=8, return_complex=True)),  # promotes
+    (X1, None, dict(n_fft=40, return_complex=True, center=False)),
+    (X1, np.ones(8), dict(n_fft=8, hop_length=1, return_complex=True)),
+]
+
+ERRORS = [
+    (X1, None, dict(n_fft=50, return_complex=True, center=False)),
+    (X1, None, dict(n_fft=0, return_complex=True)),
+    (X1, None, dict(n_fft=8, hop_length=0, return_complex=True)),
+    (X1, None, dict(n_fft=8, win_length=9, return_complex=True)),
+    (X1, None, dict(n_fft=8, win_length=0, return_complex=True)),
+    (X1, np.ones(7), dict(n_fft=8, return_complex=True)),
+    (X1, np.ones((2, 8)), dict(n_fft=8, return_complex=True, normalized=True, onesided=True)),
+    (X1, None, dict(n_fft=8)),
+    (R.standard_normal((2, 2, 40)), None, dict(n_fft=8, return_complex=True)),
+    (np.arange(40), None, dict(n_fft=8, return_complex=True)),
+    (X1, None, dict(n_fft=8, return_complex=True, align_to_window=True)),
+    (X1.astype(np.complex64), None, dict(n_fft=8, return_complex=True, onesided=True)),
+    (X1, None, dict(n_fft=8, return_complex=True, pad_mode="zeros")),
+    (X1[:4], None, dict(n_fft=8, return_complex=True)),
+    (np.array(1.0), None, dict(n_fft=4, return_complex=True)),  # 0-d and empty signals
+    (np.zeros(0), None, dict(n_fft=4, return_complex=True)),
+    (np.zeros((2, 0)), None, dict(n_fft=4, return_complex=True)),
+    (np.zeros((2, 0)), None, dict(n_fft=4, return_complex=True, center=False)),
+]
+
+
+def _run(L, x, w, kw, method=False):
+    x = L.tensor(x)
+    w = None if w is None else L.tensor(w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method:
+            return x.stft(window=w, **kw)
+        return L.stft(x, window=w, **kw)
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_stft_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    x, w, kw = CASES[case]
+    a, b = _run(ndgrad, x, w, kw), _run(torch, x, w, kw, method=True)
+    assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5 if "32" in str(a.dtype) else 1e-10,
+                               atol=1e-5 if "32" in str(a.dtype) else 1e-10)
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_stft_errors_match_torch(case):
+    torch = pytest.importorskip("torch")
+    x, w, kw = ERRORS[case]
+    out = []
+    for L in (ndgrad, torch):
+        with pytest.raises(Exception) as e:
+            _run(L, x, w, kw)
+        out.append((type(e.value).__name__, str(e.value)))
+    assert out[0] == out[1]
+
+
+def test_stft_warns_as_torch_once_per_process():
+    # (PyTorch's TORCH_WARN_ONCE: the messages, once each; a fresh process sees them again)
+    from ndgrad import _spectral
+    _spectral._WARNED.clear()
+    x = ndgrad.tensor(X1)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ndgrad.stft(x, 8, return_complex=False)
+        ndgrad.stft(x, 8, return_complex=False)
+    msgs = [str(w.message) for w in got]
+    assert len(msgs) == 2 and msgs[0].startswith("A window was not provided.")
+    assert msgs[1].startswith("stft with return_complex=False is deprecated.")
+    assert all(w.filename == __file__ for w in got)
+
+
+def test_stft_of_a_sinusoid_peaks_at_its_bin():
+    n = 64
+    x = ndgrad.tensor(np.cos(2 * np.pi * 5 * np.arange(256) / n))
+    s = ndgrad.stft(x, n, hop_length=16, window=ndgrad.hann_window(n, dtype=ndgrad.float64),
+                    return_complex=True)
+    assert s.shape == (n // 2 + 1, 1 + 256 // 16)
+    assert (s.abs()[:, 4:-4].argmax(0) == 5).all()
+    full = ndgrad.stft(x, n, hop_length=16, window=ndgrad.ones(n, dtype=ndgrad.float64),
+                       return_complex=True, onesided=False)
+    np.testing.assert_allclose(full[: n // 2 + 1].numpy(),
+                               ndgrad.stft(x, n, 16, window=ndgrad.ones(n, dtype=ndgrad.float64),
+                                           return_complex=True).numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(n_fft=8, hop_length=3, return_complex=True),
+    dict(n_fft=8, win_length=5, hop_length=2, return_complex=True, center=False,
+         align_to_window=True),
+    dict(n_fft=6, hop_length=2, return_complex=True, onesided=False, normalized=True,
+         pad_mode="constant"),
+    dict(n_fft=8, return_complex=False),
+])
+def test_stft_gradients_first_and_second_order(kw):
+    x = ndgrad.tensor(R.standard_normal((2, 20)), requires_grad=True)
+    w = ndgrad.tensor(R.uniform(0.5, 1.5, kw.get("win_length", kw["n_fft"])),
+                      requires_grad=True)
+
+    def f(x, w):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = ndgrad.stft(x, window=w, **kw)
+        return ndgrad.view_as_real(y) if y.is_complex() else y
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))
