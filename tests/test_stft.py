@@ -139,3 +139,97 @@ def test_stft_gradients_first_and_second_order(kw):
         return ndgrad.view_as_real(y) if y.is_complex() else y
     assert gradcheck(f, (x, w))
     assert gradgradcheck(f, (x, w))
+
+
+# ---------------------------------------------------------------- istft
+
+def _spec(L, x=X2, n_fft=8, hop=None, wl=None, **kw):
+    w = L.hann_window(wl or n_fft, dtype=L.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return L.stft(L.tensor(x), n_fft, hop, wl, window=w, return_complex=True, **kw), w
+
+
+ISTFT = [  # (stft keywords, istft keywords beside n_fft/hop/win_length/window)
+    (dict(), dict()),
+    (dict(), dict(window=None)),
+    (dict(), dict(length=60)),
+    (dict(), dict(length=30, normalized=True, onesided=True)),
+    (dict(onesided=False), dict(return_complex=True)),
+    (dict(onesided=False), dict()),
+    (dict(hop=3, wl=6), dict()),
+    (dict(normalized=True), dict(normalized=True)),
+    (dict(x=X1), dict()),
+]
+ISTFT_ERRORS = [
+    lambda L, S, w: L.istft(S.real, 8),
+    lambda L, S, w: L.istft(S[:, :0], 8),
+    lambda L, S, w: L.istft(S[0, 0], 8),
+    lambda L, S, w: L.istft(S, 10),
+    lambda L, S, w: L.istft(S, 8, onesided=False),
+    lambda L, S, w: L.istft(S, 8, hop_length=9, win_length=8),
+    lambda L, S, w: L.istft(S, 8, win_length=9),
+    lambda L, S, w: L.istft(S, 8, window=L.ones(7)),
+    lambda L, S, w: L.istft(S, 8, window=w, return_complex=True),
+    lambda L, S, w: L.istft(S, 8, window=w, center=False),
+    lambda L, S, w: L.istft(S, 8, window=L.ones(8, dtype=L.complex128)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ISTFT)))
+def test_istft_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    skw, ikw = ISTFT[case]
+    out = []
+    for L in (ndgrad, torch):
+        S, w = _spec(L, **skw)
+        kw = dict(hop_length=skw.get("hop"), win_length=skw.get("wl"), window=w)
+        kw.update(ikw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(L.istft(S, 8, **kw) if L is ndgrad else S.istft(8, **kw))
+    a, b = out
+    assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", range(len(ISTFT_ERRORS)))
+def test_istft_errors_match_torch(case):
+    torch = pytest.importorskip("torch")
+    out = []
+    for L in (ndgrad, torch):
+        S, w = _spec(L)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(Exception) as e:
+                ISTFT_ERRORS[case](L, S, w)
+        out.append((type(e.value).__name__, str(e.value)))
+    assert out[0] == out[1]
+
+
+def test_istft_inverts_stft_and_pads_a_longer_length():
+    S, w = _spec(ndgrad)
+    np.testing.assert_allclose(ndgrad.istft(S, 8, window=w).numpy(), X2, atol=1e-12)
+    S, w = _spec(ndgrad, hop=3, wl=6)
+    np.testing.assert_allclose(ndgrad.istft(S, 8, 3, 6, window=w, length=40).numpy(), X2,
+                               atol=1e-12)
+    from ndgrad import _spectral
+    _spectral._WARNED.discard(_spectral._SHORT)
+    S, w = _spec(ndgrad)
+    with pytest.warns(UserWarning, match="The length of signal is shorter than the length"):
+        y = ndgrad.istft(S, 8, window=w, length=50)
+    assert y.shape == (3, 50) and (y[:, 44:] == 0).all()
+
+
+@pytest.mark.parametrize("ikw", [dict(), dict(onesided=False, return_complex=True),
+                                 dict(normalized=True, length=18)])
+def test_istft_gradients_first_and_second_order(ikw):
+    S, _ = _spec(ndgrad, x=R.standard_normal((2, 16)), onesided=not ikw.get("return_complex"))
+    S = S.detach().requires_grad_()
+    w = ndgrad.tensor(R.uniform(0.5, 1.5, 8), requires_grad=True)
+
+    def f(S, w):
+        y = ndgrad.istft(S, 8, window=w, **ikw)
+        return ndgrad.view_as_real(y) if y.is_complex() else y
+    assert gradcheck(f, (S, w))
+    assert gradgradcheck(f, (S, w))

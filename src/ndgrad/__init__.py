@@ -16,7 +16,7 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import *  # noqa: F401,F403
 from ._creation import Generator, default_generator
 from ._windows import *  # noqa: F401,F403
-from ._spectral import stft  # noqa: F401
+from ._spectral import stft, istft  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
                                  inference_mode, is_inference_mode_enabled)
 from . import autograd
@@ -216,6 +216,6 @@ _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding e
     globals(), [n for n in list(globals()) if not n.startswith("_")
                 # torch.manual_seed is torch.random.manual_seed: one object in both places
                 and getattr(globals()[n], "__module__", None) != "ndgrad.random"],
-    frozenset("cdist split norm unique unique_consecutive einsum tensordot stft istft lu "
+    frozenset("cdist split norm unique unique_consecutive einsum tensordot stft lu "
               "block_diag cartesian_prod broadcast_tensors meshgrid chain_matmul".split()
               ).__contains__, {"norm": "layout"})
