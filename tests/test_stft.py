@@ -233,3 +233,25 @@ def test_istft_gradients_first_and_second_order(ikw):
         return ndgrad.view_as_real(y) if y.is_complex() else y
     assert gradcheck(f, (S, w))
     assert gradgradcheck(f, (S, w))
+
+
+@pytest.mark.standin
+def test_windows_stft_istft_on_the_standin_device(standin):
+    # the device's arrays refuse any trip through NumPy: everything stays on cuda:0 and equals
+    # the CPU's results, gradients included
+    out = []
+    for dev in (None, standin):
+        x = ndgrad.tensor(X2, device=dev, requires_grad=True)
+        ws = [getattr(ndgrad, n)(8, dtype=ndgrad.float64, device=dev) for n in (
+            "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+            "kaiser_window")]
+        S = ndgrad.stft(x, 8, window=ws[0], return_complex=True)
+        S2 = ndgrad.stft(x, 8, 2, 6, window=ws[1][:6], return_complex=True, center=False,
+                         align_to_window=True)
+        y = ndgrad.istft(S, 8, window=ws[0])
+        (y.sum() + S2.abs().sum()).backward()
+        res = ws + [S, S2, y, x.grad]
+        assert all(t.device == (dev or ndgrad.device("cpu")) for t in res)
+        out.append([t.detach().cpu().numpy() for t in res])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
