@@ -277,7 +277,7 @@ OVERLOADED = """
     torch.clamp_max-str torch.clamp_max_-none torch.clamp_max_-str torch.clamp_min-none
     torch.clamp_min-str torch.clamp_min_-none torch.clamp_min_-str torch.clip-none
     torch.clip-str torch.clip_-none torch.clip_-str torch.conv1d-none torch.conv1d-str
-    torch.conv2d-none torch.conv2d-str torch.copysign-none torch.copysign-str torch.div-none
+    torch.conv2d-none torch.conv2d-str torch.conv3d-none torch.conv3d-str torch.copysign-none torch.copysign-str torch.div-none
     torch.div-str torch.divide-none torch.divide-str torch.dsplit-none torch.dsplit-str
     torch.eq-none torch.eq-str torch.fill_-none torch.fill_-str torch.float_power-none
     torch.float_power-str torch.floor_divide-none torch.floor_divide-str torch.fmod-none

@@ -10,7 +10,8 @@ import numpy as np
 from .nn import functional as F
 from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                             avg_pool1d, adaptive_avg_pool1d, bilinear, cosine_similarity,
-                            pairwise_distance, pixel_shuffle, rms_norm)
+                            pairwise_distance, pixel_shuffle, rms_norm, conv3d,
+                            conv_transpose3d, pixel_unshuffle, prelu, hardshrink)
 from ._creation import zeros
 from ._tensor import Tensor
 from .ops import broadcast_shapes, cat, expand, install, meshgrid, stack, where
@@ -20,7 +21,8 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool
            "pixel_shuffle", "rms_norm", "dropout", "alpha_dropout", "batch_norm",
            "instance_norm", "layer_norm", "group_norm", "embedding", "max_pool1d", "max_pool2d",
            "detach", "broadcast_tensors", "cartesian_prod", "block_diag", "cdist", "dist", "diff",
-           "quantile"]
+           "quantile", "conv3d", "conv_transpose3d", "pixel_unshuffle", "prelu", "hardshrink",
+           "max_pool3d", "constant_pad_nd"]
 
 
 def dropout(input, p, train):
@@ -57,6 +59,21 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """ATen's constant padding (negative pads crop), F.pad's "constant" mode; its own checks."""
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(
+            "Length of pad should be no more than twice the number of dimensions of the input. "
+            f"Pad length is {len(pad)}while the input has {input.dim()}dimensions.")
+    return F.pad(input, pad, "constant", value)
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
