@@ -14,7 +14,7 @@ import warnings
 
 from . import _dtype as D
 from ._tensor import Tensor
-from .autograd.graph import _type_string
+from .autograd.graph import _type_string, _PKG_PREFIX  # (what is inside ndgrad)
 
 __all__ = ["stft", "istft"]
 
@@ -43,16 +43,13 @@ _NOT_COMPLEX = (
     "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:874.)")
 
 
-_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
 def _warn_once(msg):
     """warnings.warn(msg) once per process, attributed to the first frame outside ndgrad."""
     if msg in _WARNED:
         return
     _WARNED.add(msg)
     level, f = 2, sys._getframe(1)  # (stacklevel 2: the caller)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG):
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_PREFIX):
         level, f = level + 1, f.f_back
     warnings.warn(msg, UserWarning, stacklevel=level)
 
@@ -74,6 +71,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
          align_to_window=None):
     """torch.stft: the short-time Fourier transform of a 1-D or (batch, length) signal."""
     from .nn import functional as F
+    from ._creation import ones
     if center:
         if align_to_window is not None:
             raise RuntimeError("stft align_to_window should only be set when center = false")
@@ -120,7 +118,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     aligned = bool(align_to_window)
     if wl < n_fft:  # the window, zero-padded to n_fft, centred
         left = (n_fft - wl) // 2
-        w = window if window is not None else _ones(x, wl)
+        w = window if window is not None else ones(wl, dtype=x.dtype, device=x.device)  # (input's)
         window = F.pad(w, [left, n_fft - wl - left])
         if aligned:  # frames whose windowed span starts at each hop: the signal padded
             x = F.pad(x, [left, n_fft - wl - left])
@@ -140,12 +138,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         from .ops import view_as_real
         return view_as_real(out)
     return out
-
-
-def _ones(like, n):
-    from ._creation import ones
-    return ones(n, dtype=like.dtype, device=like.device)  # (PyTorch: the input's options)
-
 
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,

@@ -148,7 +148,7 @@ def raw_formula(f):
 # ---------------------------------------------------------------- ops called inside formulas
 
 _CALLERS = {}  # OpDef -> its array-level caller
-_NUMBERS = frozenset((int, float, bool, type(None)))  # arguments that are neither arrays nor dtypes
+NUMBERS = frozenset((int, float, bool, type(None)))  # arguments that are neither arrays nor dtypes
 
 
 def _op_caller(op):
@@ -166,7 +166,7 @@ def _op_caller(op):
         if kwargs:
             return other(args, kwargs)
         n = len(args)
-        if single and (n == 2 or n == 3 and args[2].__class__ in _NUMBERS):
+        if single and (n == 2 or n == 3 and args[2].__class__ in NUMBERS):
             # the common calls (grad and one saved array, maybe a Python number or None after
             # them: threshold_backward, log_softmax_backward): the checks below, unrolled
             a, b = args[0], args[1]

@@ -819,7 +819,7 @@ def apply(op, args, kwargs):
 
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
-_NUMBERS = frozenset((int, float, bool, type(None)))  # third arguments of apply's fast path
+_NUMBERS = _raw.NUMBERS  # third arguments of apply's fast path (and of the raw op callers')
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
 
 
@@ -855,21 +855,16 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
         if op.view:
             _mark_view(result, args[0], op, args, kwargs)
         if record and result.dtype._category >= 2:  # integer/bool outputs never require grad
-            simple = op.simple
-            if simple and not kwargs:  # (_recorder: nll_loss_index, threshold_backward, ...)
+            mask = 0  # a simple op's recorder (nll_loss_index, threshold_backward, ...)
+            if op.simple and not kwargs:
                 a = args[0]
                 mask = 1 if isinstance(a, Tensor) and a._requires_grad else 0
-                if simple == 2 and len(args) > 1:
+                if op.simple == 2 and len(args) > 1:
                     b = args[1]
                     if isinstance(b, Tensor) and b._requires_grad:
                         mask |= 2
-                if mask:
-                    rec = op.recorders.get(mask)
-                    if rec is None:
-                        rec = _recorder(op, mask)
-                    rec(args, result, depth)
-                else:
-                    _record(op, args, kwargs, (result,), depth)
+            if mask:
+                _recorder(op, mask)(args, result, depth)
             else:
                 _record(op, args, kwargs, (result,), depth)
         elif requires and not _state.enabled and op.differentiable and not _state.in_backward:
