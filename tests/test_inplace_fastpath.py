@@ -36,6 +36,18 @@ def _cases(L):
         s = L.tensor(np.float32(2.0))
         s *= L.tensor(np.float32(3.0))
         out += [s]
+        i = L.tensor([4, 5])
+        i += 2                                      # integers: the general path
+        i -= L.tensor([1, 1])
+        i *= True
+        out += [i, i._version]
+        h = L.tensor(a.astype(np.float16))
+        h -= 0.25                                   # a Python float into half: half
+        h /= 3
+        out += [h, h._version]
+        q = L.tensor(a)
+        q -= L.tensor(a[0], dtype=L.float64)        # a wider other: stays float32
+        out += [q]
     return out
 
 
@@ -53,6 +65,8 @@ def test_values_and_versions_match_pytorch():
     lambda L: L.ones(3, dtype=L.int64).__iadd__(1.5),
     lambda L: L.ones(3, dtype=L.int64).__itruediv__(2),
     lambda L: L.ones(3).expand(2, 3).__imul__(2),
+    lambda L: L.ones(3).expand(2, 3).__isub__(L.ones(3)),
+    lambda L: L.ones(3).__iadd__(L.ones(3, dtype=L.complex64)),
 ])
 def test_errors_match_pytorch_and_leave_the_tensor_unchanged(op):
     errs = []
@@ -75,3 +89,18 @@ def test_recorded_inplace_is_not_taken_by_the_fast_path():
     assert type(y.grad_fn).__name__ == "SubBackward0"
     y.sum().backward()
     assert w.grad.tolist() == [-1.0] * 3
+
+
+def test_inplace_operators_under_inference_mode_and_on_parameters():
+    p = ndgrad.nn.Parameter(ndgrad.ones(3))
+    with ndgrad.no_grad():
+        p -= 0.5 * ndgrad.ones(3)
+    assert p.tolist() == [0.5] * 3 and p._version == 1 and p.requires_grad
+    with ndgrad.inference_mode():
+        t = ndgrad.ones(2)
+        t += 1
+    assert t.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside"):
+        with ndgrad.no_grad():
+            t += 1
+    assert t.tolist() == [2.0, 2.0]

@@ -93,6 +93,23 @@ def test_warnings_become_errors_and_ops_still_work():
     assert np.isnan(y.item())
 
 
+def test_inplace_arithmetic_is_quiet():
+    """`x /= 0` and friends (the unrecorded in-place fast path, operators and methods) give
+    inf/nan silently, as the out-of-place ops and PyTorch do."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with ndgrad.no_grad():
+            for x in (ndgrad.tensor([1.0, 0.0, -1.0]), ndgrad.tensor([1.0, 0.0], dtype=ndgrad.float64)):
+                x /= 0
+                x *= 1e308
+                x.div_(0.0)
+                x -= ndgrad.tensor(np.inf, dtype=x.dtype)
+        y = ndgrad.tensor([3.0e38])
+        y *= 10
+        y += ndgrad.tensor([-np.inf])
+    assert np.isnan(y.item()) and np.isnan(x[0].item())  # (inf - inf)
+
+
 def test_no_global_warning_filter():
     import ndgrad as _  # noqa: F401 (imported: its filters would be installed)
     for action, _msg, category, module, _line in warnings.filters:

@@ -3,7 +3,7 @@ from .. import _dtype as D
 from .._backend import device as _device, xp_of
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
-from ._inplace import inplace, make_inplace, register_direct
+from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
 from .pointwise import _check_bool_sub, _sub, _div
 from .linalg import matmul, mm, bmm, mv, dot
@@ -358,9 +358,7 @@ for _fn, _ufunc in ((add, "add"), (sub, "subtract"), (mul, "multiply"), (div, "t
 
 
 def _iop(op):
-    def f(self, other):
-        return inplace(self, op, other)
-    return f
+    return inplace_operator(op)
 
 
 def _sub_operator(self, other):

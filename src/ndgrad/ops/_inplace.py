@@ -10,10 +10,10 @@ from .. import _dtype as D
 from .._tensor import Tensor, _make, ERR_LEAF_INPLACE, ERR_INFERENCE_INPLACE
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
-from .._backend import xp_of
+from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered
 from ._registry import defop
 
-__all__ = ["inplace", "make_inplace"]
+__all__ = ["inplace", "make_inplace", "inplace_operator"]
 
 _state = grad_mode._state
 from ..autograd import forward_ad as _forward_ad  # noqa: E402
@@ -105,12 +105,66 @@ def _direct(self, ufunc, other):
     elif type(other) is not float and type(other) is not int:
         return False
     data = self._data
+    xp = xp_of(data)
     try:
-        getattr(xp_of(data), ufunc)(data, other, out=data)
+        if xp is _np:
+            _into(getattr(_np, ufunc), data, other)
+        else:
+            getattr(xp, ufunc)(data, other, out=data)
     except (ValueError, TypeError):  # not broadcastable into self, or another device's
         return False                 # array: raised before any write
     bump_version(self._vc)
     return True
+
+
+def _into(uf, data, other):
+    """uf(data, other, out=data) in NumPy's quiet error state, as the ops run (`x /= 0` is inf
+    without a warning, as in PyTorch)."""
+    if _QRUN is not None:
+        try:
+            return _QRUN(uf, data, other, data)
+        except RuntimeError as exc:
+            if not _entered(exc):
+                raise
+    with _np.errstate(all="ignore"):
+        return uf(data, other, data)
+
+
+def inplace_operator(fn):
+    """`x op= other` (__iadd__, __isub__, ...): inplace(x, fn, other), whose unrecorded case on a
+    host floating tensor and a tensor of its dtype or a Python number (an optimizer's step under
+    no_grad: bench W2) takes _direct's road without inplace's general checks."""
+    ufunc = _DIRECT.get(fn)
+    if ufunc is None:
+        def op(self, other):
+            return inplace(self, fn, other)
+        return op
+    uf = getattr(_np, ufunc)
+    ndarray = _np.ndarray
+
+    def op(self, other):
+        if not _state.enabled and not _fw_state.levels and isinstance(self, Tensor) and \
+                not self._inference and self.dtype.is_floating_point:
+            data = self._data
+            if data.__class__ is ndarray and data.flags.writeable:
+                oc = other.__class__
+                if oc is float or oc is int:
+                    e = other
+                elif isinstance(other, Tensor) and other.dtype is self.dtype and \
+                        other._data.__class__ is ndarray and other._data.ndim <= data.ndim:
+                    e = other._data
+                else:
+                    e = None
+                if e is not None:
+                    try:
+                        _into(uf, data, e)
+                    except ValueError:  # not broadcastable into self: raised before any write
+                        return inplace(self, fn, other)  # (PyTorch's message)
+                    bump_version(self._vc, 1)
+                    return self
+        return inplace(self, fn, other)
+    op.__name__ = "__i" + ufunc + "__"
+    return op
 
 
 def inplace(self, fn, *args, **kwargs):
