@@ -453,3 +453,138 @@ def test_an_mlp_step_runs_every_node_on_the_arrays(monkeypatch):
             assert calls == [] and recorded == [] and acc == []
     for a, b in zip(*out) if torch is not None else ():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_formula_shapes_that_need_no_frame_of_their_own():
+    # ops/_raw.formula_shape: `lambda grad: grad`, and call trees of ops, array helpers and
+    # operators on parameters and constants; anything else is None (the raw twin runs)
+    from ndgrad.ops import pointwise, activation, linalg
+    relu, add, mm = pointwise.relu._op, pointwise.add._op, linalg._mm._op
+    kind, op, args = _raw.formula_shape(relu.formulas[0])
+    assert (kind, op.name, args) == ("call", "threshold_backward",
+                                     (("p", "grad"), ("p", "result"), ("c", 0)))
+    assert _raw.formula_shape(add.formulas[0]) == ("param", "grad")
+    assert _raw.formula_shape(activation._log_softmax._op.formulas[0])[0] == "call"
+    kind, op, (a, (h, fn, hargs)) = _raw.formula_shape(mm.formulas[0])
+    assert (kind, op.name, a, h, fn, hargs) == ("call", "mm", ("p", "grad"), "helper",
+                                                linalg._mH._raw, (("p", "other"),))
+    assert _raw.formula_shape(lambda grad, a: -(grad * a) + (a > 0) @ a ** 2) == (
+        "op", "+", (("op", "neg", (("op", "*", (("p", "grad"), ("p", "a"))),)),
+                    ("op", "@", (("op", ">", (("p", "a"), ("c", 0))),
+                                 ("op", "**", (("p", "a"), ("c", 2)))))))
+    assert _raw.formula_shape(lambda grad, other: pointwise.mul(grad, other=other)) is None
+    assert _raw.formula_shape(lambda grad, self: len(self)) is None      # not an op
+    assert _raw.formula_shape(lambda grad, self: grad if self else -grad) is None  # a branch
+    assert _raw.formula_shape(pointwise.tanh._op.formulas[0]) is None   # (branches too)
+    k = 3
+    assert _raw.formula_shape(lambda grad: pointwise.mul(grad, k)) is None   # a closure
+
+
+def test_plain_backward_runs_the_formula_the_raw_twin_runs(monkeypatch):
+    # every sample of the op table, in float64 and float32: the generated plain backwards and
+    # the raw twins alone (every formula shape None) give bit-identical gradients and dtypes
+    import glob
+    import importlib
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import op_db
+    for path in sorted(glob.glob(os.path.join(here, "op_db_*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3])
+
+    def run():
+        out = []
+        for case in op_db.OPS:
+            if not case.grad:
+                continue
+            for arrays, kw, _ in case.samples():
+                for dtype in ("float64", "float32"):
+                    ts = [ndgrad.tensor(a if i in case.int_inputs else a.astype(dtype),
+                                        requires_grad=i not in case.int_inputs)
+                          for i, a in enumerate(arrays)]
+                    try:
+                        y = case.call(ndgrad, ts, kw)
+                        ys = [t for t in (y if isinstance(y, (tuple, list)) else (y,))
+                              if isinstance(t, ndgrad.Tensor) and t.requires_grad]
+                        ins = [t for t in ts if t.requires_grad]
+                        gs = ndgrad.autograd.grad([(t * t).sum().real for t in ys], ins,
+                                                  allow_unused=True) if ys else ()
+                        out.append([None if g is None else g.numpy() for g in gs])
+                    except Exception as e:  # (the same error either way)
+                        out.append(type(e).__name__)
+        return out
+
+    def reset():
+        for op in _registry._OPS.values():
+            op.raw = op.raw1 = op.bw1 = op.raw2 = op.bw2 = None
+    reset()
+    fast = run()
+    reset()
+    monkeypatch.setattr(_raw, "formula_shape", lambda f: None)
+    try:
+        slow = run()
+    finally:
+        reset()
+    assert len(fast) == len(slow) > 500
+    for a, b in zip(fast, slow):
+        if isinstance(a, str) or isinstance(b, str):
+            assert a == b
+            continue
+        for x, y in zip(a, b):
+            assert (x is None) == (y is None)
+            if x is not None:
+                assert x.dtype == y.dtype and x.shape == y.shape
+                np.testing.assert_array_equal(x, y)
+
+
+def _relu_nll_chain(L, x0, target):
+    x = L.tensor(x0, requires_grad=True)
+    loss = L.nn.functional.cross_entropy(L.relu(x) * 2, L.tensor(target))
+    return x, loss
+
+
+def test_plain_backward_frees_what_it_read_and_keeps_it_under_retain_graph():
+    x0 = np.array([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]])
+    x, loss = _relu_nll_chain(ndgrad, x0, [2, 0])
+    loss.backward(retain_graph=True)
+    g = x.grad.numpy().copy()
+    loss.backward()                                  # saved values still there
+    np.testing.assert_allclose(x.grad.numpy(), 2 * g)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
+def test_plain_backward_leaves_changed_and_hooked_saved_tensors_to_the_general_rules():
+    x = ndgrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = ndgrad.relu(x)
+    z = y * 1
+    y.add_(1)                                        # relu saved its result: now changed
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward(retain_graph=True)
+    seen = []
+
+    def pack(t):
+        seen.append("pack")
+        return t
+
+    def unpack(t):
+        seen.append("unpack")
+        return t
+    x = ndgrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    with ndgrad.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = ndgrad.relu(x)
+    y.sum().backward()
+    assert seen == ["pack", "unpack"] and x.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_plain_backward_of_a_one_call_formula_matches_torch_across_dtypes():
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(1)
+    for dtype in ("float32", "float64", "float16"):
+        x0 = r.standard_normal((4, 5)).astype(dtype)
+        out = []
+        for L in (ndgrad, torch):
+            x, loss = _relu_nll_chain(L, x0, [0, 4, 2, 1])
+            loss.backward()
+            out.append((str(x.grad.dtype), x.grad.detach().numpy()))
+        assert out[0][0] == out[1][0]
+        np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-3 if dtype == "float16" else 1e-6)

@@ -224,3 +224,81 @@ def _op_caller(op):
     call.__name__ = call.__qualname__ = op.name
     _CALLERS[op] = call
     return call
+
+
+# ---------------------------------------------------------------- one-call formulas
+
+_NOISE = frozenset({"RESUME", "NOP", "CACHE", "PUSH_NULL", "PRECALL"})
+_LOAD_PARAM = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"})
+_LOAD_PARAMS = frozenset({"LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+_LOAD_CONST = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+
+
+def formula_shape(f):
+    """What formula `f`'s code is, when its raw execution can be written out without frames of
+    its own (OpNode's plain backward, ops/_registry.py `_plain_backward`): ("param", name) for
+    `lambda grad: grad`; else a call tree, ("call", op, args) for a call of a registered op of
+    one output and ("helper", fn, args) for a helper with an array twin (`fn` is `helper._raw`,
+    e.g. linalg's _mH), called positionally on the formula's parameters ("p", name), constants
+    ("c", value) and such calls: relu's `threshold_backward(grad, result, 0)`, mm's
+    `_mm(grad, _mH(other))`; and ("op", symbol, operands) for the arithmetic operators and
+    comparisons ("neg" for unary minus), which act on the arrays as in the raw twin: mul's
+    `grad * other`. None for anything else (its raw twin runs as it is)."""
+    code = getattr(f, "__code__", None)
+    if code is None or f.__closure__ or code.co_flags & (0x04 | 0x08):  # *args, **kwargs
+        return None
+    params = code.co_varnames[:code.co_argcount]
+    ins = [i for i in dis.get_instructions(code) if i.opname not in _NOISE]
+    if len(ins) == 2 and ins[0].opname in _LOAD_PARAM and ins[0].argval in params and \
+            ins[1].opname == "RETURN_VALUE":
+        return ("param", ins[0].argval)
+    stack = []
+    for i in ins:
+        name = i.opname
+        if name in _LOAD_PARAM or name in _LOAD_PARAMS:
+            names = (i.argval,) if name in _LOAD_PARAM else tuple(i.argval)
+            if any(n not in params for n in names):
+                return None
+            stack += [("p", n) for n in names]
+        elif name in _LOAD_CONST:
+            stack.append(("c", i.argval))
+        elif name == "LOAD_GLOBAL":
+            v = f.__globals__.get(i.argval)
+            op = getattr(v, "_op", None)
+            if op is not None and op.nout == 1:
+                stack.append(("fn", "call", op))
+            elif getattr(v, "_raw", None) is not None:
+                stack.append(("fn", "helper", v._raw))
+            else:
+                return None
+        elif name in ("CALL", "CALL_FUNCTION"):
+            n = i.arg
+            if len(stack) < n + 1 or stack[-n - 1][0] != "fn":
+                return None
+            args = tuple(stack[len(stack) - n:])
+            if any(a[0] == "fn" for a in args):
+                return None
+            _, kind, target = stack[-n - 1]
+            del stack[-n - 1:]
+            stack.append((kind, target, args))
+        elif name in _BINARY or name == "BINARY_OP" or name == "COMPARE_OP":
+            sym = _BINARY.get(name) or i.argrepr.replace("bool(", "").rstrip(")")
+            if sym not in _OPERATORS or len(stack) < 2 or "fn" in (stack[-1][0], stack[-2][0]):
+                return None
+            b = stack.pop()
+            stack[-1] = ("op", sym, (stack[-1], b))
+        elif name == "UNARY_NEGATIVE":
+            if not stack or stack[-1][0] == "fn":
+                return None
+            stack[-1] = ("op", "neg", (stack[-1],))
+        elif name == "RETURN_VALUE":
+            return stack[0] if len(stack) == 1 and stack[0][0] in ("call", "helper", "op") \
+                else None
+        else:
+            return None
+    return None
+
+
+_BINARY = {"BINARY_ADD": "+", "BINARY_SUBTRACT": "-", "BINARY_MULTIPLY": "*",  # (3.10)
+           "BINARY_TRUE_DIVIDE": "/", "BINARY_MATRIX_MULTIPLY": "@", "BINARY_POWER": "**"}
+_OPERATORS = frozenset(("+", "-", "*", "/", "@", "**", "<", "<=", ">", ">=", "==", "!="))

@@ -191,13 +191,14 @@ class OpNode(Node):
         if dt.kind not in "fc":
             return NO_RAW
         try:
-            # formula i of `grad` and one saved value, or `grad` alone: called directly
-            k = op.raw1_key if not i else op.raw2_key
-            r, held = _direct_raw(f, k, saved, a0, dt, op) if k is not None else _NO_DIRECT
-            if r is NO_RAW:
+            # formula i's plain backward (it frees the saved tensors it read when `release`)
+            r = (op.bw2 if i else op.bw1)(self, saved, a0, dt, release)
+            if r is NO_RAW:  # (the general rules: _raw_saved)
                 env = {"grad": a0}
                 held = _raw_saved(self, saved, env, dt) if saved else False
                 r = f(*op.formula_getters[i](env))
+                if held and release:
+                    self._saved = RELEASED
             if r.__class__ is not _ndarray:
                 r = _wrap_raw(r, a0, g0)
         except Exception:  # RawFallback, or an error: the recorded run says it as before
@@ -205,8 +206,6 @@ class OpNode(Node):
             if release:
                 self.release_saved()
             return r
-        if held and release:
-            self._saved = RELEASED
         return g0 if r is a0 else r
 
     def _arrays_apply(self, g0, release, tensors=False):
@@ -233,24 +232,23 @@ class OpNode(Node):
             return NO_RAW
         try:
             crest = self._crest
-            if len(crest) == 1 and op.joint is None and op.raw1_key is not None and \
-                    op.raw2_key is not None:
-                # two inputs, each formula of (grad[, one saved value]): called directly, as
-                # in _array_apply (mm, a broadcasting add, a mul of two tensors; bench W2)
+            if len(crest) == 1 and op.bw1 and op.bw2:
+                # two inputs: each formula's plain backward, as in _array_apply (mm, a
+                # broadcasting add, a mul of two tensors; bench W2). Each frees the saved
+                # tensors it read when `release`; `saved` stays in hand for the other
                 out = [None, None]
                 held = False
                 env = None  # (built once, when a formula needs it: each saved value unpacked once)
                 for i, child in ((0, self._c0), (1, crest[0][0])):
                     if child is not None:
-                        r, h = _direct_raw(raw[i], op.raw2_key if i else op.raw1_key, saved,
-                                           a0, dt, op) if env is None else _NO_DIRECT
+                        r = (op.bw2 if i else op.bw1)(self, saved, a0, dt, release) \
+                            if env is None else NO_RAW
                         if r is NO_RAW:
                             if env is None:
                                 env = {"grad": a0}
-                                h = _raw_saved(self, saved, env, dt) if saved else False
+                                held = _raw_saved(self, saved, env, dt) if saved else False
                             r = raw[i](*op.formula_getters[i](env))
                         out[i] = r
-                        held = held or h
             elif op.joint is not None:
                 env = {"grad": a0}
                 held = _raw_saved(self, saved, env, dt) if saved else False
@@ -301,49 +299,134 @@ class OpNode(Node):
 
 def _direct_formulas(op):
     """op.raw1/op.raw2: the raw twins of formulas 0 and 1 for OpNode._array_apply (False where
-    there is none, or the op has several outputs or a joint formula), and op.raw1_key/raw2_key:
-    the one saved name a formula takes after `grad` ("": `grad` alone; None: another signature,
-    then its arguments come from the env dict)."""
+    there is none, or the op has several outputs or a joint formula), and op.bw1/op.bw2 their
+    plain backwards (`_plain_backward`)."""
     raw = op.raw if op.raw is not None else _compile_raw(op)
     ok = bool(raw) and op.nout == 1 and op.joint is None
-    params = op.formula_params or ()
-    twins, keys = [], []
+    twins, bws = [], []
     for i in (0, 1):
-        twins.append(raw[i] if ok and i < len(raw) and raw[i] is not None else False)
-        p = params[i] if i < len(params) else ()
-        keys.append(p[1] if len(p) == 2 and p[0] == "grad" else "" if p == ("grad",) else None)
-    op.raw1_key, op.raw2_key = keys
+        f = raw[i] if ok and i < len(raw) and raw[i] is not None else False
+        twins.append(f)
+        bws.append(_plain_backward(op, i, f) if f else False)
+    op.bw1, op.bw2 = bws
     op.raw2 = twins[1]
     op.raw1 = twins[0]  # (set last: the engine's test that the others are ready)
 
 
-_NO_DIRECT = (NO_RAW, False)
+_MISSING = object()
+_PASSED = frozenset((int, bool, type(None), tuple, str))  # (what a one-call formula takes as is)
 
 
-def _direct_raw(f, k, saved, a0, dt, op):
-    """(result, whether a saved tensor was read) of a formula's raw twin `f` of (grad) (k "")
-    or (grad, one saved value k), called directly (no env dict and getter); _NO_DIRECT where
-    _raw_saved's rules need the general path (a changed or hooked saved tensor, a tuple, ...)."""
-    if not k:  # (the saved plan holds only what the formulas of the inputs with edges read)
-        return f(a0), False
-    if saved.__class__ is SavedTensor:  # (one saved tensor: kept as _saved itself)
-        v = saved if saved.name == k else None
+def _plain_backward(op, i, twin):
+    """Formula i of `op` as the engine's array path runs it most of the time, generated once:
+    `bw(node, saved, a0, dt, release)` reads each saved value the formula takes straight from
+    `saved` (the node's SavedTensor, or its dict) by the rules of _raw_saved, runs the formula
+    on them (no env dict, no getter), frees the saved tensors when `release` and it read one,
+    and returns the result; or NO_RAW (nothing freed) where _raw_saved's general path must
+    decide (a changed or hooked saved tensor, a dtype that would not promote, a saved tuple or
+    Tensor). A formula made of op calls, array helpers and operators (_raw.formula_shape: relu's
+    `threshold_backward(grad, result, 0)`, mm's `_mm(grad, _mH(other))`, mul's `grad * other`)
+    is written out here as the raw twin would run it: each op's forward called with its array
+    caller's checks inline (_raw._op_caller), operators on the arrays; one frame per formula
+    instead of three to six (bench W2). Any other formula calls its raw twin."""
+    params = op.formula_params[i]
+    shape = _raw.formula_shape(op.formulas[i])
+    consts = {"_twin": twin, "_ST": SavedTensor, "_MISSING": _MISSING, "_NO_RAW": NO_RAW,
+              "_RELEASED": RELEASED, "_SavedTuple": _SavedTuple, "_Tensor": Tensor,
+              "_scalar_array": _scalar_array, "_PASSED": _PASSED, "_ndarray": _ndarray,
+              "_asarray": _asarray, "_np": _np, "_var": _ERR_VAR, "_ignore": _ERR_IGNORE}
+    local = {"grad": "a0"}
+    body = []   # the formula's lines, after the fetches
+    quiet = []
+
+    def emit(node):
+        """The expression (a name or an operator expression) for a call-tree node."""
+        kind = node[0]
+        if kind == "p":
+            return local[node[1]]
+        if kind == "c":
+            name = f"_c{len(consts)}"
+            consts[name] = node[1]
+            return name
+        if kind == "op":
+            args = [emit(a) for a in node[2]]
+            return f"(-{args[0]})" if node[1] == "neg" else f"({args[0]} {node[1]} {args[1]})"
+        args = [emit(a) for a in node[2]]
+        t = f"t{len(body)}"
+        fn = f"_f{len(consts)}"
+        if kind == "helper":
+            consts[fn] = node[1]
+            body.append(f"    {t} = {fn}({', '.join(args)})")
+            return t
+        called = node[1]
+        consts[fn] = called.fwd_plain
+        if called.quiet:
+            quiet.append(True)
+        for a, e in zip(node[2], args):   # the op caller's checks: host arrays (of dt where
+            if a[0] == "c":               # the op promotes); numbers and the like as they are
+                continue
+            if a[0] == "p" and e == "a0":
+                continue
+            if a[0] == "p":
+                test = f"{e}.__class__ is _ndarray and {e}.dtype is not dt" \
+                    if called.promote is not None else None
+            else:
+                test = f"{e}.__class__ is not _ndarray" + \
+                    (f" or {e}.dtype is not dt" if called.promote is not None else "")
+            if test:
+                body.extend([f"    if {test}:", "        return _NO_RAW"])
+        body.extend([f"    {t} = {fn}(_np, {', '.join(args)})",
+                 f"    if {t}.__class__ is not _ndarray:",
+                 f"        {t} = _asarray({t})"])
+        return t
+
+    src = ["def bw(node, saved, a0, dt, release):", "    held = False"]
+    inline = shape is not None and shape[0] != "param"
+    if inline:  # (the host forwards: apply's raw execution may bring device arrays)
+        src += ["    if a0.__class__ is not _ndarray:", "        return _NO_RAW"]
+    fetched = [p for p in params if p != "grad"]
+    if fetched:
+        src.append("    one = saved.__class__ is _ST")
+    for k, p in enumerate(fetched):
+        x = local[p] = f"x{k}"
+        src += [f"    v = (saved if saved.name == {p!r} else _MISSING) if one else "
+                f"saved.get({p!r}, _MISSING)",
+                "    c = v.__class__",
+                "    if c is _ST:",
+                "        if v.vc[0] != v.version or v._hooks_packed is not None:",
+                "            return _NO_RAW",
+                "        t = v.tensor",
+                f"        {x} = v.data if t is None else t._data",
+                f"        d = {x}.dtype",
+                "        if d is not dt and d != dt and d.kind in 'fc':",
+                "            return _NO_RAW",
+                "        held = True"]
+        if inline:
+            src += [f"        if {x}.__class__ is not _ndarray:", "            return _NO_RAW"]
+        src += ["    elif c is float:",
+                f"        {x} = {'_scalar_array(v, dt)' if op.name in _SCALAR_OPERAND else 'v'}"]
+        if inline:
+            src += ["    elif c in _PASSED:", f"        {x} = v", "    else:", "        return _NO_RAW"]
+        else:
+            src += ["    elif v is _MISSING or c is _SavedTuple or isinstance(v, _Tensor):",
+                    "        return _NO_RAW",
+                    "    else:", f"        {x} = v"]
+    if shape is not None and shape[0] == "param":
+        src.append(f"    r = {local[shape[1]]}")
+    elif inline:
+        r = emit(shape)
+        if quiet:  # (the engine's pass is quiet already: else the callers' way)
+            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
+        src += body + [f"    r = {r}"]
     else:
-        v = saved.get(k) if saved else None
-    tv = v.__class__
-    if tv is SavedTensor:
-        if v.vc[0] == v.version and v._hooks_packed is None:
-            t = v.tensor
-            a = v.data if t is None else t._data
-            d = a.dtype
-            if d is dt or d == dt or d.kind not in "fc":
-                return f(a0, a), True
-    elif tv is float:
-        if op.name in _SCALAR_OPERAND:
-            return f(a0, _scalar_array(v, dt)), False  # (see apply)
-    elif tv is int or tv is bool:
-        return f(a0, v), False
-    return _NO_DIRECT
+        src.append(f"    r = _twin({', '.join(local[p] for p in params)})")
+    src += ["    if held and release:", "        node._saved = _RELEASED", "    return r"]
+    text = "\n".join(src) + "\n"
+    where = _os.path.join(_os.path.dirname(__file__), f"<plain backward {op.name} {i}>")
+    _linecache.cache[where] = (len(text), None, text.splitlines(True), where)
+    env = dict(consts)
+    exec(compile(text, where, "exec"), env)
+    return env["bw"]
 
 
 def _raw_saved(node, saved, env, dt):
@@ -424,7 +507,7 @@ class OpDef:
     __slots__ = ("name", "forward", "params", "defaults", "inputs", "formulas", "formula_params",
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
-                 "raw", "raw1", "raw1_key", "raw2", "raw2_key", "formula_getters", "joint_getter", "varkw",
+                 "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders")
 
 
@@ -534,8 +617,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.jvp = jvp
     op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
     op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
-    op.raw1_key = None  # formula 0's one saved name when it takes (grad, name); "": grad alone
-    op.raw2 = op.raw2_key = None  # the same for formula 1 (a node whose one edge is input 1)
+    op.bw1 = None  # formula 0's plain backward (_plain_backward), set with them
+    op.raw2 = op.bw2 = None  # the same for formula 1 (a node whose one edge is input 1)
     # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
     op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
         op.input_pos in ((0,), (0, 1)) else 0
