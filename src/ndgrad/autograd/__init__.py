@@ -117,7 +117,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots = [_edge(t) for t in tensors]
     site = graph.user_site()
     graph.last_backward[0] = graph.BackwardCall(  # for explain(): where, from what
-        site, tuple(e[0].name() for e in roots), inputs is not None)
+        site, (roots[0][0].__class__,) if len(roots) == 1 else tuple(
+            e[0].__class__ for e in roots), inputs is not None)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph, None, None, site)
         return

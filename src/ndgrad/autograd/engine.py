@@ -27,6 +27,7 @@ import sys as _sys
 _getrefcount = _sys.getrefcount
 
 _ndarray = _np.ndarray
+_add_reduce = _np.add.reduce
 
 __all__ = ["run_backward", "queue_callback"]
 
@@ -144,7 +145,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     """
     sum_to = _SUM_TO or _sum_to()  # the engine undoes broadcasting with a registered op
 
-    root_nodes = list(dict.fromkeys(n for n, _ in roots))
+    root_nodes = [roots[0][0]] if len(roots) == 1 else list(dict.fromkeys(n for n, _ in roots))
     if targets is None:
         deps, needed = _dependencies(root_nodes), None
     else:
@@ -172,7 +173,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     state.enabled, state.in_backward, state.backward_site = create_graph, True, site
     _final_callbacks.append([])
     try:
-        ready = [n for n in root_nodes if deps.get(n, 0) == 0 and (needed is None or n in needed)]
+        ready = [n for n in root_nodes if n not in deps and (needed is None or n in needed)]
         # the array paths below: no graph of the backward, no anomaly mode (and, per node,
         # no capture, hooks or retain_grad)
         plain = not create_graph and not _anomaly.enabled
@@ -409,8 +410,8 @@ def _to_input(node, i, g, shape, dtype, sum_to):
     of the input's dtype summed away, as sum_to's forward does it) stays an array; any other
     case is checked and reduced as a Tensor."""
     gs = g.shape
-    if len(gs) == len(shape) + 1 and gs[1:] == shape and g.dtype is dtype.np:
-        return sum_to._op.fwd_plain(_np, g, shape)  # (sum_to's forward on the array)
+    if shape and len(gs) == len(shape) + 1 and gs[1:] == shape and g.dtype is dtype.np:
+        return _add_reduce(g, axis=0)  # (sum_to's forward in this case: an array, as it is)
     return check_grad_output(node, i, _make(g), shape, dtype, sum_to)
 
 

@@ -168,10 +168,7 @@ class Node:
         self._c0, self._n0, self._crest = pack_edges(edges)
 
     def name(self):
-        n = type(self).__name__
-        # torch's hand-written C++ nodes answer with their namespace
-        return "torch::autograd::" + n if n in ("CopySlices", "AccumulateGrad", "GraphRoot",
-                                                   "Error", "DelayedError") else n
+        return class_name(type(self))
 
     @property
     def metadata(self):
@@ -417,15 +414,30 @@ _getrefcount = sys.getrefcount
 last_backward = [None]  # the BackwardCall of the latest backward() (read by autograd.explain)
 
 
-class BackwardCall:
-    """One call of backward(): where it was made, the grad_fn names of its roots, and whether
-    `inputs=` restricted which leaves it accumulated into."""
-    __slots__ = ("site", "roots", "restricted", "__weakref__")
+def class_name(cls):
+    """Node.name() of a node of class `cls`."""
+    n = cls.__name__
+    # torch's hand-written C++ nodes answer with their namespace
+    return "torch::autograd::" + n if n in ("CopySlices", "AccumulateGrad", "GraphRoot",
+                                               "Error", "DelayedError") else n
 
-    def __init__(self, site, roots, restricted=False):
+
+class BackwardCall:
+    """One call of backward(): where it was made, the grad_fn names of its roots (`roots`, from
+    the root nodes' classes, named only when asked: no reference to the graph), and whether
+    `inputs=` restricted which leaves it accumulated into."""
+    __slots__ = ("site", "root_classes", "restricted", "__weakref__")
+
+    def __init__(self, site, root_classes, restricted=False):
         self.site = site
-        self.roots = roots
+        self.root_classes = root_classes
         self.restricted = restricted
+
+    @property
+    def roots(self):
+        return tuple(class_name(c) for c in self.root_classes)
+
+
 _MAX_BUMP_SITES = 4  # in-place sites remembered per storage (the latest ones)
 
 
