@@ -1095,8 +1095,10 @@ def _recorder(op, mask):
     if mask & 1:
         src += ["    a = args[0]",
                 "    fn = a.grad_fn",
-                "    if fn is None:",
-                "        node._c0 = a._get_accumulator()",
+                "    if fn is None:  # (a leaf: its live AccumulateGrad, else a new one)",
+                "        acc = a._accumulator",
+                "        acc = acc() if acc is not None else None",
+                "        node._c0 = acc if acc is not None else a._get_accumulator()",
                 "        node._n0 = 0",
                 "    else:",
                 "        node._c0 = fn",
@@ -1108,8 +1110,12 @@ def _recorder(op, mask):
     if mask & 2:
         src += ["    b = args[1]",
                 "    fn = b.grad_fn",
-                "    node._crest = ((b._get_accumulator(), 0),) if fn is None else "
-                "((fn, b._output_nr),)"]
+                "    if fn is None:",
+                "        acc = b._accumulator",
+                "        acc = acc() if acc is not None else None",
+                "        node._crest = ((acc if acc is not None else b._get_accumulator(), 0),)",
+                "    else:",
+                "        node._crest = ((fn, b._output_nr),)"]
     else:
         src.append("    node._crest = ()")
     # node._meta, interned (_intern_meta): looked up by the one shape in _metas (the last
@@ -1133,10 +1139,19 @@ def _recorder(op, mask):
                 "        else:",
                 "            node._meta = _cache_meta(_metas, shape, a.dtype, "
                 "((shape, a.dtype), (shape, a.dtype)))",
-                "    else:",
-                "        meta = ((shape, a.dtype), (b._data.shape, b.dtype))",
-                "        m = _META.get(meta)",
-                "        node._meta = m if m is not None else _intern_meta(meta)"]
+                "    else:  # (by the two shapes: the last dtypes seen with them, and their meta)",
+                "        bshape = b._data.shape",
+                "        c = _metas.get((shape, bshape))",
+                "        if c is not None and c[0] is a.dtype and c[1] is b.dtype:",
+                "            node._meta = c[2]",
+                "        else:",
+                "            meta = ((shape, a.dtype), (bshape, b.dtype))",
+                "            m = _META.get(meta)",
+                "            m = m if m is not None else _intern_meta(meta)",
+                "            if len(_metas) > 256:",
+                "                _metas.clear()",
+                "            _metas[shape, bshape] = (a.dtype, b.dtype, m)",
+                "            node._meta = m"]
     src += ["    r._requires_grad = True",
             "    r.grad_fn = node"]
     consts = {"_cls": op.node_cls, "_op": op, "_plan": plan, "_metas": {}}
