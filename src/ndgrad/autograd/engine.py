@@ -27,7 +27,7 @@ import sys as _sys
 _getrefcount = _sys.getrefcount
 
 _ndarray = _np.ndarray
-_add_reduce = _np.add.reduce
+_add_reduce = _np.add.reduce  # host: the array paths carry NumPy arrays only (bias sums)
 
 __all__ = ["run_backward", "queue_callback"]
 
