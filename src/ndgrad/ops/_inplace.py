@@ -126,7 +126,7 @@ def _into(uf, data, other):
         except RuntimeError as exc:
             if not _entered(exc):
                 raise
-    with _np.errstate(all="ignore"):
+    with _np.errstate(all="ignore"):  # host: only NumPy arrays come here
         return uf(data, other, data)
 
 
