@@ -219,3 +219,6 @@ _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding e
     frozenset("cdist split norm unique unique_consecutive einsum tensordot stft lu "
               "block_diag cartesian_prod broadcast_tensors meshgrid chain_matmul".split()
               ).__contains__, {"norm": "layout"})
+# ... and for the Tensor methods of the functions whose tensor arguments it checks (positions
+# without self)
+_argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck.OVERLOADS)))

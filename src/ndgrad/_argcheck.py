@@ -9,9 +9,23 @@ clause they already have (a valid call pays nothing), and `torch_errors`, the wr
 public plain Python functions (nn.functional's, a few torch-level ones), which costs a valid
 call one Python frame (about 0.1 us). The error is raised before any state changes: the
 original call failed, and bad_args only reads the arguments.
+
+PyTorch takes a Python number for a Tensor parameter only where the function has a Scalar
+overload in that place, or is one of the few that let numbers stand for tensors (add, sub, mul,
+div, ...). TENSOR_ONLY lists the parameters that take a Tensor and nothing else (besides the
+first argument `input` of every C++ function but NUMBER_INPUT's), OVERLOADS the functions
+whose refused argument PyTorch reports as "an invalid combination of arguments". A call that
+ndgrad would compute anyway (maximum(t, 2), a list for masked_fill's value) is made to fail
+first at the cheapest place there is, a check in its forward or Python function, and bad_args
+words the error (maximum's and the like's forwards are Python functions for it, not bare
+ufuncs: apply's fast path would hand the number to the ufunc; about 70 ns a call).
+
+Tensor methods count positions without self (`tensor_method`: one frame of the function's own
+parameters, or none).
 """
 import functools
 import inspect
+import re
 
 # parameter names that take a tensor (PyTorch's names; ndgrad's `self` is PyTorch's `input`)
 TENSOR_PARAMS = frozenset((
@@ -32,8 +46,142 @@ _TORCH_PARAMS = {("dot", "other"): "tensor", ("one_hot", "tensor"): "input",
                  ("unsafe_split", "tensor"): "input"}
 
 INT_PARAMS = frozenset(("n", "row", "col"))   # PyTorch: "must be int"
+# what PyTorch takes neither as a Tensor nor as a Number (NumPy would take a sequence)
+NOT_SCALARS = frozenset((type(None), list, tuple, str, bytes, dict, set))
 _UNSET = inspect.Parameter.empty
 _JUNK = (str, bytes, dict, set, type(None))
+
+
+def _table(text):
+    """{function: frozenset of parameters} from lines 'name name ...: param param ...'."""
+    table = {}
+    for line in text.strip().splitlines():
+        names, params = line.split(":")
+        for n in names.split():
+            table[n] = frozenset(params.split())
+    return table
+
+
+# function -> its parameters (PyTorch's names) that take a Tensor and nothing else: no Scalar
+# overload there (a number, a list or None is refused alike)
+TENSOR_ONLY = _table("""
+    matmul vdot inner kron cross allclose isclose equal dist: input other
+    maximum minimum fmax fmin atan2 arctan2 hypot nextafter ldexp logaddexp logaddexp2: input other
+    logical_and logical_or logical_xor gcd lcm igamma igammac: input other
+    mm bmm: input mat2
+    mv: input vec
+    dot: input tensor
+    outer ger: input vec2
+    addmm: input mat1 mat2
+    addmv: input mat vec
+    addr: input vec1 vec2
+    addbmm baddbmm: input batch1 batch2
+    addcmul addcdiv: input tensor1 tensor2
+    heaviside: input values
+    polar: abs angle
+    complex: real imag
+    take gather index_select: input index
+    take_along_dim: input indices
+    masked_select: input mask
+    masked_scatter: input mask source
+    index_add index_copy: input index source
+    scatter_add: input index src
+    histc cummax cummin kthvalue: input
+    diff: input prepend append
+    cdist cosine_similarity pairwise_distance: x1 x2
+    bilinear: input1 input2 weight bias
+    linear: input weight bias
+    prelu: input weight
+    eq ne lt le gt ge greater greater_equal less less_equal not_equal fmod copysign: input
+    clamp clip clamp_min clamp_max: input
+    where: condition
+    lerp: input end
+    masked_fill: input mask
+    index_fill scatter: input index
+    searchsorted: sorted_sequence
+    bucketize: boundaries
+    trapezoid trapz cumulative_trapezoid: y x
+    vander: x
+""")
+
+_NONE = frozenset()
+_INPUT = frozenset(("input",))
+# functions whose first parameter PyTorch takes as a Number too: a Scalar overload, or one of the
+# functions its parser lets numbers stand for tensors
+NUMBER_INPUT = frozenset("""
+    add sub mul div true_divide floor_divide multiply subtract divide remainder pow float_power
+    bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift xlogy xlog1py zeta
+    bucketize result_type chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v
+    chebyshev_polynomial_w shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
+    shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w hermite_polynomial_h
+    hermite_polynomial_he laguerre_polynomial_l legendre_polynomial_p""".split())
+
+# function -> PyTorch's overloads, as torch.<function> lists them: a refused argument (a number
+# in TENSOR_ONLY's parameters; a list, None, a string in any tensor parameter) gets "received an
+# invalid combination of arguments" (PyTorch's first line; the overloads follow)
+_OUT = ", *, Tensor out = None"
+_TENSOR_NUMBER = ("(Tensor input, Tensor other{o})", "(Tensor input, Number other{o})")
+_NUMBER_SELF = ("(Tensor input, Tensor other{o})", "(Number self, Tensor other)",
+                "(Tensor input, Number other{o})")
+_NUMBER_BASE = ("(Tensor input, Tensor exponent{o})", "(Number self, Tensor exponent{o})",
+                "(Tensor input, Number exponent{o})")
+_TRAPEZOID = ("(Tensor y, Tensor x, *, int dim = -1)", "(Tensor y, *, Number dx = 1, int dim = -1)")
+_SORTED = ", *, bool out_int32 = False, bool right = False"
+_SCALED = ", *, Number beta = 1, Number alpha = 1, Tensor out = None"
+OVERLOADS = {n: tuple(s.format(o=_OUT) for s in sigs) for names, sigs in (
+    ("eq ne lt le gt ge greater greater_equal less less_equal not_equal fmod copysign",
+     _TENSOR_NUMBER),
+    ("remainder bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift",
+     _NUMBER_SELF),
+    ("xlogy", ("(Tensor input, Tensor other{o})", "(Number self, Tensor other{o})",
+               "(Tensor input, Number other{o})")),
+    ("true_divide floor_divide", ("(Tensor input, Tensor other{o})",
+                                  "(Tensor input, Number other)")),
+    ("rsub", ("(Tensor input, Tensor other, *, Number alpha = 1)",
+              "(Tensor input, Number other, Number alpha = 1)")),
+    ("pow float_power", _NUMBER_BASE),
+    ("clamp clip", ("(Tensor input, Tensor min = None, Tensor max = None{o})",
+                    "(Tensor input, Number min = None, Number max = None{o})")),
+    ("clamp_min", ("(Tensor input, Tensor min{o})", "(Tensor input, Number min{o})")),
+    ("clamp_max", ("(Tensor input, Tensor max{o})", "(Tensor input, Number max{o})")),
+    ("where", ("(Tensor condition)", "(Tensor condition, Tensor input, Tensor other{o})",
+               "(Tensor condition, Number self, Tensor other)",
+               "(Tensor condition, Tensor input, Number other)",
+               "(Tensor condition, Number self, Number other)")),
+    ("lerp", ("(Tensor input, Tensor end, Tensor weight{o})",
+              "(Tensor input, Tensor end, Number weight{o})")),
+    ("masked_fill", ("(Tensor input, Tensor mask, Tensor value)",
+                     "(Tensor input, Tensor mask, Number value)")),
+    ("index_fill", ("(Tensor input, int dim, Tensor index, Tensor value)",
+                    "(Tensor input, int dim, Tensor index, Number value)")),
+    ("scatter", ("(Tensor input, int dim, Tensor index, Tensor src{o})",
+                 "(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = "
+                 "None)", "(Tensor input, int dim, Tensor index, Number value{o})",
+                 "(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out "
+                 "= None)")),
+    ("searchsorted", (f"(Tensor sorted_sequence, Tensor input{_SORTED}, str side = None, "
+                      "Tensor sorter = None, Tensor out = None)",
+                      f"(Tensor sorted_sequence, Number self{_SORTED}, str side = None, "
+                      "Tensor sorter = None, Tensor out = None)")),
+    ("bucketize", (f"(Tensor input, Tensor boundaries{_SORTED}, Tensor out = None)",
+                   f"(Number self, Tensor boundaries{_SORTED})")),
+    ("trapezoid trapz cumulative_trapezoid", _TRAPEZOID),
+    # (one overload each, besides deprecated ones that PyTorch does not list: a call short of
+    # arguments fits none of them)
+    ("addmm", (f"(Tensor input, Tensor mat1, Tensor mat2{_SCALED})",
+               f"(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype{_SCALED})")),
+    ("baddbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",
+                 f"(Tensor input, Tensor batch1, Tensor batch2, torch.dtype out_dtype{_SCALED})")),
+    ("addmv", (f"(Tensor input, Tensor mat, Tensor vec{_SCALED})",)),
+    ("addr", (f"(Tensor input, Tensor vec1, Tensor vec2{_SCALED})",)),
+    ("addbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",)),
+    ("addcmul addcdiv", ("(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, "
+                         "Tensor out = None)",)),
+) for n in names.split()}
+# ... and their parameters that take a Tensor or a Number (a list or None is refused there)
+_OVERLOAD_PARAMS = {n: frozenset(m.group(1) for s in sigs
+                                 for m in re.finditer(r"(?:Tensor|Number) (\w+)", s)) - {"out"}
+                    for n, sigs in OVERLOADS.items()}
 
 
 def _torch_name(name, p):
@@ -103,13 +251,14 @@ def cpu_scalars_moved(args, kwargs):
 
 
 def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), varkw=False,
-             binding_first=False):
+             binding_first=False, *, method=False):
     """PyTorch's error for this failed call of `name(*args, **kwargs)`, or None.
 
     params: the positional parameter names; defaults: {name: default}; tensors: parameter names
     that take a tensor besides TENSOR_PARAMS; varkw: the function takes **kwargs;
     binding_first: a missing argument is reported before a wrong one (a Python function;
-    PyTorch's C++ functions parse left to right)."""
+    PyTorch's C++ functions parse left to right); method: called as a Tensor method (args[0] is
+    self, which PyTorch's positions and lists of types leave out)."""
     from ._tensor import Tensor
     if isinstance(exc, MemoryError):
         return alloc_error(exc)
@@ -121,6 +270,11 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
     if binding_first and name in _DISPATCHED:
         name = "_" + name
     defaults = defaults or {}
+    only = TENSOR_ONLY.get(name, _NONE)
+    strict = bool(only) or name in OVERLOADS  # (these refuse a list for any tensor, too)
+    # PyTorch's C++ functions take nothing but a Tensor as their first argument `input`, but
+    # for NUMBER_INPUT; its Python functions (binding_first) fail their own ways
+    first = only if binding_first or name in NUMBER_INPUT else only | _INPUT
     missing = [p for p in params[len(args):] if p not in defaults and p not in kwargs]
     if missing and binding_first:
         return _missing(name, missing)
@@ -128,36 +282,43 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
         if i >= len(params):
             break
         p = params[i]
+        pos = i if method else i + 1
         if isinstance(a, Tensor):
             continue
         if p == "tensors":  # cat, stack, ...: a sequence of tensors
             if not isinstance(a, (list, tuple)):
-                return TypeError(f"{name}(): argument 'tensors' (position {i + 1}) must be "
+                return TypeError(f"{name}(): argument 'tensors' (position {pos}) must be "
                                  f"tuple of Tensors, not {type(a).__name__}")
             for j, t in enumerate(a):
                 if not isinstance(t, Tensor):
                     return TypeError(f"expected Tensor as element {j} in argument {i}, but got "
                                      f"{type(t).__name__}")
             continue
-        if isinstance(a, _JUNK) and defaults.get(p, _UNSET) is not a:
+        tensor_only = first if i == 0 else only
+        if isinstance(a, _JUNK) and defaults.get(p, _UNSET) is not a and \
+                _torch_name(name, p) not in tensor_only:
             if p in INT_PARAMS:
-                return TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be int, "
+                return TypeError(f"{name}(): argument '{p}' (position {pos}) must be int, "
                                  f"not {type(a).__name__}")
             if p in NUMBER_PARAMS:
                 if name in ("arange", "range") and len(args) == 1:
                     p = "end" if name == "arange" else p
-                return TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be Number, "
+                return TypeError(f"{name}(): argument '{p}' (position {pos}) must be Number, "
                                  f"not {type(a).__name__}")
             if p == "size":
-                return TypeError(f"{name}(): argument 'size' (position {i + 1}) must be tuple "
+                return TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple "
                                  f"of ints, not {type(a).__name__}")
-        if not (p in TENSOR_PARAMS or p in tensors):
-            continue
-        if a is None and defaults.get(p, _UNSET) is None:
-            continue  # an optional tensor
-        if a is None or isinstance(a, (str, bytes, dict, set)) or callable(a):
-            return TypeError(f"{name}(): argument '{_torch_name(name, p)}' (position {i + 1}) must be "
-                             f"Tensor, not {type(a).__name__}")
+        err = _tensor_arg(name, p, pos, a, defaults, tensors, tensor_only, strict, args, kwargs,
+                          method)
+        if err is not None:
+            return err
+    if strict:  # (elsewhere a keyword's value is left to the function)
+        for k, v in kwargs.items():
+            if not isinstance(v, Tensor):
+                err = _tensor_arg(name, k, None, v, defaults, tensors, only, True, args, kwargs,
+                                  method)
+                if err is not None:
+                    return err
     if kwargs and not varkw:
         known = set(params) | set(defaults)
         for k in kwargs:
@@ -168,6 +329,87 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
     return None
 
 
+def _tensor_arg(name, p, pos, a, defaults, tensors, only, strict, args, kwargs, method):
+    """PyTorch's error for `a` (not a Tensor) as the parameter `p`, or None where it takes it.
+    None, a string or a callable is refused for every tensor parameter; a number only by a
+    TENSOR_ONLY parameter; a list or tuple by the tables' functions (`strict`)."""
+    tp = _torch_name(name, p)
+    if not (p in TENSOR_PARAMS or p in tensors or tp in only
+            or tp in _OVERLOAD_PARAMS.get(name, ())):
+        return None
+    if a is None and defaults.get(p, _UNSET) is None:
+        return None  # an optional tensor
+    if not (a is None or isinstance(a, (str, bytes, dict, set)) or callable(a) or tp in only
+            or (strict and isinstance(a, (list, tuple)))):
+        return None
+    kind = "Tensor"
+    if name in OVERLOADS:
+        sig = _plausible(name, args, kwargs, method)
+        if sig is None:
+            return invalid_combination(name, args, kwargs, method)
+        # one overload takes that many arguments: PyTorch names the argument, as its type there
+        positional = [q for q in sig if not q[3]]
+        if pos is None:
+            match = next((q for q in sig if q[1] == p), None)
+        else:
+            match = positional[pos - 1] if pos <= len(positional) else None
+        if match is None:
+            return invalid_combination(name, args, kwargs, method)
+        kind, tp = match[0], match[1]
+    where = "" if pos is None else f" (position {pos})"
+    return TypeError(f"{name}(): argument '{tp}'{where} must be {kind}, not {_typename(a)}")
+
+
+def _signatures(name, method):
+    """OVERLOADS[name] (as the method lists them, with `method`)."""
+    sigs = OVERLOADS.get(name, ())
+    if method:  # the method's overloads: those with a Tensor input (out_dtype's are no methods),
+        # less it and out=
+        sigs = [s.replace("Tensor input, ", "").replace(_OUT, "").replace(", Tensor out = None", "")
+                for s in sigs if "Tensor input" in s and "out_dtype" not in s]
+    return sigs
+
+
+def _parse(sig):
+    """[(type, name, optional, keyword_only)] of one signature of OVERLOADS."""
+    params, kwonly = [], False
+    for part in sig[1:-1].split(", "):
+        if part == "*":
+            kwonly = True
+            continue
+        kind, pname = part.split(" = ")[0].rsplit(" ", 1)
+        params.append((kind, pname, " = " in part, kwonly))
+    return params
+
+
+def _plausible(name, args, kwargs, method):
+    """The one overload of `name` that takes this many arguments, parsed, or None (none or
+    several: PyTorch then lists them all)."""
+    n = len(args) - (1 if method else 0) + len(kwargs)
+    found = [q for q in map(_parse, _signatures(name, method))
+             if sum(not opt for _, _, opt, _ in q) <= n <= len(q)]
+    return found[0] if len(found) == 1 else None
+
+
+def _typename(a):
+    """The type as PyTorch's messages print it (NumPy's types with their module)."""
+    t = type(a)
+    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+
+
+def invalid_combination(name, args, kwargs, method=False):
+    """PyTorch's TypeError for arguments that none of `name`'s overloads (OVERLOADS) takes."""
+    shown = [_typename(a) for a in (args[1:] if method else args)]
+    kw = [f"{k}={_typename(v)}" for k, v in kwargs.items()]
+    # (PyTorch's spelling: keywords alone come last first, each followed by a comma)
+    got = ", ".join(shown + kw) if shown else "".join(f"{k}, " for k in reversed(kw))
+    sigs = _signatures(name, method)
+    expected = f"expected {sigs[0]}" if len(sigs) == 1 else \
+        "expected one of:\n" + "".join(f" * {s}\n" for s in sigs)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                     + expected)
+
+
 def _missing(name, missing):
     """Python's own binding error, under the public name."""
     q = [f"'{m}'" for m in missing]
@@ -175,6 +417,14 @@ def _missing(name, missing):
                                        else ", ".join(q[:-1]) + ", and " + q[-1])
     return TypeError(f"{name}() missing {len(q)} required positional argument"
                      f"{'s' if len(q) > 1 else ''}: {names}")
+
+
+def argument_error(name, params, *args, method=False):
+    """bad_args' error for the call `name(*args)` (params: PyTorch's names), for a function that
+    finds itself that PyTorch refuses it (a number where only a tensor goes, which the function
+    would compute with)."""
+    return bad_args(name, params, args, {}, method=method) or \
+        TypeError(f"{name}(): invalid arguments")
 
 
 def check_tensor(name, value, param="input", position=1):
@@ -204,14 +454,15 @@ def _signature(fn):
 _SIGS = {}
 
 
-def reraise(fn, name, args, kwargs, exc, binding_first=False):
+def reraise(fn, name, args, kwargs, exc, binding_first=False, method=False):
     """Raise PyTorch's error for this failed call of `fn` (a Python or defop function) under
     the public `name`, if bad_args finds one (else return: the caller re-raises `exc`)."""
     op = getattr(fn, "_op", None)
     if op is not None:
         params = op.params
         tensors = set(op.inputs) | ({params[0]} if params else set())
-        err = bad_args(name, params, args, kwargs, exc, op.defaults, tensors, op.varkw)
+        err = bad_args(name, params, args, kwargs, exc, op.defaults, tensors, op.varkw,
+                       method=method)
     else:
         sig = _SIGS.get(fn, False)
         if sig is False:
@@ -220,9 +471,121 @@ def reraise(fn, name, args, kwargs, exc, binding_first=False):
             return
         params, defaults, varkw = sig
         err = bad_args(name, params, args, kwargs, exc, defaults, varkw=varkw,
-                       binding_first=binding_first)
+                       binding_first=binding_first, method=method)
     if err is not None:
         raise err from None
+
+
+def tensor_method(fn, name):
+    """`fn` as the Tensor method `name`: its argument errors count positions without self, as
+    PyTorch's methods do. One frame with fn's own parameters passes them on as they came (about
+    25 ns; a *args frame would cost ten times that); a defop function's calls apply itself, as
+    fn does (no frame more)."""
+    op = getattr(fn, "_op", None)
+    if op is not None:
+        if op.params and not (op.defaults or op.varkw):
+            return _defop_method(fn, name, op)
+        sig = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                                 inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+    else:
+        sig = inspect.signature(fn)
+    env = {"fn": fn, "failed": _method_failed, "name": name, "pos_defaults": [],
+           "kw_defaults": {}}
+    decl, call, pos, kw = [], [], [], []
+    for p in sig.parameters.values():
+        given = p.name
+        if p.default is not _UNSET:
+            env["d_" + p.name] = p.default
+            given += "=d_" + p.name
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            decl.append(given)
+            call.append(p.name)
+            pos.append(p.name)
+            env["pos_defaults"].append(p.default)
+        elif p.kind is p.VAR_POSITIONAL:
+            decl.append("*" + p.name)
+            call.append("*" + p.name)
+            pos.append("*" + p.name)
+        elif p.kind is p.KEYWORD_ONLY:
+            if not any(d.startswith("*") for d in decl):
+                decl.append("*")
+            decl.append(given)
+            call.append(f"{p.name}={p.name}")
+            kw.append(f"{p.name!r}: {p.name}")
+            env["kw_defaults"][p.name] = p.default
+        else:
+            decl.append("**" + p.name)
+            call.append("**" + p.name)
+            kw.append("**" + p.name)
+    src = (f"def method({', '.join(decl)}):\n"
+           f"    try:\n"
+           f"        return fn({', '.join(call)})\n"
+           f"    except Exception as e:\n"
+           f"        failed(fn, name, ({', '.join(pos)},), {{{', '.join(kw)}}}, e, "
+           f"pos_defaults, kw_defaults)\n"
+           f"        raise\n")
+    return _made(src, env, fn, name)
+
+
+def _made(src, env, fn, name):
+    exec(src, env)  # (no user text: parameter names and repr'd strings)
+    method = functools.wraps(fn)(env["method"])
+    method.__name__ = method.__qualname__ = name
+    method._torch_method = fn
+    return method
+
+
+def _method_failed(fn, name, args, kwargs, exc, pos_defaults, kw_defaults):
+    """reraise for a tensor_method, with the arguments as PyTorch lists them: those still at
+    their defaults (the very objects) taken as not given."""
+    n = len(args)
+    while 0 < n <= len(pos_defaults) and args[n - 1] is pos_defaults[n - 1]:
+        n -= 1
+    kwargs = {k: v for k, v in kwargs.items() if kw_defaults.get(k, _UNSET) is not v}
+    reraise(fn, name, args[:n], kwargs, exc, method=True)
+
+
+_NO_KW = {}  # (never written: apply copies keywords before changing them)
+_UNHANDLED = object()
+
+
+def _defop_method(fn, name, op):
+    """tensor_method for the defop function `fn` of positional parameters without defaults:
+    fn's own body (its vmap hand-over, apply), with _defop_method_failed for its except."""
+    from .ops._registry import apply, _VMAP
+    params = ", ".join(op.params)
+    src = (f"def method({params}):\n"
+           f"    if vmap[0] is not None:\n"
+           f"        return vmap[0](op, ({params},), {{}})\n"
+           f"    try:\n"
+           f"        return apply(op, ({params},), NO_KW)\n"
+           f"    except Exception as e:\n"
+           f"        result = failed(fn, name, ({params},), e)\n"
+           f"        if result is UNHANDLED:\n"
+           f"            raise\n"
+           f"        return result\n")
+    env = {"fn": fn, "op": op, "name": name, "apply": apply, "vmap": _VMAP, "NO_KW": _NO_KW,
+           "failed": _defop_method_failed, "UNHANDLED": _UNHANDLED}
+    return _made(src, env, fn, name)
+
+
+def _defop_method_failed(fn, name, args, exc):
+    """What fn does with a failed call (a CPU scalar among device tensors: moved, and the call
+    made again), with the method's argument errors; _UNHANDLED: the original error stands."""
+    if fn._op.promote is not None and isinstance(exc, TypeError):
+        moved = cpu_scalars_moved(args, {})
+        if moved is not None:
+            return fn(*moved[0], **moved[1])
+    reraise(fn, name, args, {}, exc, method=True)
+    return _UNHANDLED
+
+
+def wrap_methods(cls, names):
+    """The methods `names` of `cls` (those it defines) through tensor_method."""
+    for n in names:
+        f = cls.__dict__.get(n)
+        if inspect.isfunction(f) and not hasattr(f, "_torch_method"):
+            setattr(cls, n, tensor_method(f, n))
 
 
 def torch_errors(fn, name=None, binding_first=False, attr=None):
@@ -237,7 +600,9 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            if attr is not None and args and isinstance(args[0], _JUNK):
+            from ._tensor import Tensor
+            if attr is not None and args and not isinstance(args[0], Tensor) and \
+                    not hasattr(args[0], attr):
                 raise AttributeError(f"'{type(args[0]).__name__}' object has no attribute "
                                      f"'{attr}'") from None
             reraise(fn, name, args, kwargs, e, binding_first)

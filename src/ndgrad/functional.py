@@ -13,6 +13,7 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
                             pairwise_distance, pixel_shuffle, rms_norm, conv3d,
                             conv_transpose3d, pixel_unshuffle, prelu, hardshrink)
 from ._creation import zeros
+from ._argcheck import argument_error as _argument_error
 from ._tensor import Tensor
 from .ops import broadcast_shapes, cat, expand, install, meshgrid, stack, where
 
@@ -143,6 +144,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (`-` would take them)
+        raise _argument_error("dist", ("input", "other"), input, other)
     d = input - other
     if d.dtype._category < 2:
         from .ops._inplace import _type_name
@@ -373,6 +376,10 @@ def chain_matmul(*matrices, out=None):
                                "parameters.")
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):  # (PyTorch's parser: a tuple of Tensors)
+        if not isinstance(m, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(m).__name__}")
     out = matrices[0]
     for m in matrices[1:]:
         out = out.mm(m)

@@ -10,7 +10,7 @@ import warnings
 import numpy as _np
 
 from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
-from .._tensor import _make, _wrap_dim
+from .._tensor import Tensor as _Tensor, _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad
 from .._creation import zeros_like as _zeros_like
@@ -697,6 +697,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    if not (isinstance(x1, _Tensor) and isinstance(x2, _Tensor)):  # (`-` would take them)
+        from .._argcheck import argument_error
+        raise argument_error("pairwise_distance", ("x1", "x2"), x1, x2)
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
 
 

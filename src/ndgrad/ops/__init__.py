@@ -6,7 +6,7 @@ from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
 from .pointwise import _check_bool_sub, _sub, _div
-from .linalg import matmul, mm, bmm, mv, dot
+from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
                         logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not)
@@ -213,6 +213,8 @@ def _rdiv(self, other):
 
 
 def _rmatmul(self, other):
+    if not isinstance(other, Tensor):  # (x @ t with x no tensor: Python words the TypeError)
+        return NotImplemented
     return matmul(other, self)
 
 
@@ -383,7 +385,7 @@ METHODS = {
     # reductions
     "sum": sum, "mean": mean, "norm": norm,
     # linear algebra
-    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot,
+    "matmul": matmul_method, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot,
     # shape
     "reshape": reshape, "view": view, "view_as": view_as, "reshape_as": reshape_as,
     "expand": expand, "expand_as": expand_as, "broadcast_to": broadcast_to,
@@ -408,9 +410,10 @@ METHODS = {
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
     "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
-    "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul,
+    "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
-    "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": dunder(lt),
+    "__le__": dunder(le), "__gt__": dunder(gt), "__ge__": dunder(ge),
     "__and__": _and, "__or__": _or, "__xor__": _xor, "__invert__": _invert,
     "__rand__": _item_dunder(_and, True), "__ror__": _item_dunder(_or, True),
     "__rxor__": _item_dunder(_xor, True),

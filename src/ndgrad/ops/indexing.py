@@ -7,6 +7,7 @@
 import builtins
 
 from .. import _dtype as D
+from .._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
 from ._inplace import inplace
@@ -169,6 +170,9 @@ def index_fill(input, dim, index, value):
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return _index_fill_t(input, dim, index, value)
+    if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
+        raise _argument_error("index_fill", ("input", "dim", "index", "value"), input, dim,
+                              index, value)
     return _index_fill(input, dim, index, value)
 
 
@@ -385,6 +389,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if src.dtype is not input.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         return _scatter(input, dim, index, src)
+    if src.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence)
+        raise _argument_error("scatter", ("input", "dim", "index", "src"), input, dim, index, src)
     return _scatter_value(input, dim, index, src)
 
 
@@ -417,6 +423,8 @@ def masked_fill(input, mask, value):
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return _masked_fill_t(input, mask, value)
+    if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
+        raise _argument_error("masked_fill", ("input", "mask", "value"), input, mask, value)
     return _masked_fill(input, mask, value)
 
 
@@ -698,6 +706,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     xp = xp_of(seq)
     scalar = not isinstance(input, Tensor)
+    if scalar and input.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence)
+        raise _argument_error("searchsorted", ("sorted_sequence", "input"), sorted_sequence, input)
     vals = xp.asarray(input) if scalar else input._data
     if side is not None:
         right = side == "right"

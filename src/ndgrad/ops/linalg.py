@@ -226,20 +226,42 @@ _mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="bina
                vec=lambda grad, self: _mv(self, grad))
 
 
-def matmul(input, other):
-    """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
-    if input.dtype is not other.dtype:
-        raise _matmul_dtype_error(input, other)
-    a, b = input._data.ndim, other._data.ndim
-    if a == 2 and b == 2:
-        return _mm(input, other)
-    if a == 1 and b == 1:
-        return _dot(input, other)
-    if a == 2 and b == 1:
-        return _mv(input, other)
-    if a == 1 and b == 2:
-        return _vm(input, other)
-    return _matmul(input, other)
+def _matmul_entry(not_tensor=None):
+    """torch.matmul's body. not_tensor(input, other): the answer to an operand that is no tensor
+    (the @ operator's NotImplemented, after which Python raises its own TypeError); None: the
+    AttributeError stands, for the argument check of the caller (_argcheck)."""
+    def matmul(input, other):
+        """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
+        try:  # (costs a valid call nothing)
+            mixed = input.dtype is not other.dtype
+        except AttributeError:
+            if not_tensor is None:
+                raise
+            return not_tensor(input, other)
+        if mixed:
+            raise _matmul_dtype_error(input, other)
+        a, b = input._data.ndim, other._data.ndim
+        if a == 2 and b == 2:
+            return _mm(input, other)
+        if a == 1 and b == 1:
+            return _dot(input, other)
+        if a == 2 and b == 1:
+            return _mv(input, other)
+        if a == 1 and b == 2:
+            return _vm(input, other)
+        return _matmul(input, other)
+    return matmul
+
+
+def _method_error(input, other):
+    from .._argcheck import argument_error
+    raise argument_error("matmul", ("input", "other"), input, other, method=True) from None
+
+
+matmul = _matmul_entry()
+matmul_operator = _matmul_entry(lambda input, other: NotImplemented)  # Tensor.__matmul__
+matmul_method = _matmul_entry(_method_error)  # Tensor.matmul (positions without self)
+matmul_method._torch_method = matmul  # (_argcheck.wrap_methods: nothing to wrap)
 
 
 def mm(input, mat2):

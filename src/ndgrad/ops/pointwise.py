@@ -13,6 +13,8 @@ import math
 from .. import _dtype as D
 from .._backend import numpy as _np, to_numpy
 from .._creation import zeros_like as _zeros_like
+from .. import _argcheck
+from .._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
 from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
@@ -160,7 +162,7 @@ def _rem_fwd(xp, self, other):
 
 
 def _fmod_fwd(xp, self, other):
-    if _is_int(self) and _is_int(other):
+    if self.dtype.kind in "iub" and _is_int(other):  # (a number `self` fails: PyTorch's too)
         _int_zero_division(xp, self, other)
     return xp.fmod(self, other)
 
@@ -292,12 +294,20 @@ where_ = defop("where", _where_fwd, promote="binary",
                other=lambda grad, condition: where(condition, 0.0, grad))
 
 
-def where(condition, input=None, other=None):
+_ABSENT = object()  # where's argument not given (None is one that PyTorch refuses)
+
+
+def where(condition, input=_ABSENT, other=_ABSENT):
     """torch.where(condition, input, other); torch.where(condition) is nonzero(as_tuple=True)."""
-    if input is None and other is None:
+    if input is _ABSENT and other is _ABSENT:
         from ..ops import nonzero
         return nonzero(condition, as_tuple=True)
-    if isinstance(condition, Tensor) and condition.dtype.name != "bool":
+    if input is _ABSENT or other is _ABSENT or not isinstance(condition, Tensor):
+        # (no where(condition, x) overload, and a condition only as a Tensor: NumPy's would
+        # take either)
+        given = tuple(a for a in (condition, input, other) if a is not _ABSENT)
+        raise _argcheck.invalid_combination("where", given, {})
+    if condition.dtype.name != "bool":
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{_type_name(condition.dtype)}")
@@ -769,11 +779,15 @@ clip = clamp
 
 def clamp_min(input, min):
     """torch.clamp_min(input, min)."""
+    if not isinstance(input, Tensor):  # (a number: _clamp_min_t's NumPy would take it)
+        raise _argument_error("clamp_min", ("input", "min"), input, min)
     return (_clamp_min_t if isinstance(min, Tensor) else _clamp_min_s)(input, min)
 
 
 def clamp_max(input, max):
     """torch.clamp_max(input, max)."""
+    if not isinstance(input, Tensor):  # (a number: _clamp_max_t's NumPy would take it)
+        raise _argument_error("clamp_max", ("input", "max"), input, max)
     return (_clamp_max_t if isinstance(max, Tensor) else _clamp_max_s)(input, max)
 
 
@@ -803,21 +817,38 @@ def _min_grad(grad, self, other):
     return where(self == other, grad / 2, where(self < other, grad, 0.0))
 
 
-maximum = defop("maximum", lambda xp, self, other: xp.maximum(self, other), promote="binary",
+def _tensors_only(ufunc):
+    """The forward `xp.<ufunc>(self, other)` of an op that PyTorch has no Scalar overload for:
+    apply's fast path hands a Python number to the forward as it is (its general path a list),
+    which the ufunc would take. Two arrays are of one class; otherwise reading both ndim
+    refuses a number, a list or None (AttributeError; bad_args then words PyTorch's TypeError).
+    Not quiet (these ufuncs never warn): the quiet context costs a Python forward more than a
+    ufunc. (A direct ufunc would cost nothing, but apply's fast path calls it with the number.)"""
+    def fwd(xp, self, other):
+        if self.__class__ is not other.__class__:
+            self.ndim, other.ndim
+        return getattr(xp, ufunc)(self, other)
+    fwd.__name__ = f"_{ufunc}_fwd"
+    return fwd
+
+
+maximum = defop("maximum", _tensors_only("maximum"), promote="binary", quiet=False,
                 self=_max_grad, other=lambda grad, self, other: _max_grad(grad, other, self))
-minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other), promote="binary",
+minimum = defop("minimum", _tensors_only("minimum"), promote="binary", quiet=False,
                 self=_min_grad, other=lambda grad, self, other: _min_grad(grad, other, self))
-fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other), promote="binary",
+fmax = defop("fmax", _tensors_only("fmax"), promote="binary", quiet=False,
              self=lambda grad, self, other: where((self >= other) | isnan(other), grad, 0.0),
              other=lambda grad, self, other: where((self >= other) | isnan(other), 0.0, grad))
-fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other), promote="binary",
+fmin = defop("fmin", _tensors_only("fmin"), promote="binary", quiet=False,
              self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0.0),
              other=lambda grad, self, other: where((self <= other) | isnan(other), 0.0, grad))
-atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other), promote="binary_float",
+atan2 = defop("atan2", _tensors_only("arctan2"), promote="binary_float", quiet=False,
               self=lambda grad, self, other: grad * other / (self * self + other * other),
               other=lambda grad, self, other: -grad * self / (self * self + other * other))
 arctan2 = atan2
 def _hypot_fwd(xp, self, other):
+    if self.__class__ is not other.__class__:  # (PyTorch takes no number here: _tensors_only)
+        other.ndim
     if self.dtype.kind in "iub":  # (after promotion: both integer)
         raise _not_implemented("hypot_cpu", D._BY_NP[self.dtype])
     return xp.hypot(self, other)
@@ -829,6 +860,8 @@ hypot = defop("hypot", _hypot_fwd, promote="binary",
 
 
 def _lerp_fwd(xp, self, end, weight):
+    if self.__class__ is not end.__class__:  # (PyTorch takes no number for these: _tensors_only)
+        self.ndim, end.ndim
     # PyTorch's formulation: exact at weight 0 and 1
     diff = end - self
     small = xp.abs(weight) < 0.5
@@ -856,15 +889,25 @@ def lerp(input, end, weight):
     return _lerp_s(input, end, weight)
 
 
+def _addcmul_fwd(xp, self, tensor1, tensor2, value=1):
+    if not (self.__class__ is tensor1.__class__ is tensor2.__class__):  # (as _tensors_only)
+        self.ndim, tensor1.ndim, tensor2.ndim
+    return self + value * tensor1 * tensor2
+
+
+def _addcdiv_fwd(xp, self, tensor1, tensor2, value=1):
+    if not (self.__class__ is tensor1.__class__ is tensor2.__class__):  # (as _tensors_only)
+        self.ndim, tensor1.ndim, tensor2.ndim
+    return self + value * tensor1 / tensor2
+
+
 _addcmul = defop(
-    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
-    promote="binary",
+    "addcmul", _addcmul_fwd, promote="binary",
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
     tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
 _addcdiv = defop(
-    "addcdiv", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 / tensor2,
-    promote="binary",
+    "addcdiv", _addcdiv_fwd, promote="binary",
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * value / tensor2,
     tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
@@ -909,6 +952,8 @@ _copysign_s = defop("copysign_scalar", lambda xp, self, other: xp.copysign(self,
 
 def copysign(input, other):
     """torch.copysign(input, other): |input| with the sign of other."""
+    if not isinstance(input, Tensor):  # (PyTorch has no Number-input overload; NumPy has)
+        raise _argument_error("copysign", ("input", "other"), input, other)
     return (_copysign_t if isinstance(other, Tensor) else _copysign_s)(input, other)
 
 
@@ -944,9 +989,16 @@ def xlogy(input, other):
 # ---------------------------------------------------------------- comparisons (no gradient)
 
 def _cmp(name, ufunc):
+    complex_ok = ufunc in ("equal", "not_equal")
+
     def fwd(xp, self, other):
-        if ufunc not in ("equal", "not_equal") and (
-                getattr(self, "dtype", None) is not None and self.dtype.kind == "c"):
+        if self.__class__ is not other.__class__:  # (a number, None or a list on one side)
+            # `self` is no number (PyTorch has no Number-input overload), `other` no None
+            # (NumPy would compare with it); bad_args words PyTorch's TypeError
+            self.ndim
+            if other is None:
+                raise TypeError(f"{name}(): None is no operand")
+        if not complex_ok and self.dtype.kind == "c":
             raise _not_implemented(name + "_cpu", D._BY_NP[self.dtype])
         return getattr(xp, ufunc)(self, other)
     return defop(name, fwd, promote="binary", differentiable=False)
@@ -993,8 +1045,7 @@ def equal(input, other):
 
 
 def _logical(name, ufunc):
-    return defop(name, lambda xp, self, other: getattr(xp, ufunc)(self, other),
-                 differentiable=False)
+    return defop(name, _tensors_only(ufunc), differentiable=False, quiet=False)
 
 
 logical_and = _logical("logical_and", "logical_and")
@@ -1069,6 +1120,8 @@ def _invert(self):
 # ---------------------------------------------------------------- Tensor methods
 
 def _square(input):
+    if not isinstance(input, Tensor):  # (pow takes a number: PyTorch's square does not)
+        raise _argument_error("square", ("input",), input)
     return pow(input, 2)
 
 
@@ -1219,8 +1272,14 @@ def _int_only(name, fn):
 gcd = defop("gcd", _int_only("gcd", "gcd"), promote="binary", differentiable=False)
 lcm = defop("lcm", _int_only("lcm", "lcm"), promote="binary", differentiable=False)
 
-ldexp = defop("ldexp", lambda xp, self, other: self * xp.exp2(other).astype(self.dtype),
-              promote="binary_float",
+
+def _ldexp_fwd(xp, self, other):
+    if self.__class__ is not other.__class__:  # (PyTorch takes no number here: _tensors_only)
+        other.ndim
+    return self * xp.exp2(other).astype(self.dtype)
+
+
+ldexp = defop("ldexp", _ldexp_fwd, promote="binary_float",
               self=lambda grad, other: grad * exp2(other),
               other=lambda grad, result: grad * result * _LN2)
 

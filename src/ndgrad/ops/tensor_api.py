@@ -7,6 +7,7 @@ Formulas are ndgrad ops (see _registry.py), so every gradient here has higher or
 import warnings
 
 from .. import _dtype as D
+from .._argcheck import argument_error as _argument_error
 from .._backend import xp_of
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
@@ -315,6 +316,8 @@ def _renorm_(self, p, dim, maxnorm):
 
 def dist(input, other, p=2):
     """torch.dist: the p-norm of input - other."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (`-` would take them)
+        raise _argument_error("dist", ("input", "other"), input, other)
     return vector_norm(input - other, p)
 
 
