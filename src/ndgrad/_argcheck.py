@@ -16,9 +16,10 @@ div, ...). TENSOR_ONLY lists the parameters that take a Tensor and nothing else 
 first argument `input` of every C++ function but NUMBER_INPUT's), OVERLOADS the functions
 whose refused argument PyTorch reports as "an invalid combination of arguments". A call that
 ndgrad would compute anyway (maximum(t, 2), a list for masked_fill's value) is made to fail
-first at the cheapest place there is, a check in its forward or Python function, and bad_args
-words the error (maximum's and the like's forwards are Python functions for it, not bare
-ufuncs: apply's fast path would hand the number to the ufunc; about 70 ns a call).
+first at the cheapest place there is, and bad_args words the error: `defop(tensor_only=True)`
+(maximum, atan2, logical_and, lerp, addcmul, ...: apply's fast path sends a non-Tensor operand
+to its general path, which refuses it; a call with tensors pays nothing), or a check in the
+op's forward or Python function (comparisons' `self`, masked_fill's value, ...).
 
 Tensor methods count positions without self (`tensor_method`: one frame of the function's own
 parameters, or none).

@@ -508,7 +508,7 @@ class OpDef:
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
-                 "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders")
+                 "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only")
 
 
 def _fn_params(f):
@@ -567,8 +567,10 @@ def _direct_ufunc(forward):
 
 def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs=(),
           differentiable=True, backward=None, inputs=None, node_name=None, jvp=None,
-          quiet=None, **formulas):
-    """Register an op and return its public function `name(*args, **kwargs) -> Tensor`."""
+          quiet=None, tensor_only=False, **formulas):
+    """Register an op and return its public function `name(*args, **kwargs) -> Tensor`.
+    tensor_only: its inputs take Tensors and nothing else (PyTorch has no Scalar overload:
+    maximum(t, 2) is a TypeError; NumPy's ufunc would take the number)."""
     op = OpDef()
     op.name = name
     if quiet is None:
@@ -605,6 +607,11 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                                   for f in op.formulas)
     _pos = {n: i for i, n in enumerate(op.params)}  # (issue 15: linear in the inputs)
     op.input_pos = tuple(_pos.get(n, -1) for n in op.inputs)
+    # ((position, name), ...) of the parameters that take nothing but a Tensor: the inputs, or
+    # for an op without gradients its parameters without defaults
+    op.tensor_only = tuple((_pos[n], n) for n in (
+        op.inputs or [p for p in op.params if p not in op.defaults]) if n in _pos) \
+        if tensor_only else ()
     op.formula_getters = tuple(_getter(p) for p in op.formula_params)
     op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
     op.promote = promote
@@ -816,6 +823,8 @@ def apply(op, args, kwargs):
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
                             cb = b.__class__
+                            if op.tensor_only:  # (refused on the general path)
+                                return _apply(op, args, kwargs)
                             if (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
                                     cb is bool or b is None:
                                 if cat >= 2 and cb is not bool and b is not None and \
@@ -902,6 +911,7 @@ def apply(op, args, kwargs):
 
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
+_UNSET_ARG = object()
 _NUMBERS = _raw.NUMBERS  # third arguments of apply's fast path (and of the raw op callers')
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
 
@@ -969,6 +979,12 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
 
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
+    if op.tensor_only:  # (the caller's except clause words PyTorch's error: _bad_args)
+        for pos, name in op.tensor_only:
+            a = args[pos] if pos < len(args) else kwargs.get(name, _UNSET_ARG)
+            if a is not _UNSET_ARG and not isinstance(a, Tensor):
+                raise TypeError(f"{op.name}(): argument '{name}' must be Tensor, not "
+                                f"{type(a).__name__}")
     arrays = list(args)
     requires = False
     xp = dtype = None

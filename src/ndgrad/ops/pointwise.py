@@ -817,51 +817,37 @@ def _min_grad(grad, self, other):
     return where(self == other, grad / 2, where(self < other, grad, 0.0))
 
 
-def _tensors_only(ufunc):
-    """The forward `xp.<ufunc>(self, other)` of an op that PyTorch has no Scalar overload for:
-    apply's fast path hands a Python number to the forward as it is (its general path a list),
-    which the ufunc would take. Two arrays are of one class; otherwise reading both ndim
-    refuses a number, a list or None (AttributeError; bad_args then words PyTorch's TypeError).
-    Not quiet (these ufuncs never warn): the quiet context costs a Python forward more than a
-    ufunc. (A direct ufunc would cost nothing, but apply's fast path calls it with the number.)"""
-    def fwd(xp, self, other):
-        if self.__class__ is not other.__class__:
-            self.ndim, other.ndim
-        return getattr(xp, ufunc)(self, other)
-    fwd.__name__ = f"_{ufunc}_fwd"
-    return fwd
-
-
-maximum = defop("maximum", _tensors_only("maximum"), promote="binary", quiet=False,
+maximum = defop("maximum", lambda xp, self, other: xp.maximum(self, other), promote="binary",
+                 tensor_only=True,
                 self=_max_grad, other=lambda grad, self, other: _max_grad(grad, other, self))
-minimum = defop("minimum", _tensors_only("minimum"), promote="binary", quiet=False,
+minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other), promote="binary",
+                 tensor_only=True,
                 self=_min_grad, other=lambda grad, self, other: _min_grad(grad, other, self))
-fmax = defop("fmax", _tensors_only("fmax"), promote="binary", quiet=False,
+fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other), promote="binary",
+              tensor_only=True,
              self=lambda grad, self, other: where((self >= other) | isnan(other), grad, 0.0),
              other=lambda grad, self, other: where((self >= other) | isnan(other), 0.0, grad))
-fmin = defop("fmin", _tensors_only("fmin"), promote="binary", quiet=False,
+fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other), promote="binary",
+              tensor_only=True,
              self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0.0),
              other=lambda grad, self, other: where((self <= other) | isnan(other), 0.0, grad))
-atan2 = defop("atan2", _tensors_only("arctan2"), promote="binary_float", quiet=False,
+atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
+              promote="binary_float", tensor_only=True,
               self=lambda grad, self, other: grad * other / (self * self + other * other),
               other=lambda grad, self, other: -grad * self / (self * self + other * other))
 arctan2 = atan2
 def _hypot_fwd(xp, self, other):
-    if self.__class__ is not other.__class__:  # (PyTorch takes no number here: _tensors_only)
-        other.ndim
     if self.dtype.kind in "iub":  # (after promotion: both integer)
         raise _not_implemented("hypot_cpu", D._BY_NP[self.dtype])
     return xp.hypot(self, other)
 
 
-hypot = defop("hypot", _hypot_fwd, promote="binary",
+hypot = defop("hypot", _hypot_fwd, promote="binary", tensor_only=True,
               self=lambda grad, self, result: grad * self / result,
               other=lambda grad, other, result: grad * other / result)
 
 
 def _lerp_fwd(xp, self, end, weight):
-    if self.__class__ is not end.__class__:  # (PyTorch takes no number for these: _tensors_only)
-        self.ndim, end.ndim
     # PyTorch's formulation: exact at weight 0 and 1
     diff = end - self
     small = xp.abs(weight) < 0.5
@@ -869,10 +855,11 @@ def _lerp_fwd(xp, self, end, weight):
         xp.result_type(self, end), copy=False)
 
 
-_lerp_s = defop("lerp", _lerp_fwd, promote="binary",
+_lerp_s = defop("lerp", _lerp_fwd, promote="binary", tensor_only=True,
                 self=lambda grad, weight: grad * (1 - weight),
                 end=lambda grad, weight: grad * weight)
 _lerp_t = defop("lerp_tensor", _lerp_fwd, promote="binary", node_name="LerpBackward1",
+                tensor_only=True,
                 self=lambda grad, weight: grad * (1 - weight),
                 end=lambda grad, weight: grad * weight,
                 weight=lambda grad, self, end: grad * (end - self))
@@ -889,25 +876,15 @@ def lerp(input, end, weight):
     return _lerp_s(input, end, weight)
 
 
-def _addcmul_fwd(xp, self, tensor1, tensor2, value=1):
-    if not (self.__class__ is tensor1.__class__ is tensor2.__class__):  # (as _tensors_only)
-        self.ndim, tensor1.ndim, tensor2.ndim
-    return self + value * tensor1 * tensor2
-
-
-def _addcdiv_fwd(xp, self, tensor1, tensor2, value=1):
-    if not (self.__class__ is tensor1.__class__ is tensor2.__class__):  # (as _tensors_only)
-        self.ndim, tensor1.ndim, tensor2.ndim
-    return self + value * tensor1 / tensor2
-
-
 _addcmul = defop(
-    "addcmul", _addcmul_fwd, promote="binary",
+    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
+    promote="binary", tensor_only=True,
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
     tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
 _addcdiv = defop(
-    "addcdiv", _addcdiv_fwd, promote="binary",
+    "addcdiv", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 / tensor2,
+    promote="binary", tensor_only=True,
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * value / tensor2,
     tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
@@ -1045,7 +1022,8 @@ def equal(input, other):
 
 
 def _logical(name, ufunc):
-    return defop(name, _tensors_only(ufunc), differentiable=False, quiet=False)
+    return defop(name, lambda xp, self, other: getattr(xp, ufunc)(self, other),
+                 differentiable=False, tensor_only=True)
 
 
 logical_and = _logical("logical_and", "logical_and")
@@ -1274,12 +1252,10 @@ lcm = defop("lcm", _int_only("lcm", "lcm"), promote="binary", differentiable=Fal
 
 
 def _ldexp_fwd(xp, self, other):
-    if self.__class__ is not other.__class__:  # (PyTorch takes no number here: _tensors_only)
-        other.ndim
     return self * xp.exp2(other).astype(self.dtype)
 
 
-ldexp = defop("ldexp", _ldexp_fwd, promote="binary_float",
+ldexp = defop("ldexp", _ldexp_fwd, promote="binary_float", tensor_only=True,
               self=lambda grad, other: grad * exp2(other),
               other=lambda grad, result: grad * result * _LN2)
 
