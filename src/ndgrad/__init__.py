@@ -182,6 +182,9 @@ for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "
 del _name
 
 from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
+from ._torch_copies import *  # noqa: E402,F401,F403
+from ._torch_nn_aten import *  # noqa: E402,F401,F403
+from ._torch_rnn_math import *  # noqa: E402,F401,F403
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
