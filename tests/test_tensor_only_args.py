@@ -75,28 +75,18 @@ NAMED = [  # operators, keywords, subclasses, varargs, arity
 ]
 
 # Generated cases that still differ, and why (each must still differ: strict xfail)
-_NUMBER_LIST = ("a list where PyTorch takes a Tensor or a Number: ndgrad converts it as NumPy "
-                "does; refusing it would cost a type test on these ops' hot paths")
-_NUMBER_OR_TENSOR = frozenset(  # (their arguments after the first)
-    "eq ne lt le gt ge greater less_equal not_equal fmod remainder copysign pow float_power "
-    "xlogy clamp clip clamp_min clamp_max add sub mul div true_divide floor_divide".split())
-_NUMBER_FIRST = frozenset(  # (their first argument too)
-    "remainder pow float_power xlogy add sub mul div true_divide floor_divide".split())
 KNOWN = {
-    "T.where(cnd, [[1., 2.]], b)": _NUMBER_LIST,
-    "T.where(cnd, a, [[1., 2.]])": _NUMBER_LIST,
     "T.scatter(a, 0, ii, None)": "ndgrad's scatter takes None as `src` not given",
     "a.scatter(0, ii, None)": "as T.scatter(a, 0, ii, None)",
     "T.trapezoid(a, None)": "ndgrad's trapezoid takes None as `x` not given",
     "T.cumulative_trapezoid(a, None)": "as T.trapezoid(a, None)",
-    "T.clamp(a, [1], max=2)": _NUMBER_LIST,
     "a.matmul(other=3)": "a Tensor method passes its arguments on by position (a frame of "
                          "fixed arity is the cheap one): a keyword's error names a position",
 }
 _METHOD_NONE = ("add/sub/mul/div as Tensor methods are the functions themselves (a wrapper "
                 "would cost these hot methods a frame): positions count self")
 for _n in ("add", "sub", "mul", "div"):
-    KNOWN[f"a.{_n}(None)"] = _METHOD_NONE
+    KNOWN[f"a.{_n}(None)"] = KNOWN[f"a.{_n}([[1., 2.]])"] = _METHOD_NONE
 
 
 def _split(args):
@@ -119,15 +109,6 @@ def _generated():
                 if k > 0 and "." not in name and hasattr(torch.Tensor, method):
                     out.append(f"{q[0]}.{method}({', '.join(q[1:])})")
     return list(dict.fromkeys(out))  # (a method case can repeat)
-
-
-def _list_for_number(expr):
-    """_NUMBER_LIST where `expr` puts the list where the function takes a Number too."""
-    call = re.match(r"(T|\w+)\.(\w+)\((.*)\)$", expr)
-    if call is None or "[[1., 2.]]" not in expr or call.group(2) not in _NUMBER_OR_TENSOR:
-        return None
-    k = _split(call.group(3)).index("[[1., 2.]]") + (call.group(1) != "T")  # (self first)
-    return _NUMBER_LIST if k > 0 or call.group(2) in _NUMBER_FIRST else None
 
 
 def _namespace(lib):
@@ -153,7 +134,7 @@ def _cases():
         err, _, _ = _run(torch, expr)
         if err is None:
             continue  # PyTorch takes it
-        reason = KNOWN.get(expr) or _list_for_number(expr)
+        reason = KNOWN.get(expr)
         marks = pytest.mark.xfail(reason=reason, strict=True) if reason else ()
         cases.append(pytest.param(expr, err, id=expr, marks=marks))
     return cases

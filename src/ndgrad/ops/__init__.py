@@ -204,7 +204,15 @@ def _type_conv(dtype):
     return conv
 
 
+def _pow_operator(self, other):
+    if isinstance(other, _NOT_OPERANDS):  # (Python's own TypeError, as PyTorch's operator)
+        return NotImplemented
+    return pow(self, other)
+
+
 def _rpow(self, other):
+    if isinstance(other, _NOT_OPERANDS):
+        return NotImplemented
     return pow(other, self)
 
 
@@ -410,7 +418,7 @@ METHODS = {
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
     "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
-    "__rfloordiv__": _rfloordiv, "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul_operator,
+    "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
     "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": dunder(lt),
     "__le__": dunder(le), "__gt__": dunder(gt), "__ge__": dunder(ge),

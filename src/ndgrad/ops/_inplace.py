@@ -11,7 +11,7 @@ from .._tensor import Tensor, _make, ERR_LEAF_INPLACE, ERR_INFERENCE_INPLACE
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
 from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered
-from ._registry import defop
+from ._registry import defop, _NOT_OPERANDS
 
 __all__ = ["inplace", "make_inplace", "inplace_operator"]
 
@@ -137,6 +137,8 @@ def inplace_operator(fn):
     ufunc = _DIRECT.get(fn)
     if ufunc is None:
         def op(self, other):
+            if isinstance(other, _NOT_OPERANDS):
+                return NotImplemented
             return inplace(self, fn, other)
         return op
     uf = getattr(_np, ufunc)
@@ -162,6 +164,8 @@ def inplace_operator(fn):
                         return inplace(self, fn, other)  # (PyTorch's message)
                     bump_version(self._vc, 1)
                     return self
+        if isinstance(other, _NOT_OPERANDS):  # (Python's own TypeError, as PyTorch's operator)
+            return NotImplemented
         return inplace(self, fn, other)
     op.__name__ = "__i" + ufunc + "__"
     return op

@@ -508,7 +508,8 @@ class OpDef:
                  "joint", "joint_params", "promote", "view", "nout", "nondiff_outputs",
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
-                 "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only")
+                 "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
+                 "tensor_params")
 
 
 def _fn_params(f):
@@ -612,6 +613,10 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.tensor_only = tuple((_pos[n], n) for n in (
         op.inputs or [p for p in op.params if p not in op.defaults]) if n in _pos) \
         if tensor_only else ()
+    # ... and of those that take a Tensor or a number, never a sequence: the inputs, and the
+    # operands of the scalar forms (add_scalar's other, clamp's min and max)
+    op.tensor_params = tuple((i, n) for i, n in enumerate(op.params)
+                             if n in op.inputs or n in _OPERANDS)
     op.formula_getters = tuple(_getter(p) for p in op.formula_params)
     op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
     op.promote = promote
@@ -655,7 +660,9 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     return fn
 
 
-_NOT_OPERANDS = (str, bytes, dict, set, type(None))
+# what a binary operator answers NotImplemented for, so that Python says what PyTorch's does
+# (`t + [1, 2]` is a TypeError, `t == [1, 2]` False): no Tensor, no Number
+_NOT_OPERANDS = (str, bytes, dict, set, type(None), list, tuple)
 _NO_KW = {}  # (never written: apply copies keywords before changing them)
 
 
@@ -691,7 +698,12 @@ def dunder(fn, none=_UNSET):
                 return none
             if _VMAP[0] is not None:
                 return _VMAP[0](op, (self, other), {})
-            return apply(op, (self, other), _NO_KW)
+            try:
+                return apply(op, (self, other), _NO_KW)
+            except Exception:
+                if isinstance(other, _NOT_OPERANDS):  # (then Python compares identities:
+                    return NotImplemented             # `t == [1, 2]` is False, as PyTorch's)
+                raise
         method = compare
     method.__name__ = method.__qualname__ = fn.__name__
     method._op = op
@@ -912,6 +924,7 @@ def apply(op, args, kwargs):
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
 _UNSET_ARG = object()
+_OPERANDS = frozenset(("self", "other", "min", "max"))
 _NUMBERS = _raw.NUMBERS  # third arguments of apply's fast path (and of the raw op callers')
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
 
@@ -979,12 +992,19 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
 
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
-    if op.tensor_only:  # (the caller's except clause words PyTorch's error: _bad_args)
+    # (the caller's except clause words PyTorch's error: _bad_args)
+    if op.tensor_only:
         for pos, name in op.tensor_only:
             a = args[pos] if pos < len(args) else kwargs.get(name, _UNSET_ARG)
             if a is not _UNSET_ARG and not isinstance(a, Tensor):
                 raise TypeError(f"{op.name}(): argument '{name}' must be Tensor, not "
                                 f"{type(a).__name__}")
+    for pos, name in op.tensor_params:  # a list or tuple for a tensor: PyTorch's parser
+        a = args[pos] if pos < len(args) else kwargs.get(name)  # refuses it (NumPy would read
+        if a.__class__ is list or a.__class__ is tuple:       # it as an array)
+            where = f" (position {pos + 1})" if pos < len(args) else ""
+            raise TypeError(f"{op.name}(): argument '{'input' if name == 'self' else name}'"
+                            f"{where} must be Tensor, not {type(a).__name__}")
     arrays = list(args)
     requires = False
     xp = dtype = None

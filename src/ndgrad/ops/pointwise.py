@@ -181,6 +181,8 @@ _fmod_s = defop("fmod_scalar", _fmod_fwd, promote="binary", node_name="FmodBackw
 
 def remainder(input, other):
     """torch.remainder(input, other): Python's modulus (sign of the divisor)."""
+    if input.__class__ in _SEQUENCES:  # (a Number first, yes; a list, no: NumPy would take it)
+        raise _argcheck.invalid_combination("remainder", (input, other), {})
     if not isinstance(input, Tensor):
         from .._creation import tensor
         input = tensor(input, dtype=D.result_type(input, other),
@@ -249,11 +251,16 @@ def _log_scalar(x):
 
 def pow(input, exponent):
     """torch.pow(input, exponent): tensor or Python number on either side."""
+    if input.__class__ in _SEQUENCES or exponent.__class__ in _SEQUENCES:  # (NumPy would take
+        raise _argcheck.invalid_combination("pow", (input, exponent), {})  # them as arrays)
     if isinstance(exponent, Tensor):
         if isinstance(input, Tensor):
             return _pow_tensor(input, exponent)
         return _pow_scalar_base(input, exponent)
     return _pow_scalar(input, exponent)
+
+
+_SEQUENCES = (list, tuple)
 
 
 def float_power(input, exponent):
