@@ -217,3 +217,24 @@ def test_gradients_through_checked_forwards():
         out.append((a.grad.numpy().copy(), b.grad.numpy().copy()))
     for g, t in zip(out[1], out[0]):
         np.testing.assert_allclose(g, t, rtol=1e-6)
+
+
+@pytest.mark.parametrize("expr", [
+    "t + [1., 2.]", "[1., 2.] + t", "t == [1., 2.]", "t != [1., 2.]", "t * (1., 2.)",
+    "t < [1., 2.]", "t - [1., 2.]", "t / [1., 2.]", "t ** [1., 2.]", "t ** None", "t + None",
+    "t == 'a'", "t != 'a'", "t == (1, 2)", "t.__iadd__([1., 2.])", "t.__imul__(None)",
+    "T.sub([1., 2.], t)", "T.pow(t, [1., 2.])", "T.where(t > 0, t, [1., 2.])",
+    "T.add(t, other=[1., 2.])",
+])
+def test_sequences_and_none_as_operands(expr):
+    # NumPy would read a list or tuple as an array; PyTorch's operators answer NotImplemented
+    # (Python's TypeError, or an identity comparison) and its functions refuse it
+    out = []
+    for lib in (torch, ndgrad):
+        ns = {"T": lib, "t": lib.ones(2)}
+        try:
+            r = eval(expr, ns)
+            out.append(("ok", r if isinstance(r, bool) or r is NotImplemented else r.tolist()))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, _first_line(str(e))))
+    assert out[0] == out[1]
