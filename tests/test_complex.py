@@ -261,3 +261,19 @@ def test_complex_random_has_both_parts():
     assert abs(z.real.var().item() - 0.5) < 0.1 and abs(z.imag.var().item() - 0.5) < 0.1
     u = ndgrad.rand(2000, dtype=ndgrad.complex64)
     assert 0 <= u.imag.min().item() and u.imag.max().item() < 1 and u.imag.mean().item() > 0.4
+
+
+def test_mH_H_and_adjoint_conjugate_complex_tensors():
+    # (they had only transposed: a silently wrong conjugate transpose)
+    z0 = np.array([[[1 + 2j, 3 - 1j], [1j, 2]], [[0.5j, -1], [2 - 2j, 1j]]])
+    z = ndgrad.tensor(z0)
+    want = np.conj(np.swapaxes(z0, -1, -2))
+    np.testing.assert_array_equal(z.mH.numpy(), want)
+    np.testing.assert_array_equal(z.adjoint().numpy(), want)
+    np.testing.assert_array_equal(ndgrad.adjoint(z).numpy(), want)
+    np.testing.assert_array_equal(z[0].H.numpy(), want[0])
+    np.testing.assert_array_equal(z.mT.numpy(), np.swapaxes(z0, -1, -2))   # mT does not
+    assert z.mH.is_conj() and not ndgrad.ones(2, 2).mH.is_conj()
+    x = ndgrad.tensor(z0, requires_grad=True)
+    assert ndgrad.autograd.gradcheck(lambda t: t.mH, (x,))
+    assert ndgrad.autograd.gradgradcheck(lambda t: t.mH * t.mH, (x,))

@@ -5,6 +5,7 @@ from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
+from .complex import conj as _conj
 from .pointwise import _check_bool_sub, _sub, _div
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
@@ -256,8 +257,8 @@ def _size_property_T(self):
 
 
 def _matrix_property(name):
-    """Tensor.mT / mH / H (real tensors: the last two dims swapped), with PyTorch's checks; a
-    0-d tensor is returned as it is, as PyTorch does."""
+    """Tensor.mT / mH / H (the last two dims swapped; mH and H also conjugate complex tensors),
+    with PyTorch's checks; a 0-d tensor is returned as it is, as PyTorch does."""
     def prop(self):
         nd = self._data.ndim
         if nd == 0:
@@ -269,7 +270,8 @@ def _matrix_property(name):
         if nd < 2:
             raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
                                f"matrices. Got {nd}-D tensor.")
-        return transpose(self, -2, -1)
+        r = transpose(self, -2, -1)
+        return r if name == "mT" else _conj(r)  # (conj: the tensor itself unless complex)
     return prop
 
 
