@@ -353,3 +353,18 @@ def test_math_constants_of_new_pointwise_ops():
     x = ndgrad.tensor([180.0, 90.0])
     assert x.deg2rad().tolist() == pytest.approx([math.pi, math.pi / 2])
     assert ndgrad.rad2deg(ndgrad.tensor([math.pi])).item() == pytest.approx(180.0)
+
+
+@pytest.mark.parametrize("sizes,shape", [((-1, 3), (3,)), ((-1, -1, 3), (3,)), ((-2, 3), (3,)),
+                                         ((-1, -2, 3), (3,)), ((-2,), (1,)), ((-1,), ()),
+                                         ((2, -1), (3,)), ((-1, 4), (2, 1))])
+def test_expand_negative_sizes_as_pytorch(sizes, shape):
+    # (-1 in a new leading dimension fell through to NumPy's ValueError)
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (torch, ndgrad):
+        try:
+            out.append(tuple(lib.ones(shape).expand(*sizes).shape))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    assert out[0] == out[1]

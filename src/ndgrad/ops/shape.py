@@ -111,9 +111,13 @@ def expand(self, *sizes):
                 f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
                 f"non-singleton dimension {i + lead}.  Target sizes: [{', '.join(map(str, sizes))}]."
                 f"  Tensor sizes: [{', '.join(map(str, shape))}]")
+    for i in range(lead - 1 if shape else -1, -1, -1):  # (the last one; a 0-d tensor's pass)
+        if sizes[i] == -1:
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                               f"non-existing dimension {i}")
     out = tuple(out)
-    if out == shape:
-        return _expand(self, out)
+    if any(n < 0 for n in out):  # (ATen's size computation is what fails on these)
+        raise RuntimeError("numel: integer multiplication overflow")
     return _expand(self, out)
 
 
