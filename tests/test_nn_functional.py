@@ -421,6 +421,50 @@ def test_unfold_embedding_max_norm_match_torch(torch):
     np.testing.assert_allclose(wo.numpy(), wt.numpy(), atol=1e-12)  # renormed in place
 
 
+_LOSS_CASES = {  # (these gave silently wrong results: full= and swap= ignored, ATen's formulas)
+    "hinge": lambda L, F, x, y: F.hinge_embedding_loss(x, L.tensor([[1., -1., 1., -1., 1.]] * 4)),
+    "hinge_other_targets": lambda L, F, x, y: F.hinge_embedding_loss(x, L.full((4, 5), 0.5)),
+    "cosine_embedding": lambda L, F, x, y: F.cosine_embedding_loss(x, y, L.tensor([1., -1., 1., -1.])),
+    "cosine_embedding_other_targets": lambda L, F, x, y: F.cosine_embedding_loss(
+        x, y, L.tensor([1., -1., 1., 0.5])),
+    "kl_div_negative_target": lambda L, F, x, y: F.kl_div(
+        x, L.tensor([[-1., 0.5, 0.2, 0.1, 0.3]] * 4), reduction="sum"),
+    "kl_div_batchmean": lambda L, F, x, y: F.kl_div(x, y.exp(), reduction="batchmean"),
+    "poisson_full": lambda L, F, x, y: F.poisson_nll_loss(x.exp(), y.exp() * 3, log_input=False,
+                                                         full=True),
+    "poisson_full_log": lambda L, F, x, y: F.poisson_nll_loss(x, y.exp() * 3, full=True,
+                                                             reduction="none"),
+    "triplet_swap": lambda L, F, x, y: F.triplet_margin_loss(x, y, x * 0.5 + y, swap=True),
+    "margin_ranking": lambda L, F, x, y: F.margin_ranking_loss(x, y, L.ones(4, 5), 0.3,
+                                                               reduction="sum"),
+    "group_norm_empty_batch": lambda L, F, x, y: F.group_norm(x[:0].reshape(0, 4, 5), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LOSS_CASES))
+def test_losses_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(0)
+    a, b = r.standard_normal((4, 5)), r.standard_normal((4, 5))
+    out = []
+    for L in (torch, ndgrad):
+        x, y = L.tensor(a, requires_grad=True), L.tensor(b)
+        loss = _LOSS_CASES[name](L, L.nn.functional, x, y)
+        loss.sum().backward()
+        out.append((loss.detach().numpy(), x.grad.numpy()))
+    for t, n in zip(*out):
+        np.testing.assert_allclose(n, t, rtol=1e-10, atol=1e-12)
+
+
+def test_poisson_full_and_triplet_swap_gradients():
+    x = ndgrad.tensor(np.linspace(0.2, 2.0, 6), requires_grad=True)
+    t = ndgrad.tensor([0.0, 1.0, 2.0, 3.5, 5.0, 0.5])
+    for f in (lambda x: F.poisson_nll_loss(x, t, log_input=False, full=True),
+              lambda x: F.triplet_margin_loss(x.reshape(2, 3), x.reshape(2, 3) * 0.5,
+                                              x.reshape(2, 3).flip(1), swap=True)):
+        assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+
+
 # ---------------------------------------------------------------- random configurations
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -570,3 +614,4 @@ def test_reflect_and_replicate_pad_of_empty_inputs_match_torch(shape, pad, mode)
         except RuntimeError as e:
             out.append(str(e))
     assert out[0] == out[1]
+

@@ -154,12 +154,12 @@ def kl_div(input, target, reduction=1, *, log_target=False):
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     r = _reduction("margin_ranking_loss", reduction, 5)
-    return F.margin_ranking_loss(input1, input2, target, margin, reduction=r)
+    return _reduce(_relu(-target * (input1 - input2) + margin), r)
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     r = _reduction("poisson_nll_loss", reduction, 6)
-    loss = F.poisson_nll_loss(input, target, log_input, False, eps=eps, reduction="none")
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:  # Stirling's approximation of log(target!), where target > 1
         big = target > 1
         safe = where(big, target, target * 0 + 1)  # (no log of the others, nor its gradient)

@@ -672,7 +672,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}")
-    x = input.reshape(N, num_groups, -1)
+    x = input.reshape(N, num_groups, C // num_groups * math.prod(input.shape[2:]))  # (N may be 0)
     mean = x.mean(2, keepdim=True)
     diff = x - mean
     var = (diff * diff).mean(2, keepdim=True)
@@ -1219,29 +1219,31 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """PyTorch's: torch.kl_div (ATen's formulas: a negative target's term is nan), then
+    'batchmean' divides the sum by the batch size; 'mean' warns that it will."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if log_target:
-        loss = exp(target) * (target - input)
-    else:
-        pos = target > 0
-        safe = where(pos, target, _const(target, 1.0))
-        loss = where(pos, target * (log(safe) - input), _const(input, 0.0) * input)
-    if reduction == "batchmean":
-        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.", stacklevel=2)
-    return _reduce(loss, reduction)
+    if reduction == "batchmean":
+        loss = _aten().kl_div(input, target, 2, log_target=log_target)
+        return loss / input.shape[0] if input.ndim else loss
+    return _aten().kl_div(input, target, _red_code(reduction), log_target=log_target)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    loss = exp(input) - target * input if log_input else input - target * log(input + eps)
-    return _reduce(loss, reduction)
+    return _aten().poisson_nll_loss(input, target, log_input, full, eps, _red_code(reduction))
+
+
+def _aten():
+    """ndgrad's torch-level ATen losses (imported on first use: that module imports this one)."""
+    from .. import _torch_nn_aten
+    return _torch_nn_aten
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -1255,31 +1257,26 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce(_relu(-target * (input1 - input2) + margin), reduction)
+    return _aten().margin_ranking_loss(input1, input2, target, margin, _red_code(reduction))
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    loss = where(target == 1, input, _const(input, 0.0) * input) + \
-        where(target == -1, _relu(margin - input), _const(input, 0.0) * input)
-    return _reduce(loss, reduction)
+    return _aten().hinge_embedding_loss(input, target, margin, _red_code(reduction))
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    cos = cosine_similarity(input1, input2, 1, 1e-8)
-    loss = where(target == 1, 1 - cos, _relu(cos - margin))
-    return _reduce(loss, reduction)
+    return _aten().cosine_embedding_loss(input1, input2, target, margin, _red_code(reduction))
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    dp = pairwise_distance(anchor, positive, p, eps)
-    dn = pairwise_distance(anchor, negative, p, eps)
-    return _reduce(_relu(dp - dn + margin), reduction)
+    return _aten().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                       _red_code(reduction))
 
 
 # ---------------------------------------------------------------- attention
