@@ -11,7 +11,7 @@ from .module import Module
 from ..parameter import Parameter
 from .. import functional as F, init
 from ..._creation import empty, zeros
-from ...ops.shape import stack, cat
+from ...ops.shape import cat
 from ...ops import tanh, sigmoid, relu
 from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
@@ -167,7 +167,7 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
-        L, N = input.shape[0], input.shape[1]
+        N = input.shape[1]
         D = 2 if self.bidirectional else 1
         is_lstm = self.mode == "LSTM"
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
@@ -188,38 +188,12 @@ class RNNBase(Module):
             expected = (self.num_layers * D, N, self.hidden_size)
             if c0 is not None and tuple(c0.shape) != expected:
                 raise RuntimeError(f"Expected hidden size {expected}, got {list(c0.shape)}")
-        layer_in = input
-        h_n, c_n = [], []
-        per = self._per_direction()
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(D):
-                k = (layer * D + d) * per
-                names = self._flat_weights_names[k:k + per]
-                w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
-                b_ih = getattr(self, names[2]) if self.bias else None
-                b_hh = getattr(self, names[3]) if self.bias else None
-                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
-                gi_all = F.linear(layer_in, w_ih, b_ih)
-                h = h0[layer * D + d]
-                c = c0[layer * D + d] if is_lstm else None
-                steps = range(L - 1, -1, -1) if d == 1 else range(L)
-                seq = [None] * L
-                for t in steps:
-                    if lengths is None:
-                        h, c = self._cell(gi_all[t], h, c, w_hh, b_hh, w_hr)
-                    else:
-                        h, c = self._packed_step(gi_all[t], h, c, w_hh, b_hh, lengths, t, w_hr)
-                    seq[t] = h
-                outs.append(stack(seq, 0))
-                h_n.append(h)
-                c_n.append(c)
-            layer_in = outs[0] if D == 1 else cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout, True)
-        output = layer_in
-        h_n = stack(h_n, 0)
-        c_n = stack(c_n, 0) if is_lstm else None
+        # the stacked run is torch.lstm's / gru's / rnn_tanh's (ndgrad._torch_rnn_math), on this
+        # module's parameters in PyTorch's flat order, as nn.LSTM calls _VF.lstm
+        from ..._torch_rnn_math import _layers
+        output, h_n, c_n = _layers(
+            self.mode, input, h0, c0, [getattr(self, n) for n in self._flat_weights_names],
+            self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, lengths)
         if packed is not None:
             output = PackedSequence(pack_padded_sequence(output, lengths).data,
                                     packed.batch_sizes, packed.sorted_indices,
