@@ -615,3 +615,24 @@ def test_reflect_and_replicate_pad_of_empty_inputs_match_torch(shape, pad, mode)
             out.append(str(e))
     assert out[0] == out[1]
 
+
+
+def test_grid_sample_5d_matches_pytorch_and_warns_at_the_callers_line():
+    torch = pytest.importorskip("torch")
+    import warnings
+    r = np.random.default_rng(0)
+    a, gr = r.standard_normal((2, 3, 4, 5, 6)), r.uniform(-1.2, 1.2, (2, 3, 2, 4, 3))
+    for mode in ("bilinear", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            out = []
+            for L in (torch, ndgrad):
+                x = L.tensor(a, requires_grad=True)
+                y = L.nn.functional.grid_sample(x, L.tensor(gr), mode, pad, True)
+                y.sum().backward()
+                out.append((y.detach().numpy(), x.grad.numpy()))
+            for t, n in zip(*out):
+                np.testing.assert_allclose(n, t, rtol=1e-10, atol=1e-12)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        F.grid_sample(ndgrad.ones(1, 1, 2, 2), ndgrad.zeros(1, 1, 1, 2))
+    assert w[0].filename == __file__

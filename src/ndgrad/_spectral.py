@@ -8,13 +8,9 @@ starts at a multiple of hop_length); frames are `1 + (length - n_fft) // hop_len
 (batch?, n_fft // 2 + 1 or n_fft, frames). istft inverts it by overlap-add, divided by the
 overlap-added squared window. The checks and their messages are PyTorch's.
 """
-import os
-import sys
-import warnings
-
 from . import _dtype as D
 from ._tensor import Tensor
-from .autograd.graph import _type_string, _PKG_PREFIX  # (what is inside ndgrad)
+from .autograd.graph import _type_string, warn_at_user
 
 __all__ = ["stft", "istft"]
 
@@ -48,10 +44,7 @@ def _warn_once(msg):
     if msg in _WARNED:
         return
     _WARNED.add(msg)
-    level, f = 2, sys._getframe(1)  # (stacklevel 2: the caller)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_PREFIX):
-        level, f = level + 1, f.f_back
-    warnings.warn(msg, UserWarning, stacklevel=level)
+    warn_at_user(msg)
 
 
 def _tostring(t):

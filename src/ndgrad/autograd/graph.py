@@ -473,6 +473,23 @@ def user_site(depth=1):
     return None
 
 
+def warn_at_user(message, category=UserWarning):
+    """warnings.warn(message, category) attributed to the first frame outside ndgrad (PyTorch's
+    warnings point at the user's line, whichever ndgrad frames lie between)."""
+    import warnings
+    level, f = 2, _getframe(1)  # (stacklevel 2: the caller)
+    inside = _inside
+    while f is not None:
+        name = f.f_code.co_filename
+        flag = inside.get(name)
+        if flag is None:
+            flag = inside[name] = os.path.abspath(name).startswith(_PKG_PREFIX)
+        if not flag:
+            break
+        level, f = level + 1, f.f_back
+    warnings.warn(message, category, stacklevel=level)
+
+
 def site_line(site):
     """The line number of a (code, lasti) site."""
     code, lasti = site

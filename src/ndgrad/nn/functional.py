@@ -1720,7 +1720,8 @@ _pixel_unshuffle = defop(
 def _grid_align_corners(align_corners):
     """affine_grid's and grid_sample's default, with PyTorch's warning."""
     if align_corners is None:
-        warnings.warn(
+        from ..autograd.graph import warn_at_user
+        warn_at_user(
             "Default grid_sample and affine_grid behavior has changed to align_corners=False "
             "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
             "the documentation of grid_sample for details.")
@@ -1842,7 +1843,8 @@ def _tap_coord(c, size, padding_mode, align_corners):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Samples input (N, C, H, W) at the normalized grid locations (N, Ho, Wo, 2)."""
+    """Samples input (N, C, H, W) at the normalized grid locations (N, Ho, Wo, 2), or (N, C, D,
+    H, W) at (N, Do, Ho, Wo, 3)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
@@ -1852,8 +1854,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'")
     align_corners = _grid_align_corners(align_corners)
-    if input.ndim != 4 or grid.ndim != 4:
-        raise NotImplementedError("grid_sample: only 4-D input (N, C, H, W) in ndgrad")
+    if input.ndim != 4 or grid.ndim != 4:  # (5-D, and the dimension errors: ATen's 3-d kernel)
+        return _aten().grid_sampler_3d(
+            input, grid, ("bilinear", "nearest", "bicubic").index(mode),
+            ("zeros", "border", "reflection").index(padding_mode), align_corners)
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(
             f"grid_sampler(): expected grid and input to have same batch size, but got input "
