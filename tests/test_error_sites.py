@@ -443,3 +443,13 @@ def test_grad_accumulation_bump_names_the_backward_call(call):
     with pytest.raises(RuntimeError) as info:
         y.backward()
     assert f"modified by an in-place operation at {_at(L)}" in str(info.value)
+
+
+def test_site_through_a_wrapped_tensor_method_is_the_callers_line():
+    # (Tensor methods whose argument errors count positions without self are generated
+    # wrappers: their frame is ndgrad's, not the user's)
+    a = ndgrad.ones(2, 2, requires_grad=True)
+    L1 = _line(); y = a.mm(a)  # noqa: E702
+    L2 = _line(); z = a.unsqueeze(0)  # noqa: E702
+    assert graph.format_site(y.grad_fn._site).startswith(_at(L1))
+    assert graph.format_site(z.grad_fn._site).startswith(_at(L2))

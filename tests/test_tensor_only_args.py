@@ -238,3 +238,29 @@ def test_sequences_and_none_as_operands(expr):
         except Exception as e:  # noqa: BLE001
             out.append((type(e).__name__, _first_line(str(e))))
     assert out[0] == out[1]
+
+
+_FLOAT_FOR_INT = [
+    "T.cummax(a, 0.5)", "T.cumsum(a, 0.5)", "T.softmax(a, 0.5)", "T.kthvalue(a, 1.5)",
+    "T.diff(a, n=1.5)", "T.histc(a, 2.5)", "T.gather(a, 0.5, ii)", "T.tril(a, 0.5)",
+    "T.triu(a, 0.5)", "T.argmax(a, 0.5)", "T.flatten(a, 0.5)", "T.transpose(a, 0.5, 1)",
+    "T.topk(a, 1.5)", "T.roll(a, 1.5)", "T.roll(a, (1, 0.5))", "T.chunk(a, 1.5)",
+    "a.cummax(0.5)", "a.cumsum(0.5)", "a.softmax(0.5)", "a.kthvalue(1.5)", "a.diff(1.5)",
+    "a.histc(2.5)", "a.gather(0.5, ii)", "a.tril(0.5)", "a.triu(0.5)", "a.argmax(0.5)",
+    "a.flatten(0.5)", "a.transpose(0.5, 1)", "a.topk(1.5)", "a.chunk(1.5)", "a.cumprod(0.5)",
+    "a.unbind(0.5)", "a.select(0.5, 0)", "a.diagonal(0.5)", "a.unsqueeze(0.5)",
+    "a.log_softmax(0.5)",
+]
+
+
+@pytest.mark.parametrize("expr", _FLOAT_FOR_INT)
+def test_a_float_where_pytorch_parses_an_int(expr):
+    # (NumPy's or Python's own messages before, or a silent truncation: kthvalue, tril, roll,
+    # chunk computed)
+    out = []
+    for lib in (torch, ndgrad):
+        ns = {"T": lib, "a": lib.ones(2, 2), "ii": lib.zeros(2, 2, dtype=lib.int64)}
+        with pytest.raises(TypeError) as info:
+            eval(expr, ns)
+        out.append(str(info.value))
+    assert out[0] == out[1]

@@ -224,4 +224,8 @@ _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding e
               ).__contains__, {"norm": "layout"})
 # ... and for the Tensor methods of the functions whose tensor arguments it checks (positions
 # without self)
-_argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck.OVERLOADS)))
+_argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck.OVERLOADS) | set(
+    # (and of those that take ints: a float's error counts positions without self too)
+    "cumsum cumprod softmax log_softmax tril triu argmax argmin flatten transpose topk chunk "
+    "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
+    "tensor_split repeat_interleave narrow movedim".split())))

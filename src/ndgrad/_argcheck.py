@@ -47,6 +47,11 @@ _TORCH_PARAMS = {("dot", "other"): "tensor", ("one_hot", "tensor"): "input",
                  ("unsafe_split", "tensor"): "input"}
 
 INT_PARAMS = frozenset(("n", "row", "col"))   # PyTorch: "must be int"
+# parameters PyTorch parses as int: a float there is "must be int, not float" (NumPy would say
+# something of its own, or take it)
+INT_NAMES = frozenset(("dim", "dim0", "dim1", "dim2", "k", "n", "bins", "diagonal", "offset",
+                       "start_dim", "end_dim", "chunks", "sections", "groups", "num_classes",
+                       "row", "col"))
 # what PyTorch takes neither as a Tensor nor as a Number (NumPy would take a sequence)
 NOT_SCALARS = frozenset((type(None), list, tuple, str, bytes, dict, set))
 _UNSET = inspect.Parameter.empty
@@ -296,6 +301,8 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
                                      f"{type(t).__name__}")
             continue
         tensor_only = first if i == 0 else only
+        if a.__class__ is float and p in INT_NAMES:
+            return TypeError(f"{name}(): argument '{p}' (position {pos}) must be int, not float")
         if isinstance(a, _JUNK) and defaults.get(p, _UNSET) is not a and \
                 _torch_name(name, p) not in tensor_only:
             if p in INT_PARAMS:
@@ -313,6 +320,9 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
                           method)
         if err is not None:
             return err
+    for k, v in kwargs.items():
+        if v.__class__ is float and k in INT_NAMES and k in params:
+            return TypeError(f"{name}(): argument '{k}' must be int, not float")
     if strict:  # (elsewhere a keyword's value is left to the function)
         for k, v in kwargs.items():
             if not isinstance(v, Tensor):
@@ -529,7 +539,11 @@ def tensor_method(fn, name):
 
 
 def _made(src, env, fn, name):
-    exec(src, env)  # (no user text: parameter names and repr'd strings)
+    # (no user text: parameter names and repr'd strings.) Named as a file of this package, so
+    # that error sites and warnings look past its frame to the user's line
+    import os
+    where = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"<tensor method {name}>")
+    exec(compile(src, where, "exec"), env)
     method = functools.wraps(fn)(env["method"])
     method.__name__ = method.__qualname__ = name
     method._torch_method = fn

@@ -649,6 +649,8 @@ _kthvalue = defop("kthvalue", _kth_fwd, outputs=2, nondiff_outputs=(1,), self=_k
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    if k.__class__ is float:  # (an int in PyTorch's parser; a float would select silently)
+        raise TypeError("kthvalue(): argument 'k' (position 2) must be int, not float")
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
     n = input._data.shape[dim] if nd else 1

@@ -731,12 +731,16 @@ triu_ = defop("triu", lambda xp, self, diagonal=0: xp.triu(self, diagonal),
 
 
 def tril(input, diagonal=0):
+    if diagonal.__class__ is float:  # (an int in PyTorch's parser; NumPy would take it)
+        raise TypeError("tril(): argument 'diagonal' (position 2) must be int, not float")
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return tril_(input, diagonal)
 
 
 def triu(input, diagonal=0):
+    if diagonal.__class__ is float:
+        raise TypeError("triu(): argument 'diagonal' (position 2) must be int, not float")
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return triu_(input, diagonal)

@@ -867,6 +867,12 @@ _roll = defop("roll", _roll_fwd,
 
 
 def roll(input, shifts, dims=None):
+    if shifts.__class__ is float:  # (int() would truncate it; PyTorch's parser refuses it)
+        raise TypeError("roll(): argument 'shifts' (position 2) must be tuple of ints, not float")
+    for i, s in enumerate(shifts if isinstance(shifts, (list, tuple)) else ()):
+        if s.__class__ is float:
+            raise TypeError(f"roll(): argument 'shifts' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got float\"")
     if isinstance(shifts, (list, tuple)):
         shifts = tuple(int(x) for x in shifts)
     else:
@@ -1156,6 +1162,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if chunks.__class__ is float:  # (an int in PyTorch's parser)
+        raise TypeError("chunk(): argument 'chunks' (position 2) must be int, not float")
     if input._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
