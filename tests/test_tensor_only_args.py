@@ -71,7 +71,7 @@ NAMED = [  # operators, keywords, subclasses, varargs, arity
     "T.nn.Parameter(a).matmul(3)", "T.eq(T.nn.Parameter(a), None)", "T.maximum(a, 3.5)",
     "a.masked_fill(3, 1)", "a.clamp_min(None)", "T.lerp(a, 3, 0.5)",
     "T.matmul(a, T.ones(2).numpy())", "T.addmm(a, 3)", "T.addmv(v, 3)", "T.addcmul(a, [1.])",
-    "T.baddbmm(b3, None)", "a.addmm(a, 3)", "T.addmm(a, a, a, beta=None)",
+    "T.baddbmm(b3, None)", "a.addmm(a, 3)", "T.addmm(a, a, a, beta=None)", "T.rsub(3, a)",
 ]
 
 # Generated cases that still differ, and why (each must still differ: strict xfail)

@@ -73,8 +73,14 @@ add = defop("add", _add_fwd, promote="binary",
 _sub = defop("sub", _sub_fwd, promote="binary",
              self=lambda grad: grad,
              other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
-rsub = defop("rsub", lambda xp, self, other, alpha=1: _sub_fwd(xp, other, self, alpha),
-             promote="binary", node_name="RsubBackward1",
+def _rsub_fwd(xp, self, other, alpha=1):
+    if self.__class__ is not other.__class__ and not hasattr(self, "shape"):
+        # torch.rsub(3, t): PyTorch has no Number-input overload (t.__rsub__(3) is rsub(t, 3))
+        raise TypeError("rsub(): argument 'input' must be Tensor")
+    return _sub_fwd(xp, other, self, alpha)
+
+
+rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 
 
