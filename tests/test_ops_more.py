@@ -368,3 +368,22 @@ def test_expand_negative_sizes_as_pytorch(sizes, shape):
         except Exception as e:  # noqa: BLE001
             out.append((type(e).__name__, str(e)))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("expr", [
+    "T.bitwise_left_shift(3, t)", "T.bitwise_right_shift(-64, t)", "T.bitwise_left_shift(2.5, t)",
+    "3 << t", "64 >> t", "T.bitwise_left_shift(3, T.tensor([1, 2], dtype=T.uint8))",
+    "T.bitwise_left_shift(True, t)", "t << 1", "t >> 70",
+])
+def test_shifts_with_a_number_first_as_pytorch(expr):
+    # (a Number first raised AttributeError; `3 << t` had no reflected operator)
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (torch, ndgrad):
+        ns = {"T": lib, "t": lib.tensor([1, 2, 70])}
+        try:
+            r = eval(expr, ns)
+            out.append((r.tolist(), str(r.dtype)))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    assert out[0] == out[1]

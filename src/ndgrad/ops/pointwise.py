@@ -1086,6 +1086,10 @@ def _shift(name, ufunc, kernel):
                 raise _not_implemented(kernel, D._BY_NP[dt])
         if isinstance(other, float):
             raise _not_implemented(kernel, D._default[0])
+        if not hasattr(self, "dtype"):  # (a Number first: of the tensor's dtype, as PyTorch)
+            if isinstance(self, float):
+                raise _not_implemented(kernel, D._default[0])
+            self = xp.asarray(self, dtype=other.dtype)
         bits = self.dtype.itemsize * 8
         o = xp.asarray(other)
         big = (o >= bits) | (o < 0)
@@ -1157,6 +1161,8 @@ def _build_methods():
     methods.update(polygamma=_polygamma_method, where=_where_method, isclose=isclose,
                    allclose=allclose, equal=equal, __invert__=_invert,
                    __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
+                   __rlshift__=lambda self, other: bitwise_left_shift(other, self),
+                   __rrshift__=lambda self, other: bitwise_right_shift(other, self),
                    __mod__=remainder, __rmod__=lambda self, other: remainder(other, self),
                    __pos__=positive,
                    __rtruediv__=_rtruediv)
