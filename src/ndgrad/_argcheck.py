@@ -410,13 +410,21 @@ def _typename(a):
 
 def invalid_combination(name, args, kwargs, method=False):
     """PyTorch's TypeError for arguments that none of `name`'s overloads (OVERLOADS) takes."""
-    shown = [_typename(a) for a in (args[1:] if method else args)]
+    return combination_error(name, _signatures(name, method), args[1:] if method else args,
+                             kwargs)
+
+
+def combination_error(name, sigs, args, kwargs, notes=None):
+    """PyTorch's "received an invalid combination of arguments" TypeError for a call of `name`
+    that none of its signatures `sigs` takes (notes: the "didn't match because ..." line under
+    each, where PyTorch prints one)."""
+    shown = [_typename(a) for a in args]
     kw = [f"{k}={_typename(v)}" for k, v in kwargs.items()]
     # (PyTorch's spelling: keywords alone come last first, each followed by a comma)
     got = ", ".join(shown + kw) if shown else "".join(f"{k}, " for k in reversed(kw))
-    sigs = _signatures(name, method)
-    expected = f"expected {sigs[0]}" if len(sigs) == 1 else \
-        "expected one of:\n" + "".join(f" * {s}\n" for s in sigs)
+    expected = f"expected {sigs[0]}" if len(sigs) == 1 else "expected one of:\n" + "".join(
+        f" * {s}\n" + (f"      didn't match because {notes[i]}\n" if notes else "")
+        for i, s in enumerate(sigs))
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
                      + expected)
 

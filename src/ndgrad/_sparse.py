@@ -20,7 +20,9 @@ from ._tensor import Tensor, Size, _make
 __all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "to_sparse"]
 
 
-class _Layout:
+class _Named:
+    """A torch constant that prints and pickles as its name (torch.strided, torch.channels_last):
+    each subclass's objects are module globals of that name."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -31,6 +33,11 @@ class _Layout:
 
     def __reduce__(self):
         return self.name
+
+
+class _Layout(_Named):
+    """torch.layout: the class of torch.strided, torch.sparse_coo, torch.sparse_csr, ..."""
+    __slots__ = ()
 
 
 sparse_coo = _Layout("sparse_coo")

@@ -10,9 +10,9 @@ import warnings
 
 from . import _dtype as D
 from . import _out
-from ._argcheck import check_tensor
+from ._argcheck import check_tensor, combination_error as _invalid_combination
 from ._backend import xp_of
-from ._sparse import _Layout, SparseTensor, _unsupported
+from ._sparse import _Layout, _Named, SparseTensor, _unsupported
 from ._tensor import Tensor
 from .nn import functional as _F
 
@@ -39,21 +39,6 @@ __all__ = [
 # PyTorch's *_copy functions check out= as its view ops' out variants do: the dtypes must match
 _SAME = ("same", _out._EXACT, RuntimeError)
 _NUMBER = (int, float, complex, bool)
-
-
-def _invalid_combination(name, sigs, args, kwargs, notes=None):
-    """PyTorch's TypeError for a call that none of `name`'s overloads `sigs` takes (notes: the
-    "didn't match because ..." line under each, where PyTorch prints one)."""
-    from ._argcheck import _typename
-    got = ", ".join([_typename(a) for a in args] + [f"{k}={_typename(v)}"
-                                                    for k, v in kwargs.items()])
-    if len(sigs) == 1:
-        return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
-                         f"but expected {sigs[0]}")
-    lines = "".join(f" * {sig}\n" + (f"      didn't match because {notes[i]}\n" if notes else "")
-                    for i, sig in enumerate(sigs))
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                     f"expected one of:\n{lines}")
 
 
 def _with_out(fn):
@@ -487,19 +472,10 @@ def typename(obj):
 layout = _Layout
 
 
-class memory_format:
+class memory_format(_Named):
     """torch.memory_format: torch.contiguous_format, preserve_format, channels_last(_3d).
     ndgrad arrays have one layout; the objects are accepted wherever PyTorch takes them."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-    def __reduce__(self):
-        return self.name
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -10,6 +10,7 @@ import math
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor, _make
+from ._argcheck import combination_error
 from . import _out
 from .autograd.grad_mode import no_grad, is_grad_enabled
 from .nn import functional as F
@@ -184,17 +185,11 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
 
 
 _CTC_SIGS = (
-    " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+    "(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
     "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = "
-    "False)\n * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
-    "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n")
-
-
-def _invalid_combination(name, args, kwargs, sigs):
-    got = ", ".join([type(a).__name__ for a in args] +
-                    [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
-                     f"but expected one of:\n{sigs}")
+    "False)",
+    "(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
+    "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)")
 
 
 def _parsed(name, params, optional=(), overloads=None, plausible=0):
@@ -212,7 +207,7 @@ def _parsed(name, params, optional=(), overloads=None, plausible=0):
                 if isinstance(a, Tensor) or (a is None and p in optional):
                     continue
                 if overloads is not None and (plausible is None or given < plausible):
-                    raise _invalid_combination(name, args, kwargs, overloads)
+                    raise combination_error(name, overloads, args, kwargs)
                 raise TypeError(f"{name}(): argument '{p}' (position {i + 1}) must be Tensor, "
                                 f"not {type(a).__name__}")
             return fn(*args, **kwargs)
@@ -235,8 +230,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         given = [blank, reduction, zero_infinity]
         while given and given[-1] is (0, 1, False)[len(given) - 1]:
             given.pop()
-        raise _invalid_combination("ctc_loss", (log_probs, targets) + lengths + tuple(given), {},
-                                   _CTC_SIGS)
+        raise combination_error("ctc_loss", _CTC_SIGS,
+                                (log_probs, targets) + lengths + tuple(given), {})
     r = _reduction("ctc_loss", reduction, 6)
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, r, zero_infinity)
 
@@ -244,11 +239,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 # ---------------------------------------------------------------- embedding_bag
 
 _BAG_SIGS = (
-    " * (Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool "
-    "sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)\n"
-    " * (Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int "
+    "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool "
+    "sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)",
+    "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int "
     "mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset "
-    "= False)\n")
+    "= False)")
 
 
 @_parsed("embedding_bag", ("weight", "indices", "offsets"), overloads=_BAG_SIGS,

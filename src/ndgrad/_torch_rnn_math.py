@@ -25,13 +25,6 @@ def _typename(a):
     return _argcheck._typename(a)
 
 
-def _invalid_combination(name, args, kwargs, overloads):
-    got = ", ".join([_typename(a) for a in args] + [f"{k}={_typename(v)}"
-                                                   for k, v in kwargs.items()])
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                     "expected one of:\n" + "".join(f" * {s}\n" for s in overloads))
-
-
 def _parsed(first, overloads=None):
     """Decorator: PyTorch's TypeError for a first argument that is no Tensor (`first`: its name
     in PyTorch; `overloads`: PyTorch's listed signatures, for an overloaded function). A function
@@ -48,7 +41,7 @@ def _parsed(first, overloads=None):
         def checked(*args, **kwargs):
             if args and not isinstance(args[0], Tensor):
                 if overloads:
-                    raise _invalid_combination(fn.__name__, args, kwargs, overloads)
+                    raise _argcheck.combination_error(fn.__name__, overloads, args, kwargs)
                 raise TypeError(f"{fn.__name__}(): argument '{first}' (position 1) must be "
                                 f"Tensor, not {_typename(args[0])}")
             return inner(*args, **kwargs)
@@ -483,9 +476,10 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
                                      all(isinstance(b, int) for b in bins))
     if not (ints or isinstance(bins, (list, tuple)) and
             all(isinstance(b, Tensor) for b in bins)):
-        raise _invalid_combination("histogramdd", (input, bins), {k: v for k, v in (
-            ("range", range), ("weight", weight), ("density", density)) if v is not None and
-            v is not False}, _HISTOGRAMDD_OVERLOADS)
+        given = {k: v for k, v in (("range", range), ("weight", weight), ("density", density))
+                 if v is not None and v is not False}
+        raise _argcheck.combination_error("histogramdd", _HISTOGRAMDD_OVERLOADS, (input, bins),
+                                          given)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"histogramdd" not implemented for '
                                   f"'{_type_name(input.dtype)}'")

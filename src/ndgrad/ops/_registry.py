@@ -608,15 +608,15 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                                   for f in op.formulas)
     _pos = {n: i for i, n in enumerate(op.params)}  # (issue 15: linear in the inputs)
     op.input_pos = tuple(_pos.get(n, -1) for n in op.inputs)
-    # ((position, name), ...) of the parameters that take nothing but a Tensor: the inputs, or
-    # for an op without gradients its parameters without defaults
-    op.tensor_only = tuple((_pos[n], n) for n in (
+    # the positions of the parameters that take nothing but a Tensor: the inputs, or for an op
+    # without gradients its parameters without defaults
+    op.tensor_only = frozenset(_pos[n] for n in (
         op.inputs or [p for p in op.params if p not in op.defaults]) if n in _pos) \
-        if tensor_only else ()
+        if tensor_only else frozenset()
     # ... and of those that take a Tensor or a number, never a sequence: the inputs, and the
     # operands of the scalar forms (add_scalar's other, clamp's min and max)
-    op.tensor_params = tuple((i, n) for i, n in enumerate(op.params)
-                             if n in op.inputs or n in _OPERANDS)
+    op.tensor_params = frozenset(i for i, n in enumerate(op.params)
+                                 if n in op.inputs or n in _OPERANDS)
     op.formula_getters = tuple(_getter(p) for p in op.formula_params)
     op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
     op.promote = promote
@@ -923,7 +923,6 @@ def apply(op, args, kwargs):
 
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
-_UNSET_ARG = object()
 _OPERANDS = frozenset(("self", "other", "min", "max"))
 _NUMBERS = _raw.NUMBERS  # third arguments of apply's fast path (and of the raw op callers')
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
@@ -990,21 +989,18 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
     return results
 
 
+def _refused(op, pos, a, keyword=False):
+    """The TypeError for `a` as op's parameter at `pos`, a Tensor parameter that PyTorch's
+    parser refuses it for (op.tensor_only: all but Tensors; op.tensor_params: sequences, which
+    NumPy would read as arrays). The caller's except clause words PyTorch's error (_bad_args)."""
+    name = op.params[pos]
+    where = "" if keyword else f" (position {pos + 1})"
+    return TypeError(f"{op.name}(): argument '{'input' if name == 'self' else name}'{where} "
+                     f"must be Tensor, not {type(a).__name__}")
+
+
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
-    # (the caller's except clause words PyTorch's error: _bad_args)
-    if op.tensor_only:
-        for pos, name in op.tensor_only:
-            a = args[pos] if pos < len(args) else kwargs.get(name, _UNSET_ARG)
-            if a is not _UNSET_ARG and not isinstance(a, Tensor):
-                raise TypeError(f"{op.name}(): argument '{name}' must be Tensor, not "
-                                f"{type(a).__name__}")
-    for pos, name in op.tensor_params:  # a list or tuple for a tensor: PyTorch's parser
-        a = args[pos] if pos < len(args) else kwargs.get(name)  # refuses it (NumPy would read
-        if a.__class__ is list or a.__class__ is tuple:       # it as an array)
-            where = f" (position {pos + 1})" if pos < len(args) else ""
-            raise TypeError(f"{op.name}(): argument '{'input' if name == 'self' else name}'"
-                            f"{where} must be Tensor, not {type(a).__name__}")
     arrays = list(args)
     requires = False
     xp = dtype = None
@@ -1021,6 +1017,9 @@ def _apply(op, args, kwargs):
             if a._requires_grad:
                 requires = True
         else:
+            if i in op.tensor_only or (a.__class__ is list or a.__class__ is tuple) and \
+                    i in op.tensor_params:
+                raise _refused(op, i, a)
             c = _SCALAR_CATEGORY.get(a.__class__, -1)
             if c < 0 and isinstance(a, _np.generic):  # NumPy scalars count as Python numbers
                 arrays[i] = a = a.item()
@@ -1031,6 +1030,11 @@ def _apply(op, args, kwargs):
     if kwargs:
         kw = dict(kwargs)
         for k, v in kw.items():
+            if not isinstance(v, Tensor) and k in op.params:
+                pos = op.params.index(k)
+                if pos in op.tensor_only or (v.__class__ is list or v.__class__ is tuple) and \
+                        pos in op.tensor_params:
+                    raise _refused(op, pos, v, keyword=True)
             if isinstance(v, Tensor):
                 kw[k] = v._data
                 same = False  # keyword tensors: let _promote decide
