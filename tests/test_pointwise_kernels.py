@@ -67,3 +67,94 @@ def test_tanh_backward_broadcasts_as_aten(shapes):
     theirs = torch.ops.aten.tanh_backward(torch.tensor(g0), torch.tensor(y0))
     assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- softmax family on short rows
+# A batch of short rows (N >= 32, C <= 16, C-contiguous, reduced along the rows) is reduced as
+# the columns of its transposed copy (ops/activation.py _short_rows); the shapes around the
+# boundaries and the layouts that keep NumPy's own reduction, against PyTorch.
+
+SHORT_ROWS = [(64, 10), (32, 16), (31, 16), (32, 17), (100, 1), (40, 3)]
+
+
+@pytest.mark.parametrize("shape", SHORT_ROWS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [1, -1, 0])
+def test_softmax_family_short_rows_match_torch(shape, dtype, fn, dim):
+    r = np.random.default_rng(sum(shape))
+    x0 = (r.standard_normal(shape) * 4).astype(dtype)
+    x0[3, 0] = 60.0  # (a dominant entry: the maximum's shift matters)
+    g0 = r.standard_normal(shape).astype(dtype)
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        y = getattr(L.nn.functional, fn)(x, dim)
+        y.backward(L.tensor(g0))
+        out.append((y.detach().numpy(), x.grad.numpy(), y.is_contiguous()))
+    (y, gx, c), (ty, tgx, tc) = out
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-13)
+    assert y.dtype == ty.dtype and gx.dtype == tgx.dtype and c == tc
+    np.testing.assert_allclose(y, ty, **tol)
+    np.testing.assert_allclose(gx, tgx, **tol)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_family_short_rows_special_values(fn):
+    x0 = np.zeros((40, 4), "float32")
+    x0[0] = [np.inf, 1, 2, 3]
+    x0[1] = [-np.inf, 1, 2, 3]
+    x0[2] = [np.nan, 1, 2, 3]
+    x0[3] = -np.inf
+    ours = getattr(ndgrad.nn.functional, fn)(ndgrad.tensor(x0), 1).numpy()
+    theirs = getattr(torch.nn.functional, fn)(torch.tensor(x0), 1).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, equal_nan=True)
+
+
+def test_softmax_family_short_rows_gradcheck():
+    x = ndgrad.randn(32, 3, dtype=ndgrad.float64, requires_grad=True)
+    for fn in (ndgrad.nn.functional.softmax, ndgrad.nn.functional.log_softmax):
+        assert ndgrad.autograd.gradcheck(lambda t: fn(t, 1), (x,))
+        assert ndgrad.autograd.gradgradcheck(lambda t: fn(t, 1), (x,))
+
+
+def test_cross_entropy_batch_of_logits_matches_torch():
+    r = np.random.default_rng(7)
+    x0 = r.standard_normal((64, 10)).astype("float32")
+    y0 = r.integers(0, 10, 64)
+    out = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        loss = L.nn.functional.cross_entropy(x, L.tensor(y0))
+        loss.backward()
+        out.append((loss.item(), x.grad.numpy()))
+    assert abs(out[0][0] - out[1][0]) < 1e-6
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-5, atol=1e-8)
+
+
+# ---------------------------------------------------------------- relu's backward, any threshold
+
+@pytest.mark.parametrize("size", [None, 5000])  # (np.where, and the select on the bits)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("threshold", [0, 0.5, -1])
+def test_threshold_backward_matches_torch(dtype, threshold, size):
+    # PyTorch's select: 0 (never -0) where x <= threshold, whatever the gradient there (inf,
+    # nan); the gradient where x > threshold and where x is nan
+    x0 = np.array(EDGES + [0.5, -0.5, 0.25], dtype=dtype)
+    g0 = np.linspace(-3, 3, x0.size).astype(dtype)
+    g0[:3] = [np.nan, np.inf, -np.inf]
+    if size:
+        x0, g0 = np.resize(x0, size), np.resize(g0[::-1], size)
+    ours = ndgrad.ops.pointwise.threshold_backward(ndgrad.tensor(g0), ndgrad.tensor(x0),
+                                                   threshold).numpy()
+    theirs = torch.ops.aten.threshold_backward(torch.tensor(g0), torch.tensor(x0),
+                                               threshold).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+    for L in (ndgrad, torch):  # relu's and F.threshold's backward through the op
+        x = L.tensor(x0, requires_grad=True)
+        L.nn.functional.threshold(x, threshold, 7.0).backward(L.tensor(g0))
+        out = x.grad.numpy()
+        if L is ndgrad:
+            ours = out
+    np.testing.assert_array_equal(ours, out)

@@ -484,6 +484,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's .grad (a VJP with `gradient`)."""
+        if gradient is None and inputs is None and not create_graph and not retain_graph and \
+                self.grad_fn is not None:  # (`loss.backward()`: backward's common case)
+            _autograd._backward_implicit(self)
+            return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _get_accumulator(self):

@@ -137,6 +137,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             inputs[i]._accumulate_grad(g, create_graph)
 
 
+def _backward_implicit(t):
+    """`t.backward()` for a `t` with a grad_fn (no gradient, inputs, retain_graph or
+    create_graph given): backward()'s work for that case alone, the same checks, results and
+    errors (the general path says what is wrong with a non-scalar or a non-float `t`)."""
+    a = t._data
+    if a.size != 1 or t.dtype._category != 2 or a.__class__ is not _np.ndarray:
+        return backward(t)  # (and device arrays: the engine passes on host arrays only)
+    g = _np.empty(a.shape, a.dtype)  # host: the engine's array paths take host arrays
+    g.fill(1)  # (the implicit root gradient: an array is as good as a Tensor to the engine)
+    fn = t.grad_fn
+    site = graph.user_site()
+    graph.last_backward[0] = graph.BackwardCall(site, (fn.__class__,), False)
+    run_backward([(fn, t._output_nr)], [g], False, False, None, None, site)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return d(outputs)/d(inputs) (VJPs with grad_outputs) without touching any .grad."""

@@ -161,7 +161,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     buffers = {}  # node -> [summed gradient per output]
     owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
     for (node, nr), g in zip(roots, root_grads):
-        _add_to_buffer(buffers, owned, node, nr, g, create_graph)
+        if g.__class__ is _ndarray and node._nout == 1 and node not in buffers:
+            buffers[node] = [g]  # (backward()'s implicit gradient: an array, as the paths pass on)
+        else:
+            _add_to_buffer(buffers, owned, node, nr, g, create_graph)
     captured = {}
     capture_nodes = {n for n, _ in capture} if capture else ()
     if site is NO_RAW:

@@ -144,24 +144,29 @@ def inplace_operator(fn):
     uf = getattr(_np, ufunc)
     ndarray = _np.ndarray
 
-    def op(self, other):
-        if not _state.enabled and not _fw_state.levels and isinstance(self, Tensor) and \
-                not self._inference and self.dtype.is_floating_point:
+    def op(self, other):  # (self: a Tensor, as the operator's owner)
+        if not _state.enabled and not _fw_state.levels and not self._inference and \
+                self.dtype.is_floating_point:
             data = self._data
-            if data.__class__ is ndarray and data.flags.writeable:
+            if data.__class__ is ndarray:
                 oc = other.__class__
                 if oc is float or oc is int:
                     e = other
-                elif isinstance(other, Tensor) and other.dtype is self.dtype and \
-                        other._data.__class__ is ndarray and other._data.ndim <= data.ndim:
+                elif isinstance(other, Tensor) and other.dtype is self.dtype:
                     e = other._data
+                    if e.__class__ is not ndarray or e.ndim > data.ndim:
+                        e = None
                 else:
                     e = None
-                if e is not None:
+                if e is not None and data.flags.writeable:
                     try:
-                        _into(uf, data, e)
+                        _QRUN(uf, data, e, data) if _QRUN is not None else _into(uf, data, e)
                     except ValueError:  # not broadcastable into self: raised before any write
                         return inplace(self, fn, other)  # (PyTorch's message)
+                    except RuntimeError as exc:  # (the quiet context is busy: _into's way)
+                        if not _entered(exc):
+                            raise
+                        _into(uf, data, e)
                     bump_version(self._vc, 1)
                     return self
         if isinstance(other, _NOT_OPERANDS):  # (Python's own TypeError, as PyTorch's operator)
