@@ -158,3 +158,56 @@ def test_threshold_backward_matches_torch(dtype, threshold, size):
         if L is ndgrad:
             ours = out
     np.testing.assert_array_equal(ours, out)
+
+
+# ---------------------------------------------------------------- NaN and inf at the masks
+# PyTorch's backward kernels that cut a gradient select (0 where cut, whatever the gradient
+# there; the gradient where x is NaN, the comparison being false), and its sign is 0 at NaN:
+# products and NumPy's sign gave nan, -0 or 0 instead.
+
+MASKED = {
+    "relu": lambda L, x: L.nn.functional.relu(x),
+    "relu6": lambda L, x: L.nn.functional.relu6(x),
+    "hardtanh": lambda L, x: L.nn.functional.hardtanh(x, -1.5, 1.0),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    "clamp": lambda L, x: L.clamp(x, -1, 1),
+    "clamp_min": lambda L, x: L.clamp(x, min=0),
+    "elu": lambda L, x: L.nn.functional.elu(x),
+    "selu": lambda L, x: L.nn.functional.selu(x),
+    "celu": lambda L, x: L.nn.functional.celu(x, 0.5),
+    "elu_": lambda L, x: L.nn.functional.elu(x * 1, inplace=True),
+    "hardsigmoid": lambda L, x: L.nn.functional.hardsigmoid(x),
+    "hardswish": lambda L, x: L.nn.functional.hardswish(x),
+    "hardshrink": lambda L, x: L.nn.functional.hardshrink(x, 1.0),
+    "softshrink": lambda L, x: L.nn.functional.softshrink(x, 1.0),
+    "threshold": lambda L, x: L.nn.functional.threshold(x, 0.1, 5.0),
+    "maximum": lambda L, x: L.maximum(x, x.detach().flip(0)),
+    "minimum": lambda L, x: L.minimum(x, x.detach().flip(0)),
+    "maximum_other": lambda L, x: L.maximum(x.detach().flip(0) * 0.5, x),
+    "abs": lambda L, x: L.abs(x),
+    "sign": lambda L, x: L.sign(x),
+    "sgn": lambda L, x: L.sgn(x),
+    "prelu": lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25], dtype=x.dtype)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masks_at_nan_and_inf_match_torch(name, dtype):
+    x0 = np.array([-2, -1.5, -0.5, -0.0, 0.0, 0.5, 1.0, 2, np.nan, np.inf, -np.inf, 7, -7],
+                  dtype=dtype)
+    g0 = np.array([np.nan, np.inf, -1, -2, np.nan, 3, -np.inf, 4, 3, np.nan, 2, -np.inf, 5],
+                  dtype=dtype)
+    res = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        y = MASKED[name](L, x)
+        y.backward(L.tensor(g0))
+        # (PyTorch's real sgn gives a ZeroTensor gradient: numpy() wants force=True)
+        res.append((y.detach().numpy(), x.grad.numpy(force=True)))
+    (y, gx), (ty, tgx) = res
+    for a, b in ((y, ty), (gx, tgx)):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
+    same = ~np.isnan(tgx)  # (a cut gradient is +0; the forward's -0 is NumPy's business)
+    np.testing.assert_array_equal(np.signbit(gx[same]), np.signbit(tgx[same]))

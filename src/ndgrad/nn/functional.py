@@ -82,6 +82,7 @@ def _legacy_reduction(size_average, reduce, reduction):
 # ---------------------------------------------------------------- activations
 # The fused activation ops live in ops/activation.py (shared with the torch namespace).
 from ..ops.activation import _log_softmax  # noqa: E402
+from ..ops import activation as _A  # noqa: E402
 from ..ops.activation import (softmax, log_softmax, softmin, softplus, gelu, silu, elu, selu,  # noqa: E402,F401
                               celu, leaky_relu, hardtanh, relu6, hardsigmoid, hardswish, mish,
                               softsign, tanhshrink, logsigmoid, threshold, one_hot)
@@ -1496,18 +1497,14 @@ _prelu = defop(
     weight=lambda grad, self: where(self > 0, 0.0, grad * self))
 
 
-def _shrink_backward(name, node):
-    op = defop(name, lambda xp, grad_output, self, lambd: (
-                   grad_output * ((self > lambd) | (self < -lambd))).astype(grad_output.dtype,
-                                                                            copy=False),
-               promote="binary", node_name=node,
-               grad_output=lambda grad, self, lambd: op(grad, self, lambd),
-               self=lambda grad: _zeros_like(grad))
-    return op
+def _shrink_cut(xp, self, lambd):
+    return (self >= -lambd) & (self <= lambd)
 
 
-_hardshrink_backward = _shrink_backward("hardshrink_backward", "HardshrinkBackwardBackward0")
-_softshrink_backward = _shrink_backward("softshrink_backward", "SoftshrinkBackwardBackward0")
+_hardshrink_backward = _A._cut_backward("hardshrink_backward", "HardshrinkBackwardBackward0",
+                                        _shrink_cut)
+_softshrink_backward = _A._cut_backward("softshrink_backward", "SoftshrinkBackwardBackward0",
+                                        _shrink_cut)
 _rrelu_backward = defop(
     "rrelu_with_noise_backward",
     lambda xp, grad_output, self, noise: grad_output * noise, promote="binary",
@@ -1518,8 +1515,8 @@ _rrelu_backward = defop(
 
 _hardshrink = defop(
     "hardshrink",
-    lambda xp, self, lambd: xp.where((self > lambd) | (self < -lambd), self, 0).astype(
-        self.dtype, copy=False),
+    lambda xp, self, lambd: xp.where(_shrink_cut(xp, self, lambd), 0, self).astype(
+        self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     self=lambda grad, self, lambd: _hardshrink_backward(grad, self, lambd))
 
 
@@ -1530,9 +1527,8 @@ def hardshrink(input, lambd=0.5):
 
 _softshrink = defop(
     "softshrink",
-    lambda xp, self, lambd: xp.where(self > lambd, self - lambd,
-                                     xp.where(self < -lambd, self + lambd, 0)).astype(
-        self.dtype, copy=False),
+    lambda xp, self, lambd: xp.where(_shrink_cut(xp, self, lambd), 0, xp.where(
+        self > lambd, self - lambd, self + lambd)).astype(self.dtype, copy=False),  # (NaN: NaN)
     self=lambda grad, self, lambd: _softshrink_backward(grad, self, lambd))
 
 

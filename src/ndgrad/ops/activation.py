@@ -251,8 +251,9 @@ def _elu_fwd(xp, self, alpha, scale, input_scale):
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
-    return where(self > 0, grad * scale,
-                 grad * (alpha * scale * input_scale) * exp(self * input_scale))
+    # (PyTorch's branch test, x <= 0: the positive side's gradient at a NaN x)
+    return where(self <= 0, grad * (alpha * scale * input_scale) * exp(self * input_scale),
+                 grad * scale)
 
 
 _elu = defop("elu", _elu_fwd, promote="float", self=_elu_grad)
@@ -304,9 +305,20 @@ def _masked_backward(name, node, factor):
 leaky_relu_backward = _masked_backward(
     "leaky_relu_backward", "LeakyReluBackwardBackward0",
     lambda xp, self, slope: xp.where(self > 0, 1.0, slope))
-hardtanh_backward = _masked_backward(
+def _cut_backward(name, node, cut):
+    """An op: grad_output, except 0 where cut(xp, self, param) (PyTorch's select: 0 whatever
+    the gradient there, and the gradient where `self` is NaN); as _masked_backward otherwise."""
+    op = defop(name, lambda xp, grad_output, self, param: xp.where(
+                   cut(xp, self, param), 0, grad_output).astype(grad_output.dtype, copy=False),
+               promote="binary", node_name=node,
+               grad_output=lambda grad, self, param: op(grad, self, param),
+               self=lambda grad: _zeros_like(grad))
+    return op
+
+
+hardtanh_backward = _cut_backward(
     "hardtanh_backward", "HardtanhBackwardBackward0",
-    lambda xp, self, bounds: (self > bounds[0]) & (self < bounds[1]))
+    lambda xp, self, bounds: (self <= bounds[0]) | (self >= bounds[1]))
 
 _leaky_relu = defop(
     "leaky_relu",
@@ -368,8 +380,8 @@ def hardswish(input, inplace=False):
 
 _threshold = defop(
     "threshold",
-    lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
-        self.dtype, copy=False),
+    lambda xp, self, threshold, value: xp.where(self <= threshold, value, self).astype(
+        self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
 
 
@@ -388,7 +400,7 @@ def _elu_result_grad(grad, result, alpha, scale, input_scale):
             "In-place elu backward calculation is triggered with a negative slope which is not "
             "supported. This is caused by calling in-place forward function with a negative "
             "slope, please call out-of-place version instead.")
-    return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+    return where(result <= 0, grad * input_scale * (result + alpha * scale), grad * scale)
 
 
 def _leaky_relu_result_grad(grad, result, negative_slope):
@@ -414,8 +426,8 @@ _leaky_relu_result = defop(
     node_name="LeakyReluBackward1", self=_leaky_relu_result_grad)
 _threshold_result = defop(
     "threshold_",
-    lambda xp, self, threshold, value: xp.where(self > threshold, self, value).astype(
-        self.dtype, copy=False),
+    lambda xp, self, threshold, value: xp.where(self <= threshold, value, self).astype(
+        self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     node_name="ThresholdBackward1",  # (PyTorch's saves the input, not the result)
     self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
 

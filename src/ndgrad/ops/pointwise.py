@@ -554,19 +554,29 @@ def _sign_fwd(xp, self):
     if self.dtype.kind == "c":
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
                                   "numbers. Please use torch.sgn instead.")
-    return xp.sign(self) if self.dtype.kind != "b" else self.copy()
+    return _sign_real(xp, self)
+
+
+def _sign_real(xp, self):
+    """PyTorch's sign of a real tensor, (0 < x) - (x < 0): 0 at NaN (NumPy's is NaN)."""
+    if self.dtype.kind == "b":
+        return self.copy()
+    r = xp.sign(self)
+    if r.dtype.kind == "f":
+        r = xp.where(xp.isnan(r), 0, r).astype(r.dtype, copy=False)
+    return r
 
 
 def _sgn_fwd(xp, self):
     if self.dtype.kind == "c":  # z / |z|, 0 at 0
         a = xp.abs(self)
         return xp.where(a == 0, 0, self / xp.where(a == 0, 1, a)).astype(self.dtype)
-    return xp.sign(self) if self.dtype.kind != "b" else self.copy()
+    return _sign_real(xp, self)
 
 
 def _sgn_grad(grad, self, result):
-    if self.dtype._category != 3:
-        return grad * 0
+    if self.dtype._category != 3:  # (zeros, as PyTorch's: also where the gradient is inf/nan)
+        return _zeros_like(grad)
     from .complex import real as _real
     a = abs(self)  # (grad - Re(grad conj(sgn)) sgn) / |z|, 0 at 0
     return where(a == 0, 0.0, (grad - _real(grad * _cj(result)) * result) / a)
@@ -855,12 +865,13 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 # ---------------------------------------------------------------- binary math
 
 def _max_grad(grad, self, other):
-    # PyTorch: ties share the gradient equally
-    return where(self == other, grad / 2, where(self > other, grad, 0.0))
+    # PyTorch's: ties share the gradient equally; 0 where the other is larger; the whole
+    # gradient elsewhere, to both sides where either is NaN
+    return where(self == other, grad / 2, where(self < other, 0.0, grad))
 
 
 def _min_grad(grad, self, other):
-    return where(self == other, grad / 2, where(self < other, grad, 0.0))
+    return where(self == other, grad / 2, where(self > other, 0.0, grad))
 
 
 maximum = defop("maximum", lambda xp, self, other: xp.maximum(self, other), promote="binary",
