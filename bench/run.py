@@ -627,8 +627,8 @@ def bench(name, make, libs, rounds, quick, rtol=2e-3, atol=1e-4):
 
 WORKLOADS = [
     # name, description, unit, scale, maker, rounds (full, quick)
-    ("W1", "per-op overhead: (2,2) chain of 1000 ops, fwd+bwd", "us/op", 1e6, w1, (15, 5)),
-    ("W1-ng", "W1's chain forward under no_grad", "us/op", 1e6, w1_nograd, (15, 5)),
+    ("W1", "per-op overhead: (2,2) chain of 1000 ops, fwd+bwd", "us/op", 1e6, w1, (25, 5)),
+    ("W1-ng", "W1's chain forward under no_grad", "us/op", 1e6, w1_nograd, (25, 5)),
     ("W2", "MLP 784-256-128-10 train step, batch 64", "ms/step", 1e3, w2, (100, 10)),
     ("W3-1e3", "chain of 10^3 muls on (8,), fwd+bwd", "us/op", 1e6, w3(10 ** 3), (15, 5)),
     ("W3-1e4", "chain of 10^4 muls on (8,), fwd+bwd", "us/op", 1e6, w3(10 ** 4), (5, 2)),
@@ -637,7 +637,7 @@ WORKLOADS = [
     ("W4", "20 elementwise ops on 10^6 float32, fwd+bwd", "ms", 1e3, w4, (10, 3)),
     ("W5", "4 matmuls 512x512 + tanh, fwd+bwd", "ms", 1e3, w5, (10, 3)),
     ("W6", "CNN step: conv 1->8 3x3, relu, maxpool, linear, CE, SGD", "ms/step", 1e3, w6, (10, 3)),
-    ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (40, 10)),
+    ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (100, 10)),
 ]
 
 

@@ -475,7 +475,23 @@ def test_formula_shapes_that_need_no_frame_of_their_own():
     assert _raw.formula_shape(lambda grad, other: pointwise.mul(grad, other=other)) is None
     assert _raw.formula_shape(lambda grad, self: len(self)) is None      # not an op
     assert _raw.formula_shape(lambda grad, self: grad if self else -grad) is None  # a branch
-    assert _raw.formula_shape(pointwise.tanh._op.formulas[0]) is None   # (branches too)
+    # one `if <helper call>: return ...` then `return ...`: ("if", test, then, else)
+    kind, test, then, other = _raw.formula_shape(pointwise.tanh._op.formulas[0])
+    assert (kind, test[0], test[2], then[0], other[0], other[1].name) == (
+        "if", "helper", (("p", "result"),), "op", "call", "tanh_backward")
+
+    def two_tests(grad, self):
+        if pointwise._is_complex(self):
+            return grad * 2
+        if pointwise._is_complex(grad):
+            return grad * 3
+        return grad * 4
+
+    def not_a_helper(grad, self):
+        if self:
+            return grad * 2
+        return grad * 3
+    assert _raw.formula_shape(two_tests) is None and _raw.formula_shape(not_a_helper) is None
     k = 3
     assert _raw.formula_shape(lambda grad: pointwise.mul(grad, k)) is None   # a closure
 

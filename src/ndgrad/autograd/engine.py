@@ -124,12 +124,14 @@ def _dependencies(root_nodes, sinks=None):
 _CARRIED = ()  # run_backward's marker: the node's gradient came straight from its one consumer
 _SUM_TO = None  # ops.shape.sum_to, imported on first use (the ops import the engine)
 _make = None  # _tensor._make (wraps _array_apply's arrays), imported with it
+_raw = None  # ops._raw's state (its `enabled`: the raw execution's switch), imported with it
 
 
 def _sum_to():
-    global _SUM_TO, _make
+    global _SUM_TO, _make, _raw
     from ..ops.shape import sum_to
     from .._tensor import _make  # (the Tensor module imports the engine)
+    from ..ops._raw import state as _raw
     _SUM_TO = sum_to
     return sum_to
 
@@ -230,14 +232,32 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         if not retain_graph:  # (_arrays_apply has released the saved tensors)
                             node._freed = freed_at
                 else:
-                    try:
-                        r = array_apply(g, not retain_graph) if not crest else \
-                            array_apply(g, not retain_graph, 1)
-                    except Exception as e:
-                        err = _error_in_backward(e, node)
-                        if err is None:
-                            raise
-                        raise err from e
+                    # the edge's formula: its plain backward straight from here in the common
+                    # case (an array gradient, the saved values in place: OpNode._array_apply's
+                    # first test, one frame less per node), else through _array_apply
+                    bw = node._bw1 if not crest else node._bw2
+                    saved = node._saved
+                    r = NO_RAW
+                    if bw is not None and g.__class__ is _ndarray and saved is not RELEASED \
+                            and _raw.enabled and not _fw_state.levels:
+                        dt = g.dtype
+                        if dt.kind in "fc":
+                            try:
+                                r = bw(node, saved, g, dt, not retain_graph)
+                            except Exception:  # (_array_apply runs it again and says why)
+                                r = NO_RAW
+                            if r.__class__ is not _ndarray and r is not NO_RAW:
+                                r = node._raw_result(r, g, saved, 1 if crest else 0,
+                                                     not retain_graph)
+                    if r is NO_RAW:
+                        try:
+                            r = array_apply(g, not retain_graph) if not crest else \
+                                array_apply(g, not retain_graph, 1)
+                        except Exception as e:
+                            err = _error_in_backward(e, node)
+                            if err is None:
+                                raise
+                            raise err from e
                     if r is not NO_RAW:  # the edge's gradient: an array, a Tensor or None
                         g = r
                         grads = r = None

@@ -123,6 +123,7 @@ class Node:
                  "__weakref__")
     _nout = 1  # number of outputs (class-level: per node type)
     _array_apply = None  # OpNode's array path for the engine (ops/_registry.py); None: apply()
+    _bw1 = _bw2 = None  # an OpNode class's plain backwards of formulas 0 and 1, once made
 
     def __init__(self):
         self._c0 = self._n0 = None

@@ -243,7 +243,9 @@ def formula_shape(f):
     ("c", value) and such calls: relu's `threshold_backward(grad, result, 0)`, mm's
     `_mm(grad, _mH(other))`; and ("op", symbol, operands) for the arithmetic operators and
     comparisons ("neg" for unary minus), which act on the arrays as in the raw twin: mul's
-    `grad * other`. None for anything else (its raw twin runs as it is)."""
+    `grad * other`; ("if", test, then, else) for `if <test>: return <then>` followed by
+    `return <else>`, each a call tree (tanh's `if _is_complex(result): ...`). None for anything
+    else (its raw twin runs as it is)."""
     code = getattr(f, "__code__", None)
     if code is None or f.__closure__ or code.co_flags & (0x04 | 0x08):  # *args, **kwargs
         return None
@@ -252,6 +254,26 @@ def formula_shape(f):
     if len(ins) == 2 and ins[0].opname in _LOAD_PARAM and ins[0].argval in params and \
             ins[1].opname == "RETURN_VALUE":
         return ("param", ins[0].argval)
+    jumps = [k for k, i in enumerate(ins) if i.opname in _JUMP_IF_FALSE]
+    if not jumps:
+        return _call_tree(f, params, ins)
+    k = jumps[0]
+    then = ins[k + 1:]
+    ret = next((n for n, i in enumerate(then) if i.opname == "RETURN_VALUE"), None)
+    if len(jumps) > 1 or ret is None or ret + 1 == len(then) or \
+            then[ret + 1].offset != ins[k].argval:  # (the else part starts at the target)
+        return None
+    parts = (_call_tree(f, params, ins[:k], test=True), _call_tree(f, params, then[:ret + 1]),
+             _call_tree(f, params, then[ret + 1:]))
+    return None if None in parts else ("if",) + parts
+
+
+_JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE"})
+
+
+def _call_tree(f, params, ins, test=False):
+    """formula_shape's call tree of the instructions `ins` (a `return` statement's, or with
+    `test` an `if` statement's test, without its jump): None where they are something else."""
     stack = []
     for i in ins:
         name = i.opname
@@ -291,12 +313,12 @@ def formula_shape(f):
             if not stack or stack[-1][0] == "fn":
                 return None
             stack[-1] = ("op", "neg", (stack[-1],))
-        elif name == "RETURN_VALUE":
+        elif name == "RETURN_VALUE" and not test:
             return stack[0] if len(stack) == 1 and stack[0][0] in ("call", "helper", "op") \
                 else None
         else:
             return None
-    return None
+    return stack[0] if test and len(stack) == 1 and stack[0][0] == "helper" else None
 
 
 _BINARY = {"BINARY_ADD": "+", "BINARY_SUBTRACT": "-", "BINARY_MULTIPLY": "*",  # (3.10)

@@ -199,14 +199,28 @@ class OpNode(Node):
                 r = f(*op.formula_getters[i](env))
                 if held and release:
                     self._saved = RELEASED
-            if r.__class__ is not _ndarray:
-                r = _wrap_raw(r, a0, g0)
         except Exception:  # RawFallback, or an error: the recorded run says it as before
             r = self._recorded(op, saved, [_make(a0) if g0 is a0 else g0])[i]
             if release:
                 self.release_saved()
             return r
+        if r.__class__ is not _ndarray:
+            return self._raw_result(r, a0, saved, i, release, g0)
         return g0 if r is a0 else r
+
+    def _raw_result(self, r, a0, saved, i, release, g0=None):
+        """Formula i's raw result `r` that is not a plain array (a NumPy scalar, None, a device
+        array) as _array_apply returns it; where it is none of those, the recorded run's
+        (`saved`: the node's saved values as the formula read them; `g0`: the gradient, a0
+        unless a Tensor came)."""
+        g0 = a0 if g0 is None else g0
+        try:
+            return _wrap_raw(r, a0, g0)
+        except Exception:
+            r = self._recorded(self._op, saved, [_make(a0) if g0 is a0 else g0])[i]
+            if release:
+                self.release_saved()
+            return r
 
     def _arrays_apply(self, g0, release, tensors=False):
         """The engine's array path for a node with several edges: the gradient of each input
@@ -309,6 +323,9 @@ def _direct_formulas(op):
         twins.append(f)
         bws.append(_plain_backward(op, i, f) if f else False)
     op.bw1, op.bw2 = bws
+    cls = op.node_cls  # (the engine calls them itself: autograd/engine.py)
+    if cls is not None:
+        cls._bw1, cls._bw2 = (staticmethod(b) if b else None for b in bws)
     op.raw2 = twins[1]
     op.raw1 = twins[0]  # (set last: the engine's test that the others are ready)
 
@@ -337,6 +354,7 @@ def _plain_backward(op, i, twin):
               "_asarray": _asarray, "_np": _np, "_var": _ERR_VAR, "_ignore": _ERR_IGNORE}
     local = {"grad": "a0"}
     body = []   # the formula's lines, after the fetches
+    temps = []  # the names of its intermediate results
     quiet = []
 
     def emit(node):
@@ -352,7 +370,8 @@ def _plain_backward(op, i, twin):
             args = [emit(a) for a in node[2]]
             return f"(-{args[0]})" if node[1] == "neg" else f"({args[0]} {node[1]} {args[1]})"
         args = [emit(a) for a in node[2]]
-        t = f"t{len(body)}"
+        t = f"t{len(temps)}"
+        temps.append(t)
         fn = f"_f{len(consts)}"
         if kind == "helper":
             consts[fn] = node[1]
@@ -413,6 +432,19 @@ def _plain_backward(op, i, twin):
                     "    else:", f"        {x} = v"]
     if shape is not None and shape[0] == "param":
         src.append(f"    r = {local[shape[1]]}")
+    elif inline and shape[0] == "if":  # (`if <test>: return <then>`, then `return <else>`)
+        lines = []
+        for k, part in enumerate(shape[1:]):
+            r = emit(part)
+            pad = "    " if k else ""  # (the branches' lines one level in)
+            lines += [pad + line for line in body]
+            lines += [f"    if {r}:"] if k == 0 else [f"        r = {r}"]
+            if k == 1:
+                lines.append("    else:")
+            body.clear()
+        if quiet:
+            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
+        src += lines
     elif inline:
         r = emit(shape)
         if quiet:  # (the engine's pass is quiet already: else the callers' way)
