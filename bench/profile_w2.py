@@ -97,6 +97,17 @@ def numpy_phases(tiny, steps):
     return [min(o) * 1e6 for o in out]
 
 
+def _timed(f, acc, label):
+    @functools.wraps(f)
+    def timed(*a, **k):
+        t0 = pc()
+        try:
+            return f(*a, **k)
+        finally:
+            acc[label] = acc.get(label, 0.0) + pc() - t0
+    return timed
+
+
 def backward_split(steps):
     """The tiny backward's time by part (median per step; wrappers add ~0.3 µs a call)."""
     acc = {}
@@ -115,6 +126,15 @@ def backward_split(steps):
                 acc[label] = acc.get(label, 0.0) + pc() - t0
         setattr(owner, name, timed)
     wrap(RG.OpNode, "_array_apply", "one-edge nodes' formulas (OpNode._array_apply)")
+    ndgrad_phases(True, 2)  # (the ops' plain backwards exist now: the engine calls them itself)
+    for op in set(RG._OPS.values()):
+        cls = op.node_cls
+        for k in ("_bw1", "_bw2"):
+            if cls is not None and k in vars(cls) and vars(cls)[k] is not None:
+                f = vars(cls)[k].__func__
+                saved.append((cls, k, vars(cls)[k]))
+                setattr(cls, k, staticmethod(_timed(f, acc, "one-edge nodes' formulas, "
+                                                            "called by the engine")))
     wrap(RG.OpNode, "_arrays_apply", "two-edge nodes' formulas (OpNode._arrays_apply)")
     wrap(E, "_to_input", "bias sums (engine._to_input)")
     wrap(E, "_accumulate_array", "leaves into .grad (engine._accumulate_array)")
