@@ -211,3 +211,51 @@ def test_masks_at_nan_and_inf_match_torch(name, dtype):
         np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
     same = ~np.isnan(tgx)  # (a cut gradient is +0; the forward's -0 is NumPy's business)
     np.testing.assert_array_equal(np.signbit(gx[same]), np.signbit(tgx[same]))
+
+
+# ---------------------------------------------------------------- other formulas at the edges
+# Formulas that differed from PyTorch's at special values (inf - inf in logaddexp's, a finite
+# gradient of logit outside [0, 1], 0 * nan for the zero gradients of pow(x, 0) and angle, the
+# smooth L1 and Huber losses at a NaN difference)
+
+EDGE_FNS = {
+    "logit": lambda L, x: L.logit(x),
+    "logit_eps": lambda L, x: L.logit(x, 0.1),
+    "logaddexp": lambda L, x: L.logaddexp(x, x.detach().flip(0)),
+    "logaddexp_other": lambda L, x: L.logaddexp(x.detach().flip(0) * 0.5, x),
+    "logaddexp2": lambda L, x: L.logaddexp2(x, x.detach().flip(0)),
+    "angle": lambda L, x: L.angle(x),
+    "pow0": lambda L, x: x ** 0,
+    "pow_t0": lambda L, x: L.pow(x, L.zeros_like(x)),
+    "smooth_l1": lambda L, x: L.nn.functional.smooth_l1_loss(x, x.detach().flip(0),
+                                                            reduction="none", beta=0.5),
+    "smooth_l1_b0": lambda L, x: L.nn.functional.smooth_l1_loss(x, x.detach().flip(0),
+                                                               reduction="none", beta=0.0),
+    "huber": lambda L, x: L.nn.functional.huber_loss(x, x.detach().flip(0), reduction="none",
+                                                     delta=0.5),
+    "cumsum": lambda L, x: L.cumsum(x, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_FNS))
+def test_formulas_at_special_values_match_torch(name):
+    x0 = np.array([0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 1e-30, -3.0, 0.25, 0.75, 5.0])
+    g0 = np.array([1.0, -2.0, 3.0, np.nan, np.inf, 1.0, 2.0, 3.0, -1.0, 0.5, -0.5, 4.0])
+    res = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        y = EDGE_FNS[name](L, x)
+        y.backward(L.tensor(g0))
+        res.append((y.detach().numpy(), x.grad.numpy(force=True)))
+    (y, gx), (ty, tgx) = res
+    np.testing.assert_allclose(y, ty, rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(gx, tgx, rtol=1e-12, equal_nan=True)
+
+
+def test_cumsum_backward_keeps_small_terms():
+    # a sum minus a cumulative sum loses the small terms next to a large one; PyTorch's
+    # reversed cumulative sum does not
+    for L in (ndgrad, torch):
+        x = L.tensor([1e16, 1.0, 1.0, 3.0], dtype=L.float64, requires_grad=True)
+        L.cumsum(x, 0).backward(L.tensor([1e16, 1.0, 1.0, 1.0], dtype=L.float64))
+        assert x.grad.tolist()[1:] == [3.0, 2.0, 1.0]

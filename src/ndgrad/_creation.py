@@ -403,6 +403,11 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     return _filled(input._data.shape, 0, d, dev, requires_grad)
 
 
+# zeros_like(grad) in a derivative formula (a zero gradient: pow(x, 0)'s, relu's second
+# derivative) on the arrays of the raw execution (ops/_raw.py); keywords take the recorded run
+zeros_like._raw = lambda a: xp_of(a).zeros(a.shape, a.dtype)
+
+
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)

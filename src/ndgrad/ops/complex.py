@@ -150,8 +150,9 @@ def _angle_fwd(xp, self):
 
 
 def _angle_grad(grad, self):
-    if self.dtype._category != 3:
-        return grad * 0
+    if self.dtype._category != 3:  # (zeros, as PyTorch's: also where the gradient is inf/nan)
+        from .._creation import zeros_like
+        return zeros_like(grad)
     from .pointwise import where, abs as _abs
     # d angle = Im(conj(z) dz) / |z|^2: the gradient is grad * i z / |z|^2 (0 at z = 0)
     a = _abs(self)

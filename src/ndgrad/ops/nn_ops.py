@@ -472,9 +472,13 @@ def _smooth_l1_fwd(xp, self, target, reduction, beta):
 
 
 def _smooth_l1_grad(grad, self, target, reduction, beta):
+    # PyTorch's: -1 below -beta, 1 above beta, d / beta between (a NaN d gives nan); beta 0 is
+    # the L1 loss's sign
     from .pointwise import where, sign
     d = self - target
-    return _spread(grad, d, reduction) * where(d.abs() < beta, d / beta, sign(d))
+    if beta == 0:
+        return _spread(grad, d, reduction) * sign(d)
+    return _spread(grad, d, reduction) * where(d < -beta, -1.0, where(d > beta, 1.0, d / beta))
 
 
 smooth_l1_loss = defop(
@@ -489,9 +493,10 @@ def _huber_fwd(xp, self, target, reduction, delta):
 
 
 def _huber_grad(grad, self, target, reduction, delta):
-    from .pointwise import where, sign
+    # PyTorch's: -delta below -delta, delta above it, d between (a NaN d gives nan)
+    from .pointwise import where
     d = self - target
-    return _spread(grad, d, reduction) * where(d.abs() < delta, d, delta * sign(d))
+    return _spread(grad, d, reduction) * where(d < -delta, -delta, where(d > delta, delta, d))
 
 
 huber_loss = defop(

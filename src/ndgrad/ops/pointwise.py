@@ -206,8 +206,8 @@ def fmod(input, other):
 
 
 def _pow_self_grad(grad, self, exponent):
-    if exponent == 0:
-        return grad * 0
+    if exponent == 0:  # (zeros, as PyTorch's pow_backward: also where grad is inf or nan)
+        return _zeros_like(grad)
     return grad * _cj(exponent * self ** (exponent - 1))
 
 
@@ -222,7 +222,8 @@ _pow_scalar = defop("pow", _pow_scalar_fwd, promote="binary", self=_pow_self_gra
 
 
 def _pow_tt_self(grad, self, exponent):
-    return grad * _cj(where(exponent == 0, 0.0, exponent * self ** (exponent - 1)))
+    # (PyTorch's: 0 where the exponent is 0, also where grad is inf or nan)
+    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** (exponent - 1)))
 
 
 def _pow_tt_exponent(grad, self, exponent, result):
@@ -487,9 +488,10 @@ def _logit_fwd(xp, self, eps=None):
 
 
 def _logit_grad(grad, self, eps):
+    # PyTorch's logit_backward: nan outside [0, 1] (where logit is nan), 0 outside [eps, 1 - eps]
     g = grad / (self * (1 - self))
     if eps is None:
-        return g
+        return where((self < 0) | (self > 1), float("nan"), g)
     return where((self < eps) | (self > 1 - eps), 0.0, g)
 
 
@@ -1265,12 +1267,14 @@ def _logaddexp2_fwd(xp, self, other):
     return xp.logaddexp2(self, other)
 
 
+# (PyTorch's formulas: at self = inf and a finite other the gradient is grad, where
+# exp(self - result) would be exp(inf - inf) = nan)
 _logaddexp = defop("logaddexp", _logaddexp_fwd, promote="binary",
-                   self=lambda grad, self, result: grad * exp(self - result),
-                   other=lambda grad, other, result: grad * exp(other - result))
+                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
 _logaddexp2 = defop("logaddexp2", _logaddexp2_fwd, promote="binary",
-                    self=lambda grad, self, result: grad * exp2(self - result),
-                    other=lambda grad, other, result: grad * exp2(other - result))
+                    self=lambda grad, self, other: grad / (1 + exp2(other - self)),
+                    other=lambda grad, self, other: grad / (1 + exp2(self - other)))
 
 
 def _tensor_other(name, other):

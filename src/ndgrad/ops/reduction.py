@@ -671,8 +671,10 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def _revcumsum(t, dim):
-    """sum_{i >= k} t_i along dim, with differentiable ops."""
-    return sum(t, dim, keepdim=True) - cumsum(t, dim) + t
+    """sum_{i >= k} t_i along dim, with differentiable ops: PyTorch's flip, cumsum, flip (a sum
+    minus a cumulative sum cancels digits away, and one inf or nan there spread to every k)."""
+    from .shape import _flip
+    return _flip(cumsum(_flip(t, (dim,)), dim), (dim,))
 
 
 def _cumsum_fwd(xp, self, dim, dtype=None):
