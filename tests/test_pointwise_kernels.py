@@ -259,3 +259,30 @@ def test_cumsum_backward_keeps_small_terms():
         x = L.tensor([1e16, 1.0, 1.0, 3.0], dtype=L.float64, requires_grad=True)
         L.cumsum(x, 0).backward(L.tensor([1e16, 1.0, 1.0, 1.0], dtype=L.float64))
         assert x.grad.tolist()[1:] == [3.0, 2.0, 1.0]
+
+
+def test_atan2_gradient_at_the_origin_is_zero():
+    for L in (ndgrad, torch):
+        y = L.tensor([0.0, 1.0], dtype=L.float64, requires_grad=True)
+        x = L.tensor([0.0, 0.0], dtype=L.float64, requires_grad=True)
+        L.atan2(y, x).sum().backward()
+        assert y.grad.tolist() == [0.0, 0.0] and x.grad.tolist() == [0.0, -1.0]
+
+
+@pytest.mark.parametrize("A0", [
+    [[1.0, 2.0], [2.0, 4.0]],
+    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.5]],
+    [[[1.0, 2.0], [2.0, 4.0]], [[3.0, 1.0], [0.0, 2.0]]],   # a batch, one singular
+])
+def test_det_gradient_at_singular_matrices(A0):
+    # the cofactor matrix (det is a polynomial): PyTorch's create_graph path gives it; its
+    # first-order path gives zeros at an exactly singular matrix (its own gradcheck fails
+    # there), ndgrad's raised LinAlgError from inv()
+    A = ndgrad.tensor(A0, dtype=ndgrad.float64, requires_grad=True)
+    ndgrad.linalg.det(A).sum().backward()
+    At = torch.tensor(A0, dtype=torch.float64, requires_grad=True)
+    g, = torch.autograd.grad(torch.linalg.det(At).sum(), At, create_graph=True)
+    np.testing.assert_allclose(A.grad.numpy(), g.detach().numpy(), atol=1e-12)
+    assert ndgrad.autograd.gradcheck(ndgrad.linalg.det,
+                                     (ndgrad.tensor(A0, dtype=ndgrad.float64,
+                                                    requires_grad=True),))

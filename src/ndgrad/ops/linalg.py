@@ -803,8 +803,27 @@ def inv(A, *, out=None):
 
 
 def _det_grad(grad, self, result):
+    if bool((result._data == 0).any()):  # (singular: no inverse; the cofactors by the SVD)
+        return _det_grad_singular(grad, self)
     g = unsqueeze(unsqueeze(grad * _cj(result), -1), -1)
     return g * _mH(inv(self))
+
+
+def _det_grad_singular(grad, self):
+    """det's gradient at a singular matrix, as PyTorch's: the cofactor matrix from the SVD
+    A = U diag(S) Vh, grad * conj(det U det Vh) U diag(prod_{j != i} S_j) Vh (a product that
+    skips S_i, so a zero singular value does not zero its own cofactor)."""
+    from .reduction import cumprod
+    from .shape import cat, _flip
+    U, S, Vh = _svd(self, False)
+    alpha = _cj(_det(U) * _det(Vh))
+    one = S[..., :1] * 0 + 1
+    n = S.shape[-1]
+    left = cumprod(cat([one, S[..., :n - 1]], -1), -1)  # prod_{j < i} S_j
+    right = _flip(cumprod(cat([one, _flip(S, (S.ndim - 1,))[..., :n - 1]], -1), -1),
+                  (S.ndim - 1,))  # prod_{j > i} S_j
+    d = left * right * unsqueeze(grad * alpha, -1)
+    return (U * unsqueeze(d, -2)) @ Vh
 
 
 def _det_fwd(xp, self):

@@ -890,10 +890,21 @@ fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other), promote="bina
               tensor_only=True,
              self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0.0),
              other=lambda grad, self, other: where((self <= other) | isnan(other), 0.0, grad))
+def _atan2_r2(self, other):
+    """atan2's denominator self^2 + other^2, 1 where it is 0 (both are 0 there: the gradient
+    is 0 at the origin, as PyTorch's, not 0/0). Ops and operators only: it has an array twin
+    (the same code on arrays), so atan2's formulas run on the arrays."""
+    r2 = self * self + other * other
+    return r2 + (r2 == 0)
+
+
+_atan2_r2._raw = _atan2_r2  # (operators only: the same code runs on arrays)
+
+
 atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
               promote="binary_float", tensor_only=True,
-              self=lambda grad, self, other: grad * other / (self * self + other * other),
-              other=lambda grad, self, other: -grad * self / (self * self + other * other))
+              self=lambda grad, self, other: grad * other / _atan2_r2(self, other),
+              other=lambda grad, self, other: -grad * self / _atan2_r2(self, other))
 arctan2 = atan2
 def _hypot_fwd(xp, self, other):
     if self.dtype.kind in "iub":  # (after promotion: both integer)
