@@ -286,3 +286,16 @@ def test_det_gradient_at_singular_matrices(A0):
     assert ndgrad.autograd.gradcheck(ndgrad.linalg.det,
                                      (ndgrad.tensor(A0, dtype=ndgrad.float64,
                                                     requires_grad=True),))
+
+
+@pytest.mark.parametrize("name", ["heaviside", "digamma", "sign", "sgn"])
+def test_forward_at_special_values_matches_torch(name):
+    # heaviside(NaN, v) is 0 (NumPy's heaviside: NaN); digamma(-0) is +inf, digamma(+0) -inf;
+    # sign(NaN) is 0 (NumPy's: NaN)
+    x0 = np.array([np.nan, 1.0, -0.0, 0.0, 2.5, -2.5, np.inf, -np.inf, -3.0], "float32")
+    fns = {"heaviside": lambda L, x: L.heaviside(x, L.tensor(0.5)),
+           "digamma": lambda L, x: L.digamma(x), "sign": lambda L, x: L.sign(x),
+           "sgn": lambda L, x: L.sgn(x)}
+    ours = fns[name](ndgrad, ndgrad.tensor(x0)).numpy()
+    theirs = fns[name](torch, torch.tensor(x0)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, equal_nan=True)

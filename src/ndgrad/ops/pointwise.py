@@ -711,8 +711,9 @@ def _digamma_np(xp, x):
         series = z2 * (1 / 12 - z2 * (1 / 120 - z2 * (1 / 252 - z2 * (
             1 / 240 - z2 * (1 / 132 - z2 * (691 / 32760 - z2 / 12))))))
         out = out + xp.log(z) - 0.5 / z - series - refl
-    # poles: psi(0) = -inf (PyTorch, as the limit from the right), negative integers nan
-    out = xp.where(x == 0, -xp.inf, out)
+    # poles: psi(+0) = -inf and psi(-0) = inf (PyTorch's: the limits from each side),
+    # negative integers nan
+    out = xp.where(x == 0, xp.where(xp.signbit(x), xp.inf, -xp.inf), out)
     out = xp.where((x < 0) & (x == xp.floor(x)), xp.nan, out)
     return out
 
@@ -1312,7 +1313,8 @@ signbit = defop("signbit", lambda xp, self: xp.signbit(self), differentiable=Fal
 def _heaviside_fwd(xp, self, values):
     if self.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return xp.heaviside(self, values).astype(self.dtype, copy=False)
+    # PyTorch's: values where self is 0, else self > 0 (0 at NaN; NumPy's heaviside gives NaN)
+    return xp.where(self == 0, values, self > 0).astype(self.dtype, copy=False)
 
 
 heaviside = defop("heaviside", _heaviside_fwd, differentiable=False)
