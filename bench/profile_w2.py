@@ -116,15 +116,7 @@ def backward_split(steps):
     def wrap(owner, name, label):
         f = getattr(owner, name)
         saved.append((owner, name, f))
-
-        @functools.wraps(f)
-        def timed(*a, **k):
-            t0 = pc()
-            try:
-                return f(*a, **k)
-            finally:
-                acc[label] = acc.get(label, 0.0) + pc() - t0
-        setattr(owner, name, timed)
+        setattr(owner, name, _timed(f, acc, label))
     wrap(RG.OpNode, "_array_apply", "one-edge nodes' formulas (OpNode._array_apply)")
     ndgrad_phases(True, 2)  # (the ops' plain backwards exist now: the engine calls them itself)
     for op in set(RG._OPS.values()):

@@ -165,6 +165,18 @@ def test_threshold_backward_matches_torch(dtype, threshold, size):
 # there; the gradient where x is NaN, the comparison being false), and its sign is 0 at NaN:
 # products and NumPy's sign gave nan, -0 or 0 instead.
 
+def _value_and_grad(fn, x0, g0):
+    """fn(L, x) and x's gradient for the upstream gradient g0, for ndgrad and for PyTorch."""
+    res = []
+    for L in (ndgrad, torch):
+        x = L.tensor(x0, requires_grad=True)
+        y = fn(L, x)
+        y.backward(L.tensor(g0))
+        # (PyTorch's real sgn gives a ZeroTensor gradient: numpy() wants force=True)
+        res.append((y.detach().numpy(), x.grad.numpy(force=True)))
+    return res
+
+
 MASKED = {
     "relu": lambda L, x: L.nn.functional.relu(x),
     "relu6": lambda L, x: L.nn.functional.relu6(x),
@@ -198,14 +210,7 @@ def test_masks_at_nan_and_inf_match_torch(name, dtype):
                   dtype=dtype)
     g0 = np.array([np.nan, np.inf, -1, -2, np.nan, 3, -np.inf, 4, 3, np.nan, 2, -np.inf, 5],
                   dtype=dtype)
-    res = []
-    for L in (ndgrad, torch):
-        x = L.tensor(x0, requires_grad=True)
-        y = MASKED[name](L, x)
-        y.backward(L.tensor(g0))
-        # (PyTorch's real sgn gives a ZeroTensor gradient: numpy() wants force=True)
-        res.append((y.detach().numpy(), x.grad.numpy(force=True)))
-    (y, gx), (ty, tgx) = res
+    (y, gx), (ty, tgx) = _value_and_grad(MASKED[name], x0, g0)
     for a, b in ((y, ty), (gx, tgx)):
         assert a.dtype == b.dtype
         np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
@@ -241,13 +246,7 @@ EDGE_FNS = {
 def test_formulas_at_special_values_match_torch(name):
     x0 = np.array([0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 1e-30, -3.0, 0.25, 0.75, 5.0])
     g0 = np.array([1.0, -2.0, 3.0, np.nan, np.inf, 1.0, 2.0, 3.0, -1.0, 0.5, -0.5, 4.0])
-    res = []
-    for L in (ndgrad, torch):
-        x = L.tensor(x0, requires_grad=True)
-        y = EDGE_FNS[name](L, x)
-        y.backward(L.tensor(g0))
-        res.append((y.detach().numpy(), x.grad.numpy(force=True)))
-    (y, gx), (ty, tgx) = res
+    (y, gx), (ty, tgx) = _value_and_grad(EDGE_FNS[name], x0, g0)
     np.testing.assert_allclose(y, ty, rtol=1e-12, equal_nan=True)
     np.testing.assert_allclose(gx, tgx, rtol=1e-12, equal_nan=True)
 
