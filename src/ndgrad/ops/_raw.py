@@ -244,8 +244,9 @@ def formula_shape(f):
     `_mm(grad, _mH(other))`; and ("op", symbol, operands) for the arithmetic operators and
     comparisons ("neg" for unary minus), which act on the arrays as in the raw twin: mul's
     `grad * other`; ("if", test, then, else) for `if <test>: return <then>` followed by
-    `return <else>`, each a call tree (tanh's `if _is_complex(result): ...`). None for anything
-    else (its raw twin runs as it is)."""
+    `return <else>` (a conditional expression too: add's `grad if alpha == 1 else grad *
+    alpha`), the test a helper call or a comparison, each branch a call tree or a parameter
+    (tanh's `if _is_complex(result): ...`). None for anything else (its raw twin runs)."""
     code = getattr(f, "__code__", None)
     if code is None or f.__closure__ or code.co_flags & (0x04 | 0x08):  # *args, **kwargs
         return None
@@ -259,21 +260,27 @@ def formula_shape(f):
         return _call_tree(f, params, ins)
     k = jumps[0]
     then = ins[k + 1:]
-    ret = next((n for n, i in enumerate(then) if i.opname == "RETURN_VALUE"), None)
-    if len(jumps) > 1 or ret is None or ret + 1 == len(then) or \
-            then[ret + 1].offset != ins[k].argval:  # (the else part starts at the target)
+    if len(jumps) > 1 or not then or then[-1].opname != "RETURN_VALUE":
         return None
-    parts = (_call_tree(f, params, ins[:k], test=True), _call_tree(f, params, then[:ret + 1]),
-             _call_tree(f, params, then[ret + 1:]))
+    # `if t: return a` then `return b`: the then part returns right before the jump's target;
+    # `a if t else b`: it jumps over the else part to the one return at the end
+    end = next(n for n, i in enumerate(then) if i.opname in ("RETURN_VALUE", "JUMP_FORWARD"))
+    if end + 1 == len(then) or then[end + 1].offset != ins[k].argval or (
+            then[end].opname == "JUMP_FORWARD" and then[end].argval != then[-1].offset):
+        return None
+    parts = (_call_tree(f, params, ins[:k], test=True),
+             _call_tree(f, params, then[:end] + [then[-1]], branch=True),
+             _call_tree(f, params, then[end + 1:], branch=True))
     return None if None in parts else ("if",) + parts
 
 
 _JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE"})
 
 
-def _call_tree(f, params, ins, test=False):
+def _call_tree(f, params, ins, test=False, branch=False):
     """formula_shape's call tree of the instructions `ins` (a `return` statement's, or with
-    `test` an `if` statement's test, without its jump): None where they are something else."""
+    `test` an `if` statement's test, without its jump; `branch`: a return inside an `if`):
+    None where they are something else."""
     stack = []
     for i in ins:
         name = i.opname
@@ -314,11 +321,12 @@ def _call_tree(f, params, ins, test=False):
                 return None
             stack[-1] = ("op", "neg", (stack[-1],))
         elif name == "RETURN_VALUE" and not test:
-            return stack[0] if len(stack) == 1 and stack[0][0] in ("call", "helper", "op") \
-                else None
+            # (a branch of an `if` may return a parameter as it is: add's `grad if alpha == 1`)
+            kinds = ("call", "helper", "op", "p") if branch else ("call", "helper", "op")
+            return stack[0] if len(stack) == 1 and stack[0][0] in kinds else None
         else:
             return None
-    return stack[0] if test and len(stack) == 1 and stack[0][0] == "helper" else None
+    return stack[0] if test and len(stack) == 1 and stack[0][0] in ("helper", "op") else None
 
 
 _BINARY = {"BINARY_ADD": "+", "BINARY_SUBTRACT": "-", "BINARY_MULTIPLY": "*",  # (3.10)
