@@ -431,7 +431,14 @@ def test_native_norm_is_sparse_only():
 def test_grid_sampler_2d_matches_pytorch(interp, padding, align):
     torch = pytest.importorskip("torch")
     x, g = _arr(2, 3, 4, 5), _arr(2, 3, 2, 2, low=-1.3, high=1.3)
-    for name in ("grid_sampler", "grid_sampler_2d"):
+    _grid_sampler_matches(torch, x, g, ("grid_sampler", "grid_sampler_2d"), interp, padding,
+                          align, grid_grad=interp != 1)
+
+
+def _grid_sampler_matches(torch, x, g, names, interp, padding, align, grid_grad):
+    """Each of `names` on x and grid g against PyTorch's: values, and the gradients of the
+    squared sum in x (and in g where grid_grad)."""
+    for name in names:
         (tx, nx), (tg, ng) = _both(torch, x, True), _both(torch, g, True)
         tr = getattr(torch, name)(tx, tg, interp, padding, align)
         nr = getattr(ndgrad, name)(nx, ng, interp, padding, align)
@@ -439,7 +446,7 @@ def test_grid_sampler_2d_matches_pytorch(interp, padding, align):
         tr.pow(2).sum().backward()
         nr.pow(2).sum().backward()
         _same(nx.grad, tx.grad)
-        if interp != 1:
+        if grid_grad:
             _same(ng.grad, tg.grad)
 
 
@@ -570,16 +577,9 @@ def test_native_batch_norm_out():
 def test_grid_sampler_3d_matches_pytorch(interp, padding, align):
     torch = pytest.importorskip("torch")
     x, g = _arr(2, 3, 4, 5, 3), _arr(2, 2, 3, 2, 3, low=-1.3, high=1.3)
-    for name in ("grid_sampler", "grid_sampler_3d"):
-        (tx, nx), (tg, ng) = _both(torch, x, True), _both(torch, g, True)
-        tr = getattr(torch, name)(tx, tg, interp, padding, align)
-        nr = getattr(ndgrad, name)(nx, ng, interp, padding, align)
-        _same(nr, tr)
-        tr.pow(2).sum().backward()
-        nr.pow(2).sum().backward()
-        _same(nx.grad, tx.grad)
-        if interp == 0:   # (nearest: PyTorch's grid gradient is zeros; ndgrad's is None)
-            _same(ng.grad, tg.grad)
+    # (nearest: PyTorch's grid gradient is zeros; ndgrad's is None)
+    _grid_sampler_matches(torch, x, g, ("grid_sampler", "grid_sampler_3d"), interp, padding,
+                          align, grid_grad=interp == 0)
 
 
 def test_grid_sampler_3d_gradcheck():

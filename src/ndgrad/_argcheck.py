@@ -292,13 +292,9 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
         if isinstance(a, Tensor):
             continue
         if p == "tensors":  # cat, stack, ...: a sequence of tensors
-            if not isinstance(a, (list, tuple)):
-                return TypeError(f"{name}(): argument 'tensors' (position {pos}) must be "
-                                 f"tuple of Tensors, not {type(a).__name__}")
-            for j, t in enumerate(a):
-                if not isinstance(t, Tensor):
-                    return TypeError(f"expected Tensor as element {j} in argument {i}, but got "
-                                     f"{type(t).__name__}")
+            err = tensor_sequence_error(name, f"'tensors' (position {pos})", i, a)
+            if err is not None:
+                return err
             continue
         tensor_only = first if i == 0 else only
         if a.__class__ is float and p in INT_NAMES:
@@ -337,6 +333,20 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
                 return TypeError(f"{name}() got an unexpected keyword argument '{k}'")
     if missing:
         return _missing(name, missing)
+    return None
+
+
+def tensor_sequence_error(name, argument, index, a):
+    """PyTorch's TypeError for `a` given as a tuple of Tensors (`argument`: how the message names
+    it, `index`: the argument's number in the element message), or None when it is one."""
+    from ._tensor import Tensor
+    if not isinstance(a, (list, tuple)):
+        return TypeError(f"{name}(): argument {argument} must be tuple of Tensors, not "
+                         f"{type(a).__name__}")
+    for j, t in enumerate(a):
+        if not isinstance(t, Tensor):
+            return TypeError(f"expected Tensor as element {j} in argument {index}, but got "
+                             f"{type(t).__name__}")
     return None
 
 

@@ -10,7 +10,8 @@ import warnings
 
 from . import _dtype as D
 from . import _out
-from ._argcheck import check_tensor, combination_error as _invalid_combination
+from ._argcheck import check_tensor, combination_error as _invalid_combination, \
+    tensor_sequence_error
 from ._backend import xp_of
 from ._sparse import _Layout, _Named, SparseTensor, _unsupported
 from ._tensor import Tensor
@@ -168,13 +169,9 @@ def _bind(names, args, kwargs):
 def _copies_out(pieces, out, name, kernel, resize):
     """The list-returning copies write into the list `out` and return None, as PyTorch: split's
     pieces are copied into out as it is (copy_ broadcasts), unbind's resize it."""
-    if not isinstance(out, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
-    for i, o in enumerate(out):
-        if not isinstance(o, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 3, but got "
-                            f"{type(o).__name__}")
+    err = tensor_sequence_error(name, "'out'", 3, out)
+    if err is not None:
+        raise err
     if len(out) != len(pieces):
         raise RuntimeError(f"{kernel} expected an out= argument of size {len(pieces)}, got size "
                            f"{len(out)}")

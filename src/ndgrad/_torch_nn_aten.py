@@ -534,14 +534,7 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
             f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if interpolation_mode == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid and input to have same batch size, but got input "
-            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if grid.shape[-1] != 3:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid to have size 3 in last dimension, but got grid with "
-            f"sizes {list(grid.shape)}")
+    F._grid_check(input, grid)
     N, C = input.shape[:2]
     sizes = tuple(input.shape[2:])             # D, H, W
     points = grid.shape[1] * grid.shape[2] * grid.shape[3]

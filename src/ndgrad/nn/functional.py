@@ -1713,6 +1713,19 @@ _pixel_unshuffle = defop(
 
 # ---- spatial transformer
 
+def _grid_check(input, grid):
+    """grid_sampler's batch and coordinate checks (2-d and 3-d: a coordinate per spatial
+    dimension of the input), with PyTorch's messages."""
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but "
+            f"got grid with sizes {list(grid.shape)}")
+
+
 def _grid_align_corners(align_corners):
     """affine_grid's and grid_sample's default, with PyTorch's warning."""
     if align_corners is None:
@@ -1854,14 +1867,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return _aten().grid_sampler_3d(
             input, grid, ("bilinear", "nearest", "bicubic").index(mode),
             ("zeros", "border", "reflection").index(padding_mode), align_corners)
-    if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid and input to have same batch size, but got input "
-            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if grid.shape[-1] != 2:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
-            f"sizes {list(grid.shape)}")
+    _grid_check(input, grid)
     N, C, H, W = input.shape
     _, Ho, Wo, _ = grid.shape
     if mode == "bicubic":  # (padding applies to each tap, not to the sampling point)
