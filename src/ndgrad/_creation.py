@@ -337,7 +337,15 @@ def as_tensor(data, dtype=None, device=None):
     return t
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: obj as a tensor, sharing its memory when it can (copy=None) or always
+    copied (copy=True)."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy and (t is obj or (isinstance(obj, np.ndarray) and t._data is obj)):
+        t = t.detach().clone()
+    if requires_grad and not t.requires_grad:
+        t = (t.detach() if t is obj else t).requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray):
@@ -363,23 +371,36 @@ def _filled(size, value, dtype, device, requires_grad, fname="full"):
     return _finish(arr, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    dims = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+def _sizes(sizes, size, name):
+    """The sizes of f(*sizes), or of PyTorch's overload f(size) given by keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    sizes = _sizes(sizes, size, "zeros")
+    dims = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     if any(isinstance(s, int) and s < 0 for s in dims):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(size, 0, dtype, device, requires_grad, "zeros")
+    return _filled(sizes, 0, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _filled(size, 1, dtype, device, requires_grad, "ones")
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    return _filled(_sizes(sizes, size, "ones"), 1, dtype, device, requires_grad, "ones")
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          memory_format=None, pin_memory=False):
-    return _filled(size, 0, dtype, device, requires_grad, "empty")
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, memory_format=None, pin_memory=False):
+    return _filled(_sizes(sizes, size, "empty"), 0, dtype, device, requires_grad, "empty")
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = D.bool
@@ -397,7 +418,7 @@ def _like(input, dtype, device):
     return (D.to_dtype(dtype) or input.dtype), (device or input.device)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 0, d, dev, requires_grad)
@@ -408,29 +429,49 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 zeros_like._raw = lambda a: xp_of(a).zeros(a.shape, a.dtype)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 1, d, dev, requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 0, d, dev, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, fill_value, d, dev, requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+_ARANGE = tuple(
+    s + ", *, {}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False)".format(o) for s, o in (
+        ("(Number end", "Tensor out = None, "), ("(Number start, Number end", ""),
+        ("(Number start, Number end, Number step = 1", "Tensor out = None, ")))
+
+
+class _NoStart:
+    def __repr__(self):
+        return "0"
+
+
+_NO_START = _NoStart()   # arange(end=5): PyTorch's arange(end) overload by keyword
+
+
+def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
     """torch.arange: int64 for integer arguments, the default float dtype otherwise."""
     if end is None:
+        if start is _NO_START:
+            from ._argcheck import combination_error
+            raise combination_error("arange", _ARANGE, (), {})
         start, end = 0, start
+    elif start is _NO_START:
+        start = 0
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if step == 0:
@@ -449,7 +490,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _finish(arr, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
     """Deprecated torch.range: includes `end`."""
     if end is None:
         start, end = 0, start
@@ -460,7 +502,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     steps = int(steps)
     if steps < 0:
@@ -479,14 +521,16 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _finish(arr, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     xp = _xp(device)
     arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
     return _finish(arr, requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
 
@@ -609,9 +653,10 @@ def _place(arr, device):
     return arr if device.type == "cpu" else device.xp.asarray(arr)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1)."""
+    size = _sizes(sizes, size, "rand")
     dtype = _float_dtype(dtype, "check_uniform_bounds")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each uniform on [0, 1)
         arr = _rng(generator).random(_size(size, "rand") + (2,), dtype=np.float64)
@@ -621,9 +666,10 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(_place(arr, device), requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
+    size = _sizes(sizes, size, "randn")
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
         arr = _rng(generator).standard_normal(_size(size, "randn") + (2,), dtype=np.float64)
@@ -634,10 +680,12 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
+            device=None, requires_grad=False, pin_memory=False):
     """randint(high, size) or randint(low, high, size): integers in [low, high)."""
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
+        low, high = 0, low
     if high is None:
         raise TypeError("randint() missing required argument 'high'")
     if low >= high:
@@ -648,7 +696,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     dtype = D.to_dtype(dtype) or D.int64
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         if not (isinstance(n, Tensor) and n.numel() == 1 and not n.dtype.is_floating_point):
@@ -662,7 +710,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
-           device=None, requires_grad=False):
+           device=None, requires_grad=False, pin_memory=False):
     """normal(mean, std[, size]): tensor or float mean/std, broadcast together."""
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
@@ -683,20 +731,20 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     return _finish((m + s * z).astype(dtype.np), requires_grad)
 
 
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None, generator=None):
     return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                 generator=generator, device=device or input.device)
 
 
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None, generator=None):
     return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                  generator=generator, device=device or input.device)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None, generator=None):
+                 requires_grad=False, memory_format=None, generator=None, pin_memory=False):
     if high is None:
         low, high = 0, low
     return randint(low, high, input._data.shape, dtype=dtype or input.dtype,

@@ -559,7 +559,7 @@ class Tensor:
         return self._base is not None
 
     # ---------------------------------------------------------------- misc torch API
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
@@ -573,8 +573,9 @@ class Tensor:
                            else device)
         return self.to("cuda")
 
-    def __dlpack__(self, stream=None):
-        return self._data.__dlpack__()
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        given = dict(max_version=max_version, dl_device=dl_device, copy=copy)
+        return self._data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
 
 def _is_view(t):

@@ -1033,6 +1033,8 @@ def _refused(op, pos, a, keyword=False):
 
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
+    if not args and kwargs:  # torch.add(input=x, other=y): the first argument by keyword
+        args, kwargs = _first_by_keyword(op, kwargs)
     arrays = list(args)
     requires = False
     xp = dtype = None
@@ -1093,6 +1095,21 @@ def _apply(op, args, kwargs):
         raise
 
     return _finish(op, args, kwargs, out, xp, requires, 5)
+
+
+def _first_by_keyword(op, kwargs):
+    """(args, kwargs) with the first parameter, given by keyword, as the first argument: PyTorch
+    calls it `input` in its functions (`self` in its Number-first overloads, bitwise_and(self=2,
+    other=t)), ndgrad's forwards `self` or `input`; views, recording and promotion read it at
+    args[0]. Nothing moves when it is not there (the call's own error stands)."""
+    if not op.params:
+        return (), kwargs
+    first = op.params[0]
+    for k in (first, "input", "self"):
+        if k in kwargs:
+            kwargs = dict(kwargs)
+            return (kwargs.pop(k),), kwargs
+    return (), kwargs
 
 
 def _raise_broadcast_error(exc, arrays, kw):
