@@ -51,7 +51,8 @@ from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
 
-__version__ = "0.1.0"
+from . import version, torch_version  # noqa: E402
+__version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
