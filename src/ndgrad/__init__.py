@@ -230,3 +230,28 @@ _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck
     "cumsum cumprod softmax log_softmax tril triu argmax argmin flatten transpose topk chunk "
     "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
     "tensor_split repeat_interleave narrow movedim".split())))
+
+# ---------------------------------------------------------------- internals libraries read
+from . import _C, jit, overrides, compiler  # noqa: E402,F401
+from .futures import Future  # noqa: E402,F401
+from ._torch_private import *  # noqa: E402,F401,F403
+from ._torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
+                             _check_not_implemented, _check_is_size, _check_with, _assert,
+                             _assert_async, _shape_as_tensor, _sym_sqrt)
+from .distributions.gamma import _standard_gamma  # noqa: E402,F401
+
+# submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
+_LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
+                              "nested", "multiprocessing", "_jit_internal", "storage", "xpu",
+                              "mps", "types", "_utils", "_logging", "_subclasses", "fx",
+                              "onnx"))
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        try:
+            return _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
