@@ -132,12 +132,7 @@ def _set_print_stack_traces_on_fatal_signal(flag):
 
 
 # ---------------------------------------------------------------- __torch_function__
-def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
-    """`__torch_function__ = torch._C._disabled_torch_function_impl` on a Tensor subclass turns
-    the protocol off for it: the function runs as for a plain Tensor."""
-    if kwargs is None:
-        kwargs = {}
-    return func(*args, **kwargs)
+from ._tensor import _disabled_torch_function_impl  # noqa: E402,F401
 
 
 def _has_torch_function(args):

@@ -217,6 +217,9 @@ def _with_out(fn, name, rule):
             try:
                 return fn(*args, **kwargs)
             except Exception as e:  # PyTorch's argument errors, worked out only now
+                r = _argcheck.tf_retry(name, wrapper, args, kwargs)
+                if r is not _argcheck._NO_DISPATCH:
+                    return r
                 _argcheck.reraise(fn, name, args, kwargs, e)
                 raise
         from .autograd.grad_mode import is_grad_enabled

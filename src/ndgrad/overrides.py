@@ -56,13 +56,12 @@ _BASIC = frozenset((int, float, bool, complex, str, bytes, type(None), list, tup
 
 
 def _dispatches(arg_type):
-    from ._C import _disabled_torch_function_impl
-    if arg_type in _BASIC or arg_type in _exact_types():
+    from ._tensor import Tensor, _dispatching
+    if arg_type in _BASIC or arg_type is Tensor:
         return False
-    tf = getattr(arg_type, "__torch_function__", None)
-    if tf is None:
-        return False
-    return getattr(tf, "__func__", tf) is not _disabled_torch_function_impl
+    if issubclass(arg_type, Tensor):
+        return arg_type._tf
+    return _dispatching(arg_type)
 
 
 def has_torch_function(relevant_args):
@@ -110,6 +109,16 @@ def _get_overloaded_args(relevant_args, get_type_fn=None):
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """Call the overriding __torch_function__ (mode first, then argument types) for
     public_api(*args, **kwargs); TypeError when every one returns NotImplemented."""
+    return _handle(public_api, relevant_args, args, kwargs, False)
+
+
+def _dispatch_builtin(public_api, relevant_args, args, kwargs):
+    """handle_torch_function for the functions PyTorch implements in C++ (its message when
+    every override returns NotImplemented differs from the Python helper's)."""
+    return _handle(public_api, relevant_args, args, kwargs, True)
+
+
+def _handle(public_api, relevant_args, args, kwargs, builtin):
     overloaded_args = _get_overloaded_args(relevant_args)
     types = tuple(map(type, overloaded_args))
     if _is_torch_function_mode_enabled():
@@ -126,6 +135,15 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         result = method(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
+    if builtin:
+        owner = "torch.Tensor" if getattr(public_api, "__qualname__", "").startswith(
+            "Tensor.") else "torch"
+        lines = "".join(f"\n  - tensor subclass {type(a)}" for a in overloaded_args)
+        if _is_torch_function_mode_enabled():
+            lines += f"\n  - mode object {_get_current_function_mode()}"
+        raise TypeError(f"Multiple dispatch failed for '{owner}.{public_api.__name__}'; all "
+                        f"__torch_function__ handlers returned NotImplemented:\n{lines}\n\n"
+                        "For more information, try re-running with TORCH_LOGS=not_implemented")
     func_name = f"{public_api.__module__}.{public_api.__name__}"
     msg = (f"no implementation found for '{func_name}' on types that implement "
            f"__torch_function__: {[type(arg) for arg in overloaded_args]}")
@@ -221,12 +239,16 @@ def _get_function_stack_at(i):
 
 
 def _push_on_torch_function_stack(mode):
+    from .ops import _registry
     _state.modes.append(mode)
+    _registry._TF_MODES += 1          # ops leave their fast path while any mode is active
 
 
 def _pop_torch_function_stack():
+    from .ops import _registry
     if not _state.modes:
         raise RuntimeError("Trying to pop from an empty mode stack")
+    _registry._TF_MODES -= 1
     return _state.modes.pop()
 
 
