@@ -51,7 +51,8 @@ from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
 
-__version__ = "0.1.0"
+from . import version, torch_version  # noqa: E402
+__version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
@@ -266,3 +267,27 @@ _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck
     "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
     "tensor_split repeat_interleave narrow movedim".split())))
 
+# ---------------------------------------------------------------- internals libraries read
+from . import _C, jit, overrides, compiler  # noqa: E402,F401
+from .futures import Future  # noqa: E402,F401
+from ._torch_private import *  # noqa: E402,F401,F403
+from ._torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
+                             _check_not_implemented, _check_is_size, _check_with, _assert,
+                             _assert_async, _shape_as_tensor, _sym_sqrt)
+from .distributions.gamma import _standard_gamma  # noqa: E402,F401
+
+# submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
+_LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
+                              "nested", "multiprocessing", "_jit_internal", "storage", "xpu",
+                              "mps", "types", "_utils", "_logging", "_subclasses", "fx",
+                              "onnx"))
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        try:
+            return _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -681,6 +681,28 @@ def wrap_methods(cls, names):
             setattr(cls, n, tensor_method(f, n))
 
 
+_NO_DISPATCH = object()
+
+
+def tf_retry(name, default, args, kwargs):
+    """After a call failed: when an argument overrides __torch_function__ (a non-Tensor such as
+    linear_operator's LinearOperator, which the function could not take), its answer, as
+    PyTorch dispatches before it parses arguments; else _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    import sys
+    torch = sys.modules[__name__.rpartition(".")[0]]
+    public = getattr(torch, name, None)
+    if not callable(public) or getattr(public, "__name__", None) != name:
+        public = default
+    return overrides._dispatch_builtin(public, relevant, args, kwargs)
+
+
 def torch_errors(fn, name=None, binding_first=False, attr=None):
     """`fn`, raising PyTorch's argument errors (bad_args) when a call fails. attr: PyTorch's
     Python function reads this attribute of its first argument first (AttributeError)."""
@@ -693,6 +715,9 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
+            r = tf_retry(name, checked, args, kwargs)
+            if r is not _NO_DISPATCH:
+                return r
             from ._tensor import Tensor
             moved = number_self_moved(name, args, kwargs)
             if moved is not None:
