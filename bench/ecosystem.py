@@ -119,6 +119,10 @@ def setup(root, libs):
                     break
         if not found:
             missing.append(lib)
+        for p in paths:   # suites that import their tests as a package (torchsde's)
+            init = os.path.join(dest, p, "__init__.py")
+            if os.path.isdir(os.path.join(dest, p)) and not os.path.exists(init):
+                open(init, "w").close()
     if missing:
         print("no tests in the sdists of: " + ", ".join(missing) +
               f"; put their repositories' tests at {root}/suites/<lib>/ (see SUITES)")
