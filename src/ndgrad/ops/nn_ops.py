@@ -19,7 +19,7 @@ scatter-add along a dim, each the other's derivative; used by embedding, pad and
 max pooling with indices (a running maximum over the kernel taps), whose backward is a
 scatter-add whose derivative is the matching gather, and training-mode batch norm (one node;
 its backward recomputes the batch statistics with ndgrad ops so that it is itself
-differentiable).
+differentiable), and the LSTM layer (one node for a whole sequence, Note [Fused LSTM layer]).
 """
 import itertools
 import math
@@ -31,7 +31,7 @@ from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
-           "take", "index_add", "batch_norm"]
+           "take", "index_add", "batch_norm", "lstm_layer"]
 
 _IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
 _SCRATCH_MAX = 1 << 24    # bytes of scratch kept between calls, per thread (_scratch)
@@ -429,6 +429,165 @@ def _bn_backward(grad, input, weight, eps):
 batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
                    nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
                    backward=_bn_backward, inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- LSTM layer
+# Note [Fused LSTM layer]
+# PyTorch runs a float32 nn.LSTM on the CPU through oneDNN: one mkldnn_rnn_layer per layer and
+# direction, a single MkldnnRnnLayerBackward0 node for the whole sequence, whose backward is one
+# kernel, or, when a graph of the backward is wanted, mkldnn_rnn_layer_differentiable_backward:
+# the gates recomputed and the backward through time written with differentiable ops. The same
+# here. The forward projects every step's input in one GEMM, then runs the recurrence with one
+# GEMM per step (h @ w_hh.T, all four gates) and keeps the activations in the workspace (result
+# 3, bytes as PyTorch's). The backward through time (_lstm_bptt) is one text run on arrays by
+# the kernel (from the workspace) and on Tensors by the differentiable backward (from the
+# recomputed gates); after the loop the weight gradients are one GEMM each over all steps.
+
+class _ArrayOps:
+    """The ops the LSTM text (_lstm_run, _lstm_bptt) needs, on the arrays of one module xp."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.tanh = xp.tanh
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))    # PyTorch's formula, as ops.sigmoid computes it
+
+    def cat(self, xs, dim):
+        return self.xp.concatenate(xs, dim)
+
+    def stack(self, xs, dim):
+        return self.xp.stack(xs, dim)
+
+
+class _TensorOps:
+    """... and on Tensors, recorded (the differentiable backward)."""
+
+    def __init__(self):
+        from .pointwise import sigmoid, tanh
+        from .shape import cat, stack
+        self.sigmoid, self.tanh, self.cat, self.stack = sigmoid, tanh, cat, stack
+
+
+def _lstm_order(S, reverse):
+    return range(S - 1, -1, -1) if reverse else range(S)
+
+
+def _lstm_run(ops, gi, hx, cx, w_hh, reverse):
+    """The recurrence over gi (S, N, 4H), every step's input projection with both biases:
+    -> (per step (i, f, g, o, c_prev, c, tanh(c), h_prev), h_n, c_n)."""
+    S, H = gi.shape[0], hx.shape[-1]
+    w_t = w_hh.T
+    steps = [None] * S
+    h, c = hx, cx
+    for t in _lstm_order(S, reverse):
+        a = gi[t] + h @ w_t
+        i, f = ops.sigmoid(a[:, :H]), ops.sigmoid(a[:, H:2 * H])
+        g, o = ops.tanh(a[:, 2 * H:3 * H]), ops.sigmoid(a[:, 3 * H:])
+        c_new = f * c + i * g
+        tc = ops.tanh(c_new)
+        steps[t] = (i, f, g, o, c, c_new, tc, h)
+        h, c = o * tc, c_new
+    return steps, h, c
+
+
+def _lstm_bptt(ops, steps, grad_output, grad_hy, grad_cy, w_hh, reverse):
+    """The backward through time: -> (the gates' pre-activation gradients (S, N, 4H), the
+    gradients of h_0 and c_0)."""
+    S = len(steps)
+    dh, dc = grad_hy, grad_cy
+    das = [None] * S
+    for t in _lstm_order(S, not reverse):
+        i, f, g, o, c_prev, c, tc, h_prev = steps[t]
+        dh = grad_output[t] + dh
+        dc = dc + dh * o * (1 - tc * tc)
+        da = ops.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+                      dh * tc * o * (1 - o)], 1)
+        das[t] = da
+        dh = da @ w_hh
+        dc = dc * f
+    return ops.stack(das, 0), dh, dc
+
+
+def _lstm_layer_fwd(xp, input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
+                    batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                    batch_first, train):
+    """mkldnn_rnn_layer for LSTM: -> (output (S, N, H), h_n, c_n, workspace)."""
+    S, N, I = input.shape
+    H = hidden_size
+    gi = xp.matmul(input.reshape(S * N, I), weight0.T).reshape(S, N, 4 * H)
+    gi += weight2 + weight3
+    steps, h, c = _lstm_run(_ArrayOps(xp), gi, hx_, cx_, weight1, reverse)
+    # per step: i, f, g, o (4H), c (H), tanh(c) (H), h (H)
+    ws = xp.empty((S, N, 7 * H), dtype=gi.dtype)
+    for t, (i, f, g, o, _, c_t, tc, _) in enumerate(steps):
+        row = ws[t]
+        row[:, :H], row[:, H:2 * H], row[:, 2 * H:3 * H], row[:, 3 * H:4 * H] = i, f, g, o
+        row[:, 4 * H:5 * H], row[:, 5 * H:6 * H] = c_t, tc
+        xp.multiply(o, tc, out=row[:, 6 * H:])
+    return ws[:, :, 6 * H:].copy(), h, c, ws.reshape(-1).view(xp.uint8)
+
+
+def _lstm_saved_steps(ws, hx, cx, reverse):
+    """_lstm_run's per-step tuples as views of the workspace."""
+    S, N, H7 = ws.shape
+    H = H7 // 7
+    steps = [None] * S
+    h, c = hx, cx
+    for t in _lstm_order(S, reverse):
+        row = ws[t]
+        steps[t] = (row[:, :H], row[:, H:2 * H], row[:, 2 * H:3 * H], row[:, 3 * H:4 * H], c,
+                    row[:, 4 * H:5 * H], row[:, 5 * H:6 * H], h)
+        h, c = row[:, 6 * H:], row[:, 4 * H:5 * H]
+    return steps
+
+
+def _lstm_layer_backward_fwd(xp, input, weight0, weight1, hx_, cx_, workspace, grad_output,
+                             grad_hy, grad_cy, reverse):
+    """mkldnn_rnn_layer_backward: -> the gradients of (input, weight0, weight1, weight2,
+    weight3, hx_, cx_)."""
+    S, N, I = input.shape
+    H = hx_.shape[-1]
+    ws = workspace.view(input.dtype).reshape(S, N, 7 * H)
+    steps = _lstm_saved_steps(ws, hx_, cx_, reverse)
+    da, dh, dc = _lstm_bptt(_ArrayOps(xp), steps, grad_output, grad_hy, grad_cy, weight1,
+                            reverse)
+    da2 = da.reshape(S * N, 4 * H)
+    h_prev = xp.empty((S, N, H), dtype=ws.dtype)  # every step's h_{t-1}
+    h_prev[...] = [s[7] for s in steps]
+    dw0 = da2.T @ input.reshape(S * N, I)
+    dw1 = da2.T @ h_prev.reshape(S * N, H)
+    db = da2.sum(0)
+    return (da2 @ weight0).reshape(S, N, I), dw0, dw1, db, db.copy(), dh, dc
+
+
+lstm_layer_backward = defop("mkldnn_rnn_layer_backward", _lstm_layer_backward_fwd, outputs=7,
+                            differentiable=False)
+
+
+def _lstm_layer_backward(grad, input, weight0, weight1, weight2, weight3, hx_, cx_, result,
+                         reverse):
+    from ..autograd.grad_mode import is_grad_enabled
+    if not is_grad_enabled():
+        return lstm_layer_backward(input, weight0, weight1, hx_, cx_, result[3], grad[0],
+                                   grad[1], grad[2], reverse)
+    # mkldnn_rnn_layer_differentiable_backward: the gates recomputed with ndgrad ops
+    ops = _TensorOps()
+    S, N, I = input.shape
+    H = hx_.shape[-1]
+    gi = input @ weight0.T + (weight2 + weight3)
+    steps, _, _ = _lstm_run(ops, gi, hx_, cx_, weight1, reverse)
+    da, dh, dc = _lstm_bptt(ops, steps, grad[0], grad[1], grad[2], weight1, reverse)
+    da2 = da.reshape(S * N, 4 * H)
+    h_prev = ops.stack([s[7] for s in steps], 0).reshape(S * N, H)
+    db = da2.sum(0)
+    return (da @ weight0, da2.T @ input.reshape(S * N, I), da2.T @ h_prev, db, db, dh, dc)
+
+
+lstm_layer = defop(
+    "mkldnn_rnn_layer", _lstm_layer_fwd, promote="binary", outputs=4, nondiff_outputs=(3,),
+    node_name="MkldnnRnnLayerBackward0", backward=_lstm_layer_backward,
+    inputs=("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"))
 
 
 # ---------------------------------------------------------------- pointwise losses
