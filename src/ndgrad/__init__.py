@@ -8,6 +8,8 @@
 """
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, complex32, chalf,
                      get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._dtype import result_type as _result_type
 from ._backend import device
@@ -143,7 +145,7 @@ def _legacy_type(dt):
         return empty(*args, dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "float16": "Half"}.get(dt.name, dt.name.capitalize())
+            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())
     return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
@@ -154,6 +156,7 @@ IntTensor = _legacy_type(int32)
 BoolTensor = _legacy_type(bool)
 ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
+BFloat16Tensor = _legacy_type(bfloat16)
 
 
 from . import cuda, accelerator, random  # noqa: E402

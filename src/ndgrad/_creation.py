@@ -180,7 +180,7 @@ def _to_array(data, dtype, xp, copy):
             _check_int_range(arr, dtype)
         arr = (xp or np).asarray(arr)
     if arr.dtype != d.np:
-        arr = arr.astype(d.np)
+        arr = arr.astype(d.np) if not d._special else D.cast(arr, d)
     elif copy:
         arr = arr.copy()
     return arr
@@ -257,7 +257,9 @@ def _check_int_range(arr, dtype):
 
 _C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
             "uint8": "uint8_t", "float32": "float", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}
+            "bfloat16": "c10::BFloat16", "uint16": "uint16_t", "uint32": "uint32_t",
+            "uint64": "uint64_t"}
+_C_NAMES.update((d.name, "c10::" + d._cname) for d in D.FLOAT8)
 
 
 def check_fill_value(value, dtype):
@@ -266,7 +268,7 @@ def check_fill_value(value, dtype):
         return
     if dtype.is_floating_point:  # a finite value beyond the type's range (inf and nan pass)
         if isinstance(value, (int, float)) and math.isfinite(value) and \
-                abs(value) > float(np.finfo(dtype.np).max):
+                abs(value) > D.finfo(dtype).max:
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name)} "
                                f"without overflow")
         return
@@ -367,6 +369,8 @@ def _filled(size, value, dtype, device, requires_grad, fname="full"):
         arr = xp.zeros(size, dtype=dtype.np)
     elif value == 1:
         arr = xp.ones(size, dtype=dtype.np)
+    elif dtype._special:  # (through float32, as PyTorch's fill)
+        arr = D.cast(xp.full(size, value), dtype)
     else:
         arr = xp.full(size, value, dtype=dtype.np)
     return _finish(arr, requires_grad)

@@ -155,8 +155,7 @@ def _linear_dtype_check(input, weight, bias):
 
 
 def _tname(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int"}.get(d.name, d.name)
+    return d._cname
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -647,6 +646,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
+    if input.dtype is D.bfloat16:  # PyTorch's kernel: float32 throughout, rounded once
+        f = [None if t is None else t.float() for t in (weight, bias)]
+        return layer_norm(input.float(), normalized_shape, *f, eps).to(D.bfloat16)
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = input.mean(dims, keepdim=True)
     diff = input - mean

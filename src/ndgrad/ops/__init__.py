@@ -332,7 +332,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
-                 "torch.ByteTensor": D.uint8}
+                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16}
         dtype = names.get(dtype) or D.to_dtype(dtype)
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
         dtype = dtype.dtype  # a legacy class: x.type(torch.IntTensor)
@@ -447,7 +447,7 @@ METHODS = {
     "float": _type_conv(D.float32), "double": _type_conv(D.float64),
     "half": _type_conv(D.float16), "long": _type_conv(D.int64), "int": _type_conv(D.int32),
     "short": _type_conv(D.int16), "char": _type_conv(D.int8), "byte": _type_conv(D.uint8),
-    "bool": _type_conv(D.bool),
+    "bool": _type_conv(D.bool), "bfloat16": _type_conv(D.bfloat16),
     # in-place
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "index_put_": index_put_,
     "fill_diagonal_": fill_diagonal_, "t_": _reshaping_inplace(t),

@@ -82,7 +82,7 @@ def _cname(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}[d.name]
+            "complex128": "c10::complex<double>"}.get(d.name, "c10::" + d._cname)
 
 
 def _sname(d):

@@ -43,9 +43,7 @@ _SQRTPI_2 = math.sqrt(math.pi) / 2.0
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+    return d._cname
 
 
 def _not_implemented(kernel, dtype):

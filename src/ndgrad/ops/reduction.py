@@ -67,9 +67,7 @@ def _count(shape, dim):
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(d.name, d.name)
+    return d._cname
 
 
 def _int_to_long(a, dtype):
