@@ -169,8 +169,8 @@ def _gelu_fwd(xp, self, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_PI * (self + 0.044715 * self * self * self)
         return 0.5 * self * (1 + xp.tanh(inner))
-    from .pointwise import _erf_h
-    return self * 0.5 * (1 + _erf_h(xp, self * _SQRT1_2))
+    from ._specfun import erf as _erf_k
+    return self * 0.5 * (1 + _erf_k(xp, self * _SQRT1_2).astype(self.dtype, copy=False))
 
 
 def _gelu_grad(grad, self, approximate):
