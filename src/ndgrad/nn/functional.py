@@ -645,16 +645,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    diff = input - mean
-    var = (diff * diff).mean(dims, keepdim=True)
-    out = diff / sqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != normalized_shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
+    return K.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

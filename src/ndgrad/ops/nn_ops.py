@@ -31,7 +31,7 @@ from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
-           "take", "index_add", "batch_norm"]
+           "take", "index_add", "batch_norm", "native_layer_norm", "native_layer_norm_backward"]
 
 _IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
 _SCRATCH_MAX = 1 << 24    # bytes of scratch kept between calls, per thread (_scratch)
@@ -429,6 +429,128 @@ def _bn_backward(grad, input, weight, eps):
 batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
                    nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
                    backward=_bn_backward, inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- layer norm
+# PyTorch's graph: native_layer_norm (NativeLayerNormBackward0; outputs, mean and rstd, the
+# statistics keeping the normalized dims as size 1) whose backward is the op
+# native_layer_norm_backward (NativeLayerNormBackwardBackward0), each one kernel of a few
+# passes over the (rows, N) view. With xh = (x - mean) rstd and P(v) = rstd (v - m(v) -
+# xh m(v xh)) (m: the mean over a row; P is symmetric), the backward of g = grad_out * weight
+# is P(g) for the input, sums of grad_out * xh and grad_out over the rows for weight and bias.
+# Its own derivative, for double backward, is written below with ndgrad ops on statistics
+# recomputed from the input, so every order follows.
+
+def _ln_rows(x, normalized_shape):
+    n = math.prod(normalized_shape)
+    return x.reshape(-1, n) if n else x.reshape(0, 0), n
+
+
+def _row_dot(xp, a, b):
+    """sum(a * b, axis=1) of two (rows, n) arrays, as a batch of dot products (NumPy reduces a
+    short contiguous last axis row by row, ~3x slower)."""
+    return xp.matmul(a[:, None, :], b[:, :, None]).reshape(-1)
+
+
+def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    stat_shape = input.shape[:input.ndim - k] + (1,) * k
+    dt = input.dtype
+    x, n = _ln_rows(input.astype("float32") if dt == "float16" else input, normalized_shape)
+    if x.size == 0:
+        nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
+        return xp.empty(input.shape, dt), nan, nan.copy()
+    mean = x @ xp.full(n, 1.0 / n, x.dtype)  # (row sums as a matrix-vector product)
+    out = x - mean[:, None]
+    rstd = _row_dot(xp, out, out)
+    rstd /= n
+    rstd += eps
+    xp.sqrt(rstd, out=rstd)
+    xp.divide(1.0, rstd, out=rstd)
+    out *= rstd[:, None]
+    if weight is not None:
+        out *= weight.reshape(-1)
+    if bias is not None:
+        out += bias.reshape(-1)
+    return (out.astype(dt, copy=False).reshape(input.shape),
+            mean.astype(dt, copy=False).reshape(stat_shape),
+            rstd.astype(dt, copy=False).reshape(stat_shape))
+
+
+def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
+    dt = input.dtype
+    opm = "float32" if dt == "float16" else dt
+    x, n = _ln_rows(input.astype(opm, copy=False), normalized_shape)
+    go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
+                     normalized_shape)
+    r = rstd.reshape(-1, 1).astype(opm, copy=False)
+    xh = x - mean.reshape(-1, 1).astype(opm, copy=False)
+    xh *= r
+    gw = gb = xp.zeros(0, dt)
+    ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    if weight is not None:
+        gw = (ones @ (go * xh)).astype(dt, copy=False).reshape(weight.shape)
+    if bias is not None:
+        gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
+    g = go * weight.reshape(-1).astype(opm, copy=False) if weight is not None else go.copy()
+    if n:
+        c = _row_dot(xp, g, xh)
+        c /= n
+        gi = xh * c[:, None]
+        gi += (g @ xp.full(n, 1.0 / n, opm))[:, None]
+        xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
+        gi *= r
+    else:
+        gi = g
+    return gi.astype(dt, copy=False).reshape(input.shape), gw, gb
+
+
+def _ln_double(grad, grad_out, input, normalized_shape, weight, bias, eps):
+    """native_layer_norm_backward's derivative: with A, Bw, Bb the gradients of its outputs,
+    grad_out gets w P(A) + Bw xh + Bb, weight sum(grad_out P(A)), and the input
+    P(Bw grad_out) - rstd (m(A P(g)) xh + m(g xh) P(A) + m(A xh) P(g))."""
+    A, Bw, Bb = grad
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    rows = tuple(range(input.dim() - len(normalized_shape)))
+    mean = input.mean(dims, keepdim=True)
+    xc = input - mean
+    r = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xh = xc * r
+
+    def P(v):
+        return r * (v - v.mean(dims, keepdim=True) - xh * (v * xh).mean(dims, keepdim=True))
+
+    g = grad_out if weight is None else grad_out * weight
+    pa, pg = P(A), P(g)
+    g_out = pa if weight is None else pa * weight
+    g_x = -r * ((A * pg).mean(dims, keepdim=True) * xh + (g * xh).mean(dims, keepdim=True) * pa
+                + (A * xh).mean(dims, keepdim=True) * pg)
+    g_w = None
+    if weight is not None:
+        g_out = g_out + Bw * xh
+        g_x = g_x + P(Bw * grad_out)
+        g_w = (grad_out * pa).sum(rows) if rows else grad_out * pa
+    if bias is not None:
+        g_out = g_out + Bb
+    return g_out, g_x, None, None, g_w, None
+
+
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward", _ln_bwd_fwd, promote="binary", outputs=3,
+    node_name="NativeLayerNormBackwardBackward0", backward=_ln_double,
+    inputs=("grad_out", "input", "mean", "rstd", "weight", "bias"))
+
+
+def _ln_grads(grad, input, normalized_shape, weight, bias, eps, result1, result2):
+    gi, gw, gb = native_layer_norm_backward(grad[0], input, normalized_shape, result1, result2,
+                                            weight, bias, eps)
+    return gi, None if weight is None else gw, None if bias is None else gb
+
+
+native_layer_norm = defop(
+    "native_layer_norm", _ln_fwd, promote="binary", outputs=3, nondiff_outputs=(1, 2),
+    node_name="NativeLayerNormBackward0", backward=_ln_grads,
+    inputs=("input", "weight", "bias"))
 
 
 # ---------------------------------------------------------------- pointwise losses
