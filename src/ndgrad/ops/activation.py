@@ -189,7 +189,7 @@ _GELU_KAPPA = 0.044715
 
 
 def _gelu_q(xp, x):
-    """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x), float32."""
+    """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x)."""
     s = x * x
     xp.minimum(s, 30.25, out=s)
     h = _sf._poly(_GELU_K, s)
@@ -198,13 +198,16 @@ def _gelu_q(xp, x):
 
 
 def _gelu_f32(xp, x):
+    """x Phi(x) for a 1-d float32 x. The exponent x k(x^2) rounds to ~|x k| ulp in float32:
+    below -2 the elements take the float64 tail (PyTorch's float32 GELU has no more than
+    absolute accuracy there)."""
     q = _gelu_q(xp, x)
     q += 1.0
     y = xp.divide(x, q, out=q)
     tail = x < -2.0
-    if tail.any():  # (PyTorch's float32 GELU has no more than absolute accuracy here)
+    if tail.any():
         i = xp.flatnonzero(tail)
-        xt = x.reshape(-1).take(i).astype("float64")
+        xt = x.take(i).astype("float64")
         t = -xt
         cdf = _sf._ratio(_GELU_TAIL_P, _GELU_TAIL_Q, t)
         t *= t
@@ -212,7 +215,7 @@ def _gelu_f32(xp, x):
         cdf *= xp.exp(t)
         cdf *= 0.5
         cdf *= xt
-        y.reshape(-1)[i] = cdf
+        y[i] = cdf
     return y
 
 
