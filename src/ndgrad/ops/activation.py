@@ -251,7 +251,7 @@ def _gelu_tanh_inner(xp, x):
 def _gelu_fwd(xp, self, approximate):
     dt, shape = self.dtype, self.shape
     x = self.reshape(-1)  # (1-d: the passes work in place; a 0-d array's would make scalars)
-    if dt == "float16":
+    if dt in ("float16", "bfloat16"):
         x = x.astype("float32")  # (PyTorch's float opmath)
     if approximate == "tanh":
         y = xp.tanh(_gelu_tanh_inner(xp, x))
@@ -273,7 +273,7 @@ def _gelu_backward_fwd(xp, grad_output, self, approximate):
     if self.shape != shape:
         x = xp.broadcast_to(x, shape)
     x, g = x.reshape(-1), xp.broadcast_to(g, shape).reshape(-1)
-    if dt == "float16":
+    if dt in ("float16", "bfloat16"):
         x, g = x.astype("float32"), g.astype("float32")
     if approximate == "tanh":
         t = xp.tanh(_gelu_tanh_inner(xp, x))

@@ -717,7 +717,7 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     stat_shape = input.shape[:input.ndim - k] + (1,) * k
     dt = input.dtype
-    x, n = _ln_rows(input.astype("float32") if dt == "float16" else input, normalized_shape)
+    x, n = _ln_rows(input.astype("float32") if dt in ("float16", "bfloat16") else input, normalized_shape)
     if x.size == 0:
         nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
         return xp.empty(input.shape, dt), nan, nan.copy()
@@ -740,7 +740,7 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
 
 def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
     dt = input.dtype
-    opm = "float32" if dt == "float16" else dt
+    opm = "float32" if dt in ("float16", "bfloat16") else dt
     x, n = _ln_rows(input.astype(opm, copy=False), normalized_shape)
     go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
                      normalized_shape)
@@ -863,7 +863,7 @@ def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale):
 
 
 def _sdpa_opmath(dt):
-    return "float32" if dt == "float16" else dt
+    return "float32" if dt in ("float16", "bfloat16") else dt
 
 
 def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
