@@ -12,7 +12,7 @@ import numpy as _np
 from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
 from .._tensor import Tensor as _Tensor, _make, _wrap_dim
 from .. import _dtype as D
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad, _state as _grad_state
 from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
@@ -131,6 +131,9 @@ def linear(input, weight, bias=None):
     if weight.ndim != 2 or input.ndim == 0 or "_value" in input.__dict__ or \
             "_value" in weight.__dict__ or (bias is not None and "_value" in bias.__dict__):
         return K.linear(input, weight, bias)   # (vmap's batched tensors: the fused op's rule)
+    if not _grad_state.enabled or not (input._requires_grad or weight._requires_grad or (
+            bias is not None and bias._requires_grad)):
+        return K.linear(input, weight, bias)   # (no graph: one op instead of t, view, addmm)
     # PyTorch's graph: addmm(bias, input, weight.t()) (AddmmBackward0 whose edges are bias,
     # input, TBackward0), through 2-d views for other ranks; matmul without a bias.
     wt = weight.t()
@@ -646,19 +649,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != normalized_shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
     if input.dtype is D.bfloat16:  # PyTorch's kernel: float32 throughout, rounded once
         f = [None if t is None else t.float() for t in (weight, bias)]
         return layer_norm(input.float(), normalized_shape, *f, eps).to(D.bfloat16)
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    diff = input - mean
-    var = (diff * diff).mean(dims, keepdim=True)
-    out = diff / sqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return K.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -1326,22 +1325,70 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ---------------------------------------------------------------- attention
 
+def _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa):
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(
+            f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_aten_name(query.dtype)} key.dtype: {_aten_name(key.dtype)} and value.dtype: "
+            f"{_aten_name(value.dtype)} instead.")
+    if attn_mask is not None and attn_mask.dtype is not D.bool and \
+            attn_mask.dtype is not query.dtype:
+        raise RuntimeError(
+            f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_aten_name(attn_mask.dtype)} and  query.dtype: "
+            f"{_aten_name(query.dtype)} instead.")
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and value.ndim >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hk == 0 or hv == 0 or hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+
+
+def _aten_name(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "bool": "bool"}.get(dt.name, dt.name)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V. As PyTorch on CPU: 4-d query, key and value of one head
+    size without dropout run the fused kernel (ops/nn_ops.py: sdpa_flash, one node with its own
+    backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
+    grad) the composite math path. A row with no allowed key gives zeros."""
+    _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
+    E = query.shape[-1]
+    scale = 1.0 / math.sqrt(E) if scale is None else scale
+    if attn_mask is not None and attn_mask.dtype is D.bool:
+        attn_mask = _make(_xp(attn_mask).where(attn_mask._data, 0.0, -_np.inf).astype(
+            query.dtype.np))  # (PyTorch's conversion: True takes part)
+    fused = (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
+             and key.shape[-1] == value.shape[-1] == E
+             and query.shape[:-3] == key.shape[:-3] == value.shape[:-3]
+             and key.shape[-3] == value.shape[-3] and key.shape[-2] == value.shape[-2]
+             and (key.shape[-3] == query.shape[-3] or enable_gqa and key.shape[-3]
+                  and query.shape[-3] % key.shape[-3] == 0)
+             and (attn_mask is None or not attn_mask.requires_grad))
+    if fused:  # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
+        return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
+    if is_causal and attn_mask is not None:  # (PyTorch's math path)
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
     L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         xp = _xp(scores)
-        mask = xp.tril(xp.ones((L, S), dtype=bool))
-        scores = scores + _const(scores, xp.where(mask, 0.0, -_np.inf))
+        scores = scores + _const(scores, xp.triu(xp.full((L, S), -_np.inf,
+                                                         dtype=scores._data.dtype), 1))
     if attn_mask is not None:
-        if attn_mask.dtype is D.bool:
-            xp = _xp(attn_mask)
-            scores = scores + _const(scores, xp.where(attn_mask._data, 0.0, -_np.inf))
-        else:
-            scores = scores + attn_mask
-    attn = softmax(scores, -1)
+        scores = scores + attn_mask
+    dead = (scores == -_np.inf).all(-1, keepdim=True)  # (PyTorch's _safe_softmax: zeros there)
+    if dead._data.any():
+        attn = where(dead, 0.0, softmax(where(dead, 0.0, scores), -1))
+    else:
+        attn = softmax(scores, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return matmul(attn, value)

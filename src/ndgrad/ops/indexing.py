@@ -705,6 +705,25 @@ def bincount(input, weights=None, minlength=0):
     return _make(xp.bincount(a, weights=w.astype("float64"), minlength=n).astype(dt))
 
 
+def _batched_searchsorted(xp, seq, vals, right):
+    """searchsorted of each row of vals in the same row of seq, for all rows at once: each row's
+    boundaries and values sorted together (values before equal boundaries for side='left',
+    after them for 'right'; NaN last, as NumPy's searchsorted), a value's answer is the number
+    of boundaries sorted before it."""
+    n, m = seq.shape[1], vals.shape[1]
+    allv = xp.concatenate([seq, vals.astype(seq.dtype, copy=False)], axis=1)
+    is_val = xp.concatenate([xp.zeros(n, "int8"), xp.ones(m, "int8")])
+    tie = xp.broadcast_to(is_val if right else 1 - is_val, allv.shape)
+    order = xp.lexsort((tie, allv), axis=-1)
+    bound = is_val[order] == 0
+    before = xp.cumsum(bound, axis=1) - bound  # boundaries strictly before each position
+    out = xp.empty(vals.shape, "int64")
+    rows = xp.arange(vals.shape[0])[:, None]
+    val_at = ~bound
+    out[xp.broadcast_to(rows, order.shape)[val_at], (order[val_at] - n)] = before[val_at]
+    return out
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     from .._backend import xp_of
     seq = sorted_sequence._data
@@ -727,10 +746,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 "dimensions of boundaries tensor and input value tensor must match, but we got "
                 f"boundaries tensor [{', '.join(map(str, seq.shape))}] and input value tensor "
                 f"[{', '.join(map(str, vals.shape))}]")
-        s2 = seq.reshape(-1, seq.shape[-1])
-        v2 = vals.reshape(-1, vals.shape[-1])
-        r = xp.stack([xp.searchsorted(s2[i], v2[i], side=s) for i in range(s2.shape[0])])
-        r = r.reshape(vals.shape)
+        r = _batched_searchsorted(xp, seq.reshape(-1, seq.shape[-1]),
+                                  vals.reshape(-1, vals.shape[-1]), right).reshape(vals.shape)
     return _make(xp.asarray(r).astype("int32" if out_int32 else "int64"))
 
 

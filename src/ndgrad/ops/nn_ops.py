@@ -35,7 +35,8 @@ from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
-           "take", "index_add", "batch_norm", "lstm_layer"]
+           "take", "index_add", "batch_norm", "lstm_layer", "native_layer_norm",
+           "native_layer_norm_backward"]
 
 _SCRATCH_MAX = 1 << 24    # bytes of scratch kept between calls, per thread (_scratch)
 _SCRATCH = threading.local()
@@ -447,9 +448,16 @@ conv2d_weight = defop(
 # ---------------------------------------------------------------- linear
 
 def _linear_fwd(xp, input, weight, bias=None):
-    out = xp.matmul(input, weight.T)
+    if input.ndim > 2 and input.flags.c_contiguous:  # (one GEMM over the rows, as addmm)
+        out = xp.matmul(input.reshape(-1, input.shape[-1]), weight.T)
+        out = out.reshape(input.shape[:-1] + out.shape[-1:])
+    else:
+        out = xp.matmul(input, weight.T)
     if bias is not None:
-        out = out + bias
+        if out.ndim and out.dtype == bias.dtype and bias.shape == out.shape[-1:]:
+            out += bias
+        else:
+            out = out + bias
     return out
 
 
@@ -682,6 +690,290 @@ def _bn_backward(grad, input, weight, eps):
 batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
                    nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
                    backward=_bn_backward, inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- layer norm
+# PyTorch's graph: native_layer_norm (NativeLayerNormBackward0; outputs, mean and rstd, the
+# statistics keeping the normalized dims as size 1) whose backward is the op
+# native_layer_norm_backward (NativeLayerNormBackwardBackward0), each one kernel of a few
+# passes over the (rows, N) view. With xh = (x - mean) rstd and P(v) = rstd (v - m(v) -
+# xh m(v xh)) (m: the mean over a row; P is symmetric), the backward of g = grad_out * weight
+# is P(g) for the input, sums of grad_out * xh and grad_out over the rows for weight and bias.
+# Its own derivative, for double backward, is written below with ndgrad ops on statistics
+# recomputed from the input, so every order follows.
+
+def _ln_rows(x, normalized_shape):
+    n = math.prod(normalized_shape)
+    return x.reshape(-1, n) if n else x.reshape(0, 0), n
+
+
+def _row_dot(xp, a, b):
+    """sum(a * b, axis=1) of two (rows, n) arrays, as a batch of dot products (NumPy reduces a
+    short contiguous last axis row by row, ~3x slower)."""
+    return xp.matmul(a[:, None, :], b[:, :, None]).reshape(-1)
+
+
+def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    stat_shape = input.shape[:input.ndim - k] + (1,) * k
+    dt = input.dtype
+    x, n = _ln_rows(input.astype("float32") if dt in ("float16", "bfloat16") else input, normalized_shape)
+    if x.size == 0:
+        nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
+        return xp.empty(input.shape, dt), nan, nan.copy()
+    mean = x @ xp.full(n, 1.0 / n, x.dtype)  # (row sums as a matrix-vector product)
+    out = x - mean[:, None]
+    rstd = _row_dot(xp, out, out)
+    rstd /= n
+    rstd += eps
+    xp.sqrt(rstd, out=rstd)
+    xp.divide(1.0, rstd, out=rstd)
+    out *= rstd[:, None]
+    if weight is not None:
+        out *= weight.reshape(-1)
+    if bias is not None:
+        out += bias.reshape(-1)
+    return (out.astype(dt, copy=False).reshape(input.shape),
+            mean.astype(dt, copy=False).reshape(stat_shape),
+            rstd.astype(dt, copy=False).reshape(stat_shape))
+
+
+def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
+    dt = input.dtype
+    opm = "float32" if dt in ("float16", "bfloat16") else dt
+    x, n = _ln_rows(input.astype(opm, copy=False), normalized_shape)
+    go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
+                     normalized_shape)
+    r = rstd.reshape(-1, 1).astype(opm, copy=False)
+    xh = x - mean.reshape(-1, 1).astype(opm, copy=False)
+    xh *= r
+    gw = gb = xp.zeros(0, dt)
+    ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    if weight is not None:
+        gw = (ones @ (go * xh)).astype(dt, copy=False).reshape(weight.shape)
+    if bias is not None:
+        gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
+    g = go * weight.reshape(-1).astype(opm, copy=False) if weight is not None else go.copy()
+    if n:
+        c = _row_dot(xp, g, xh)
+        c /= n
+        gi = xh * c[:, None]
+        gi += (g @ xp.full(n, 1.0 / n, opm))[:, None]
+        xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
+        gi *= r
+    else:
+        gi = g
+    return gi.astype(dt, copy=False).reshape(input.shape), gw, gb
+
+
+def _ln_double(grad, grad_out, input, normalized_shape, weight, bias, eps):
+    """native_layer_norm_backward's derivative: with A, Bw, Bb the gradients of its outputs,
+    grad_out gets w P(A) + Bw xh + Bb, weight sum(grad_out P(A)), and the input
+    P(Bw grad_out) - rstd (m(A P(g)) xh + m(g xh) P(A) + m(A xh) P(g))."""
+    A, Bw, Bb = grad
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    rows = tuple(range(input.dim() - len(normalized_shape)))
+    mean = input.mean(dims, keepdim=True)
+    xc = input - mean
+    r = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xh = xc * r
+
+    def P(v):
+        return r * (v - v.mean(dims, keepdim=True) - xh * (v * xh).mean(dims, keepdim=True))
+
+    g = grad_out if weight is None else grad_out * weight
+    pa, pg = P(A), P(g)
+    g_out = pa if weight is None else pa * weight
+    g_x = -r * ((A * pg).mean(dims, keepdim=True) * xh + (g * xh).mean(dims, keepdim=True) * pa
+                + (A * xh).mean(dims, keepdim=True) * pg)
+    g_w = None
+    if weight is not None:
+        g_out = g_out + Bw * xh
+        g_x = g_x + P(Bw * grad_out)
+        g_w = (grad_out * pa).sum(rows) if rows else grad_out * pa
+    if bias is not None:
+        g_out = g_out + Bb
+    return g_out, g_x, None, None, g_w, None
+
+
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward", _ln_bwd_fwd, promote="binary", outputs=3,
+    node_name="NativeLayerNormBackwardBackward0", backward=_ln_double,
+    inputs=("grad_out", "input", "mean", "rstd", "weight", "bias"))
+
+
+def _ln_grads(grad, input, normalized_shape, weight, bias, eps, result1, result2):
+    gi, gw, gb = native_layer_norm_backward(grad[0], input, normalized_shape, result1, result2,
+                                            weight, bias, eps)
+    return gi, None if weight is None else gw, None if bias is None else gb
+
+
+native_layer_norm = defop(
+    "native_layer_norm", _ln_fwd, promote="binary", outputs=3, nondiff_outputs=(1, 2),
+    node_name="NativeLayerNormBackward0", backward=_ln_grads,
+    inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+# PyTorch's fused CPU kernel: _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p,
+# is_causal, attn_mask, scale) -> (out, logsumexp), ScaledDotProductFlashAttentionForCpuBackward0,
+# whose backward recomputes the probabilities from logsumexp. Here that backward is itself an
+# op with a derivative (PyTorch's raises "derivative for
+# aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"), written with
+# ndgrad ops below, so every order works. Per (batch, head), with c the scale and M the additive
+# mask: S = c Q K^T + M, P = softmax(S) (a row with no allowed key gives zeros, as PyTorch's),
+# O = P V; backward dV = P^T dO, dS = P (dO V^T - rowsum(dO O)), dQ = c dS K, dK = c dS^T Q.
+# Grouped-query attention (fewer key/value heads) repeats the key/value heads for the products
+# and sums their gradients over each group.
+_CAUSAL = {}  # (L, S, dtype) -> the additive causal mask (0 on and below the diagonal, -inf above)
+
+
+def _causal_mask(xp, L, S, dtype):
+    key = (L, S, _np.dtype(dtype).str, xp.__name__)
+    m = _CAUSAL.get(key)
+    if m is None:
+        m = xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
+        if L * S <= 1 << 16:
+            _CAUSAL[key] = m
+    return m
+
+
+def _kv_groups(q, k):
+    return q.shape[-3] // k.shape[-3] if k.shape[-3] else 1
+
+
+def _repeat_heads(xp, t, groups):
+    return t if groups == 1 else xp.repeat(t, groups, axis=-3)
+
+
+def _sum_groups(t, groups):
+    if groups == 1:
+        return t
+    return t.reshape(t.shape[:-3] + (t.shape[-3] // groups, groups) + t.shape[-2:]).sum(axis=-3)
+
+
+def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale):
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s *= scale
+    if is_causal:
+        s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
+    if attn_mask is not None:
+        s += attn_mask
+    return s
+
+
+def _sdpa_opmath(dt):
+    return "float32" if dt in ("float16", "bfloat16") else dt
+
+
+def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
+    dt = query.dtype
+    opm = _sdpa_opmath(dt)
+    q, k, v = (a.astype(opm, copy=False) for a in (query, key, value))
+    groups = _kv_groups(q, k)
+    k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
+    mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
+    s = _sdpa_scores(xp, q, k, is_causal, mask, scale)
+    if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
+        return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
+                xp.full(q.shape[:-1], xp.inf, opm))
+    m = xp.maximum.reduce(s, axis=-1, keepdims=True)
+    m[m == -xp.inf] = 0.0  # (rows with no allowed key: exp gives zeros)
+    s -= m
+    xp.exp(s, out=s)
+    total = xp.add.reduce(s, axis=-1, keepdims=True)
+    out = xp.matmul(s, v)
+    dead = total == 0
+    lse = xp.log(total)
+    lse += m
+    if dead.any():
+        total[dead] = 1.0
+        lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
+    out /= total
+    return out.astype(dt, copy=False), lse[..., 0]
+
+
+def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                  attn_mask, scale):
+    dt = query.dtype
+    opm = _sdpa_opmath(dt)
+    do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
+    groups = _kv_groups(q, k)
+    kr, vr = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
+    mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
+    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale)
+    p -= logsumexp[..., None]
+    xp.exp(p, out=p)
+    dv = xp.matmul(xp.swapaxes(p, -1, -2), do)
+    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2))
+    ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
+    ds *= p
+    dq = xp.matmul(ds, kr)
+    dq *= scale
+    dk = xp.matmul(xp.swapaxes(ds, -1, -2), q)
+    dk *= scale
+    return (dq.astype(dt, copy=False), _sum_groups(dk, groups).astype(dt, copy=False),
+            _sum_groups(dv, groups).astype(dt, copy=False))
+
+
+def _sdpa_double(grad, grad_out, query, key, value, is_causal, attn_mask, scale):
+    """The derivative of the attention backward (dQ, dK, dV) given the gradients Aq, Ak, Av of
+    its outputs, with G = c (Aq K^T + Q Ak^T), r = rowsum(G P), H = P (G - r), dP = dO V^T,
+    D = rowsum(P dP), dS = P (dP - D), Gp = G (dP - D) - r dP + dO Av^T and
+    dL/dS = P (Gp - rowsum(P Gp)): dO gets H V + P Av, V gets H^T dO, Q gets c (dS Ak + dL/dS K),
+    K gets c (dS^T Aq + dL/dS^T Q). The probabilities are recomputed with ndgrad ops, so this
+    is differentiable again."""
+    from .activation import softmax
+    from .pointwise import where
+    from .._tensor import _make
+    from .._backend import xp_of
+    aq, ak, av = grad
+    groups = _kv_groups(query, key)
+    K, V = key, value
+    if groups > 1:
+        K, V = key.repeat_interleave(groups, -3), value.repeat_interleave(groups, -3)
+        ak, av = ak.repeat_interleave(groups, -3), av.repeat_interleave(groups, -3)
+    S = (query @ K.transpose(-2, -1)) * scale
+    if is_causal:
+        S = S + _make(_causal_mask(xp_of(S._data), S.shape[-2], S.shape[-1], S._data.dtype))
+    if attn_mask is not None:
+        S = S + attn_mask
+    dead = (S == -_np.inf).all(-1, keepdim=True)
+    P = where(dead, 0.0, softmax(where(dead, 0.0, S), -1))
+    dP = grad_out @ V.transpose(-2, -1)
+    dPD = dP - (P * dP).sum(-1, keepdim=True)
+    dS = P * dPD
+    G = (aq @ K.transpose(-2, -1) + query @ ak.transpose(-2, -1)) * scale
+    r = (G * P).sum(-1, keepdim=True)
+    H = P * (G - r)
+    Gp = G * dPD - r * dP + grad_out @ av.transpose(-2, -1)
+    dLdS = P * (Gp - (P * Gp).sum(-1, keepdim=True))
+    g_out = H @ V + P @ av
+    g_q = (dS @ ak + dLdS @ K) * scale
+    g_k = (dS.transpose(-2, -1) @ aq + dLdS.transpose(-2, -1) @ query) * scale
+    g_v = H.transpose(-2, -1) @ grad_out
+    if groups > 1:
+        shape = key.shape[:-3] + (key.shape[-3], groups) + key.shape[-2:]
+        g_k, g_v = g_k.reshape(shape).sum(-3), g_v.reshape(shape).sum(-3)
+    return g_out, g_q, g_k, g_v, None, None, None
+
+
+sdpa_flash_backward = defop(
+    "_scaled_dot_product_flash_attention_for_cpu_backward", _sdpa_bwd_fwd, promote=None,
+    outputs=3, node_name="ScaledDotProductFlashAttentionForCpuBackwardBackward0",
+    backward=_sdpa_double,
+    inputs=("grad_out", "query", "key", "value", "out", "logsumexp", "attn_mask"))
+
+
+def _sdpa_grads(grad, query, key, value, result, dropout_p, is_causal, attn_mask, scale):
+    return sdpa_flash_backward(grad[0], query, key, value, result[0], result[1], dropout_p,
+                               is_causal, attn_mask, scale)
+
+
+sdpa_flash = defop(
+    "_scaled_dot_product_flash_attention_for_cpu", _sdpa_fwd, promote=None, outputs=2,
+    nondiff_outputs=(1,), node_name="ScaledDotProductFlashAttentionForCpuBackward0",
+    backward=_sdpa_grads, inputs=("query", "key", "value"))
 
 
 # ---------------------------------------------------------------- LSTM layer

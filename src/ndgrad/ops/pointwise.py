@@ -17,6 +17,7 @@ from .. import _argcheck
 from .._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
+from . import _specfun
 from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
@@ -639,35 +640,25 @@ def round(input, *, decimals=None):
 
 
 # ---------------------------------------------------------------- special functions
-# NumPy has no erf/lgamma: erf, erfc and lgamma map the exactly-rounded `math` functions over
-# the array (once per element); digamma and polygamma use the recurrence up to x >= 10 (20) and
-# the asymptotic series, accurate to ~1e-15; erfinv polishes Giles' approximation by Newton.
+# NumPy has no erf/lgamma: erf, erfc and lgamma are ops/_specfun.py's vectorised kernels (rational
+# approximations, float64, within a few ulp); digamma and polygamma use the recurrence up to
+# x >= 10 (20) and the asymptotic series, accurate to ~1e-15; erfinv polishes Giles'
+# approximation by Newton.
 
-def _host_ufunc(f):
-    """`math`'s correctly rounded f over the array, element by element on the host (the array
-    modules have no erf/lgamma): one explicit copy there and back."""
-    u = _np.frompyfunc(f, 1, 1)  # host: maps a math function
-
-    def run(xp, self):
-        out = _np.asarray(u(to_numpy(self)), dtype=object).astype(self.dtype)  # host: see above
-        return out if xp is _np else xp.asarray(out)
-    return run
-
-
-def _safe_lgamma(v):
-    try:
-        return math.lgamma(v)
-    except (ValueError, OverflowError):
-        return math.inf
-
-
-_erf_h = _host_ufunc(math.erf)
-_erfc_h = _host_ufunc(math.erfc)
-_lgamma_h = _host_ufunc(_safe_lgamma)
+def _real_kernel(kernel, name):
+    """A float64 kernel of ops/_specfun.py as a forward: PyTorch's error for complex input, the
+    result in the input's (floating) dtype."""
+    def fwd(xp, self):
+        if self.dtype.kind == "c":
+            raise _not_implemented(name, D._BY_NP[self.dtype])
+        return kernel(xp, self).astype(self.dtype, copy=False)
+    return fwd
 
 
 def _erfinv_fwd(xp, self):
     from .special import _ndtri_lower
+    if self.dtype.kind == "c":
+        raise _not_implemented("erfinv_vml_cpu", D._BY_NP[self.dtype])
     y = self.astype("float64")
     w = -xp.log((1.0 - y) * (1.0 + y))
     small = w < 5.0
@@ -685,7 +676,7 @@ def _erfinv_fwd(xp, self):
     finite = xp.isfinite(x)
     xf = xp.where(finite, x, 0.0)
     for _ in range(2):  # Newton on erf(x) = y
-        err = _erf_h(xp, xf) - y
+        err = _specfun.erf(xp, xf) - y
         xf = xf - err / (_2_SQRTPI * xp.exp(-xf * xf))
     x = xp.where(finite, xf, x)
     # the tails, |y| >= 1/2: erfinv(y) = -sign(y) ndtri((1 - |y|) / 2) / sqrt(2), 1 - |y| exact
@@ -750,11 +741,14 @@ def _polygamma_np(xp, n, x):
     return out
 
 
-erf = _unary("erf", _erf_h, lambda grad, self: grad * (_2_SQRTPI * exp(-self * self)))
-erfc = _unary("erfc", _erfc_h, lambda grad, self: grad * (-_2_SQRTPI * exp(-self * self)))
+erf = _unary("erf", _real_kernel(_specfun.erf, "erf_vml_cpu"),
+             lambda grad, self: grad * (_2_SQRTPI * exp(-self * self)))
+erfc = _unary("erfc", _real_kernel(_specfun.erfc, "erfc_vml_cpu"),
+              lambda grad, self: grad * (-_2_SQRTPI * exp(-self * self)))
 erfinv = _unary("erfinv", _erfinv_fwd,
                 lambda grad, result: grad * (_SQRTPI_2 * exp(result * result)))
-lgamma = _unary("lgamma", _lgamma_h, lambda grad, self: grad * digamma(self))
+lgamma = _unary("lgamma", _real_kernel(_specfun.lgamma, "lgamma_vml_cpu"),
+                lambda grad, self: grad * digamma(self))
 digamma = _unary("digamma", lambda xp, self: _digamma_np(xp, self).astype(self.dtype),
                  lambda grad, self: grad * polygamma(1, self))
 _polygamma = defop("polygamma",

@@ -979,13 +979,23 @@ def _mode_fwd(xp, self, dim, keepdim):
     x = xp.moveaxis(self, dim, -1)
     n = x.shape[-1]
     flat = x.reshape(-1, n)
-    values = xp.empty(flat.shape[0], dtype=self.dtype)
-    indices = xp.empty(flat.shape[0], dtype="int64")
-    for r, row in enumerate(flat):
-        uniq, counts = xp.unique(row, return_counts=True)   # sorted: ties take the smallest
-        v = uniq[xp.argmax(counts)]
-        values[r] = v
-        indices[r] = n - 1 - xp.argmax((row == v)[::-1])     # its last occurrence
+    # each row sorted; runs of equal values (NaNs as one value, as unique's) and their lengths
+    s = xp.sort(flat, axis=-1)
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind in "fc":
+        same |= xp.isnan(s[:, 1:]) & xp.isnan(s[:, :-1])
+    pos = xp.arange(n)
+    first = xp.maximum.accumulate(xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same], axis=1), pos, 0), axis=1)
+    last = n - 1 - xp.maximum.accumulate(xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same[:, ::-1]], axis=1), pos, 0), axis=1)[:, ::-1]
+    best = xp.argmax(last - first, axis=1)  # the longest run; ties: the smallest value
+    values = xp.take_along_axis(s, best[:, None], axis=1)
+    hit = flat == values
+    if s.dtype.kind in "fc":
+        hit |= xp.isnan(flat) & xp.isnan(values)
+    indices = n - 1 - xp.argmax(hit[:, ::-1], axis=1)  # its last occurrence
+    values = values[:, 0]
     values = values.reshape(x.shape[:-1])
     indices = indices.reshape(x.shape[:-1])
     if keepdim:
