@@ -147,42 +147,66 @@ def w9(lib, quick):
 class _Conv:
     """A bias-free convolution of the floor on CNHW arrays: im2col into a buffer made once (the
     padded input's border stays zero), one GEMM forward, two backward (weight, columns), and
-    col2im as one slice-add per kernel tap."""
+    col2im as one slice-add per kernel tap. With stride 1 each tap is one contiguous run of the
+    flattened padded planes (the outputs computed over the padded width, the extra columns
+    dropped: ndgrad's Note [Flat windows]), else one run per output row."""
 
     def __init__(self, w, N, H, stride):
         self.w = w
         O, C, k, _ = w.shape
         self.k, self.s, self.p = k, stride, k // 2
         self.Ho = (H + 2 * self.p - k) // stride + 1
-        self.pad = np.zeros((C, N, H + 2 * self.p, H + 2 * self.p), F32)
-        self.cols = np.empty((C, k, k, N, self.Ho, self.Ho), F32)
-        self.taps = [(i, j, (slice(None), slice(None), slice(i, i + stride * (self.Ho - 1) + 1,
-                                                               stride),
-                             slice(j, j + stride * (self.Ho - 1) + 1, stride)))
-                     for i in range(k) for j in range(k)]
+        Hp = H + 2 * self.p
+        self.flat = stride == 1
+        if self.flat:
+            self.L = self.Ho * Hp                       # outputs over the padded width
+            self.pad = np.zeros((C, N, Hp * Hp + k - 1), F32)
+            self.inner = self.pad[:, :, :Hp * Hp].reshape(C, N, Hp, Hp)
+            self.cols = np.empty((C, k, k, N, self.L), F32)
+            self.taps = [(i, j, (slice(None), slice(None), slice(i * Hp + j, i * Hp + j + self.L)))
+                         for i in range(k) for j in range(k)]
+            self.gy = np.zeros((O, N, self.Ho, Hp), F32)  # the extra columns stay zero
+        else:
+            self.pad = self.inner = np.zeros((C, N, Hp, Hp), F32)
+            self.cols = np.empty((C, k, k, N, self.Ho, self.Ho), F32)
+            self.taps = [(i, j, (slice(None), slice(None),
+                                 slice(i, i + stride * (self.Ho - 1) + 1, stride),
+                                 slice(j, j + stride * (self.Ho - 1) + 1, stride)))
+                         for i in range(k) for j in range(k)]
 
     def fwd(self, x):
-        p, O = self.p, self.w.shape[0]
+        p, O, N = self.p, self.w.shape[0], x.shape[1]
         if p:
-            self.pad[:, :, p:-p, p:-p] = x
-        src = self.pad if p else x
+            self.inner[:, :, p:-p, p:-p] = x
+        src = self.pad if p or self.flat else x
         for i, j, sl in self.taps:
             self.cols[:, i, j] = src[sl]
         y = self.w.reshape(O, -1) @ self.cols.reshape(self.w[0].size, -1)
-        return y.reshape(O, x.shape[1], self.Ho, self.Ho)
+        if self.flat:
+            return y.reshape(O, N, self.Ho, -1)[..., :self.Ho]
+        return y.reshape(O, N, self.Ho, self.Ho)
 
     def bwd(self, g, need_input=True):
         """-> (input gradient or None, weight gradient) of the output gradient g (O, N, Ho, Wo)."""
         O = self.w.shape[0]
+        if self.flat:
+            self.gy[..., :self.Ho] = g
+            g = self.gy
         g2 = g.reshape(O, -1)
         gw = (g2 @ self.cols.reshape(self.w[0].size, -1).T).reshape(self.w.shape)
         if not need_input:
             return None, gw
-        gc = (self.w.reshape(O, -1).T @ g2).reshape(self.cols.shape)
+        if not hasattr(self, "gc"):                # buffers made once: no page faults
+            self.gc, self.gp = np.empty_like(self.cols), np.empty_like(self.pad)
+        gc = np.matmul(self.w.reshape(O, -1).T, g2, out=self.gc.reshape(self.w[0].size, -1))
+        gc = gc.reshape(self.cols.shape)
         p = self.p
-        gp = np.zeros(self.pad.shape, F32)
+        gp = self.gp
+        gp.fill(0)
         for i, j, sl in self.taps:
             gp[sl] += gc[:, i, j]
+        if self.flat:
+            gp = gp[:, :, :self.inner[0, 0].size].reshape(self.inner.shape)
         return (gp[:, :, p:-p, p:-p] if p else gp), gw
 
 

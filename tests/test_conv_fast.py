@@ -93,3 +93,48 @@ def test_winograd_large_channels_float32_accuracy():
     theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
     ours = F.conv2d(ndgrad.tensor(x), ndgrad.tensor(w), padding=1).numpy()
     assert np.abs(ours - exact).max() <= 2 * np.abs(theirs - exact).max() + 1e-7
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,affine", [((4, 3, 5, 6), True), ((6, 4), True),
+                                          ((3, 2, 7), False)])
+def test_batch_norm_training_kernels_match_pytorch(dtype, shape, affine):
+    """Training batch norm: the forward's four passes and the fused backward kernel (taken
+    when no graph of the backward is wanted) against PyTorch, running statistics included."""
+    r = np.random.default_rng(10)
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    x = (r.standard_normal(shape) * 2 + 3).astype(dtype)
+    gy = r.standard_normal(shape).astype(dtype)
+    w, b = (r.standard_normal(shape[1]).astype(dtype) for _ in (0, 1))
+    mods = []
+    for T in (ndgrad, torch):
+        m = getattr(T.nn, f"BatchNorm{max(len(shape) - 2, 1)}d")(shape[1], affine=affine,
+                                                               dtype=getattr(T, dtype))
+        if affine:
+            with T.no_grad():
+                m.weight.copy_(T.tensor(w))
+                m.bias.copy_(T.tensor(b))
+        xi = T.tensor(x, requires_grad=True)
+        y = m(xi)
+        y.backward(T.tensor(gy))
+        mods.append((m, xi, y))
+    (mo, xo, yo), (mt, xt, yt) = mods
+    assert type(yo.grad_fn).__name__ == type(yt.grad_fn).__name__
+    pairs = [(yo, yt), (xo.grad, xt.grad), (mo.running_mean, mt.running_mean),
+             (mo.running_var, mt.running_var)]
+    if affine:
+        pairs += [(mo.weight.grad, mt.weight.grad), (mo.bias.grad, mt.bias.grad)]
+    for a, e in pairs:
+        np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), **tol)
+
+
+def test_batch_norm_double_backward_float64():
+    r = np.random.default_rng(11)
+    x, w, b = (ndgrad.tensor(r.standard_normal(s), requires_grad=True)
+               for s in ((3, 2, 2, 3), (2,), (2,)))
+
+    def f(a, c, d):
+        return F.batch_norm(a, None, None, c, d, training=True)
+
+    assert ndgrad.autograd.gradcheck(f, (x, w, b))
+    assert ndgrad.autograd.gradgradcheck(f, (x, w, b))

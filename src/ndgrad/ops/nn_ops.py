@@ -648,23 +648,53 @@ def _bn_dims(ndim):
 
 
 def _bn_fwd(xp, input, weight, bias, eps):
-    """Normalise over every dim but 1; also returns the batch mean and biased variance."""
-    dims = _bn_dims(input.ndim)
-    shape = (1, -1) + (1,) * (input.ndim - 2)
-    mean = input.mean(axis=dims, keepdims=True)
-    xc = input - mean
-    var = (xc * xc).mean(axis=dims, keepdims=True)
-    out = xc / xp.sqrt(var + eps)
+    """Normalise over every dim but 1; also returns the batch mean and biased variance. Four
+    passes: the sums, x - mean, the squares' sums (einsum: no temporary), then the scale and
+    shift in place."""
+    N, C = input.shape[:2]
+    x = input.reshape(N, C, -1)
+    m = N * x.shape[2]
+    mean = x.sum(2).sum(0) / m
+    xc = x - mean[:, None]
+    var = xp.einsum("nci,nci->c", xc, xc) / m
+    scale = 1 / xp.sqrt(var + eps)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        scale = scale * weight
+    xc *= scale[:, None]
     if bias is not None:
-        out = out + bias.reshape(shape)
-    return out.astype(input.dtype, copy=False), mean.reshape(-1), var.reshape(-1)
+        xc += bias[:, None]
+    return xc.reshape(input.shape).astype(input.dtype, copy=False), mean, var
 
 
-def _bn_backward(grad, input, weight, eps):
-    # recomputes the statistics with ndgrad ops, so double backward works
+def _bn_backward_fwd(xp, grad_out, input, weight, mean, var, eps):
+    """native_batch_norm_backward (training): the gradients of input, weight and bias. With
+    xc = x - mean and s = 1 / sqrt(var + eps): dx = w s (g - sum(g) / m) - w s^3 xc
+    sum(g xc) / m, as a g + xc b + c with per-channel a, b, c."""
+    N, C = input.shape[:2]
+    x, g = input.reshape(N, C, -1), grad_out.reshape(N, C, -1)
+    m = N * x.shape[2]
+    s = 1 / xp.sqrt(var + eps)
+    gsum = g.sum(2).sum(0)
+    xc = x - mean[:, None]
+    dot = xp.einsum("nci,nci->c", xc, g)
+    ws = s if weight is None else s * weight
+    xc *= (-ws * s * s * dot / m)[:, None]
+    xc += (-ws * gsum / m)[:, None]
+    gx = g * ws[:, None]
+    gx += xc
+    return gx.reshape(input.shape).astype(input.dtype, copy=False), dot * s, gsum
+
+
+batch_norm_backward = defop("native_batch_norm_backward", _bn_backward_fwd, outputs=3,
+                            differentiable=False)
+
+
+def _bn_backward(grad, input, weight, eps, result1, result2):
+    from ..autograd.grad_mode import is_grad_enabled
     g = grad[0]
+    if not is_grad_enabled():  # (no graph of the backward wanted: the fused kernel)
+        return batch_norm_backward(g, input, weight, result1, result2, eps)
+    # recomputes the statistics with ndgrad ops, so double backward works
     dims = _bn_dims(input.ndim)
     m = input.numel() // input.shape[1]
     mean = input.mean(dims, keepdim=True)
