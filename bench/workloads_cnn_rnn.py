@@ -17,6 +17,14 @@ harness checks that every library starts from the same loss (later steps differ 
 rounding, and the libraries run different numbers of untimed steps).
 """
 import importlib
+import os
+import sys
+import time
+
+if __name__ == "__main__":  # (before NumPy loads OpenBLAS: see main)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "src"))
 
 import numpy as np
 
@@ -480,3 +488,35 @@ WORKLOADS = [
     ("W10", "2-layer LSTM LM step, vocab 10k, 200 wide, seq 35 batch 20, clip, SGD", "ms/step",
      1e3, w10, (10, 3)),
 ]
+
+
+def main(argv=None):
+    """`python bench/workloads_cnn_rnn.py [rounds]`: W9 and W10 in CPU time, every library on one
+    thread (NumPy's OpenBLAS, PyTorch's set_num_threads(1)), rounds interleaved; minima and
+    medians. On a shared machine the CPU time a step takes on one thread varies far less than
+    its wall time (bench/run.py's measure), so this is the figure to compare changes by."""
+    import ndgrad  # noqa: F401
+    import torch
+    torch.set_num_threads(1)
+    rounds = int((argv or sys.argv[1:] or [10])[0])
+    for name, desc, _, _, make, _ in WORKLOADS:
+        steps = {lib: make(lib, False)[0] for lib in ("ndgrad", "torch", "numpy")}
+        times = {lib: [] for lib in steps}
+        first = {lib: float(s()) for lib, s in steps.items()}
+        for _ in range(rounds):
+            for lib, s in steps.items():
+                t0 = time.process_time()
+                s()
+                times[lib].append(time.process_time() - t0)
+        st = {lib: (min(t) * 1e3, sorted(t)[len(t) // 2] * 1e3) for lib, t in times.items()}
+        ok = all(abs(v - first["torch"]) <= 2e-3 * abs(first["torch"]) for v in first.values())
+        print(f"{name} {desc}: CPU ms min/median " +
+              ", ".join(f"{lib} {a:.0f}/{b:.0f}" for lib, (a, b) in st.items()) +
+              f"; ndgrad/torch {st['ndgrad'][0] / st['torch'][0]:.2f}/"
+              f"{st['ndgrad'][1] / st['torch'][1]:.2f}, ndgrad/numpy "
+              f"{st['ndgrad'][0] / st['numpy'][0]:.2f}/{st['ndgrad'][1] / st['numpy'][1]:.2f}; "
+              f"first losses {'equal' if ok else 'DIFFER: ' + str(first)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
