@@ -138,3 +138,37 @@ def test_batch_norm_double_backward_float64():
 
     assert ndgrad.autograd.gradcheck(f, (x, w, b))
     assert ndgrad.autograd.gradgradcheck(f, (x, w, b))
+
+
+@pytest.mark.parametrize("stride,groups,shape", [(1, 1, (3, 4, 5, 6)), (2, 1, (2, 4, 7, 6)),
+                                                 (1, 2, (2, 4, 3, 5)), (3, 2, (2, 4, 7, 8)),
+                                                 (1, 1, (0, 4, 3, 3))])
+def test_pointwise_conv_is_one_gemm_per_sample(stride, groups, shape):
+    """1x1 convolutions without padding skip im2col: values, gradients (float64), double
+    backward; the 3-d form too."""
+    r = np.random.default_rng(12)
+    x = r.standard_normal(shape)
+    w = r.standard_normal((6, shape[1] // groups, 1, 1))
+    b = r.standard_normal(6)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    xn, wn, bn = (ndgrad.tensor(a, requires_grad=True) for a in (x, w, b))
+    yt = torch.nn.functional.conv2d(xt, wt, bt, stride=stride, groups=groups)
+    yn = F.conv2d(xn, wn, bn, stride=stride, groups=groups)
+    assert nn_ops._pointwise_input(x, (1, 1), (stride, stride), ((0, 0), (0, 0)), None) \
+        is not None
+    gy = r.standard_normal(yt.shape)
+    yt.backward(torch.tensor(gy))
+    yn.backward(ndgrad.tensor(gy))
+    for a, e in ((yn, yt), (xn.grad, xt.grad), (wn.grad, wt.grad), (bn.grad, bt.grad)):
+        np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    if shape[0]:
+        assert ndgrad.autograd.gradgradcheck(
+            lambda a, c: F.conv2d(a, c, stride=stride, groups=groups),
+            (ndgrad.tensor(x[:1, :, :4, :4], requires_grad=True), wn))
+        x3 = r.standard_normal((2, shape[1], 3, 4, 5))
+        w3 = r.standard_normal((6, shape[1] // groups, 1, 1, 1))
+        np.testing.assert_allclose(
+            F.conv3d(ndgrad.tensor(x3), ndgrad.tensor(w3), stride=stride, groups=groups).numpy(),
+            torch.nn.functional.conv3d(torch.tensor(x3), torch.tensor(w3), stride=stride,
+                                       groups=groups).numpy(), rtol=1e-10, atol=1e-12)

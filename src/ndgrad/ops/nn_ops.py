@@ -107,6 +107,20 @@ def _im2col(xp, x, kernel, stride, dilation, out_hw):
     return cols
 
 
+def _pointwise_input(x, kernel, stride, padding, out_hw):
+    """For a 1x1 convolution without padding: the input positions it reads (x itself with
+    stride 1, a strided view else), else None."""
+    if any(k != 1 for k in kernel) or any(a or b for a, b in padding):
+        return None
+    sizes = x.shape[2:]
+    out = tuple(out_hw) if out_hw is not None else \
+        tuple((n - 1) // s + 1 for n, s in zip(sizes, stride))
+    if out == sizes:
+        return x
+    return x[(slice(None), slice(None)) + tuple(
+        slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))]
+
+
 def _flat_ok(stride, kernel):
     """Whether the windows come as whole runs of the flattened planes (Note [Flat windows])."""
     return len(kernel) == 2 and all(s == 1 for s in stride)
@@ -162,6 +176,14 @@ def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw
     K = Cg * math.prod(kernel)
     wm = weight.reshape(groups, O // groups, K)
     dt = xp.result_type(input, weight)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: one GEMM per sample, no im2col
+        N, P = input.shape[0], math.prod(pointwise.shape[2:])
+        y = xp.matmul(wm, pointwise.reshape(N, groups, Cg, P))
+        out = y.reshape((N, O) + pointwise.shape[2:])
+        if bias is not None:
+            out += bias.reshape((O,) + (1,) * len(kernel))
+        return out.astype(dt, copy=False)
     if _flat_ok(stride, kernel):  # Note [Flat windows]
         buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
         N = buf.shape[0]
@@ -237,6 +259,12 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     K, Og = Cg * math.prod(kernel), O // groups
     out_hw = tuple(grad_output.shape[2:])
     dt = xp.result_type(input, grad_output)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: sum over samples of gy[n] @ x[n].T
+        N, P = input.shape[0], math.prod(out_hw)
+        g = grad_output.reshape(N, groups, Og, P)
+        out = xp.matmul(g, pointwise.reshape(N, groups, Cg, P).swapaxes(-1, -2)).sum(0)
+        return out.astype(dt, copy=False).reshape(weight_shape)
     out = xp.zeros((groups, Og, K), dtype=dt)
     if _flat_ok(stride, kernel):  # Note [Flat windows]
         buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
