@@ -40,6 +40,8 @@ def _parsed(first, overloads=None):
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
+            if "batch_sizes" in kwargs and overloads:   # (the packed overload by keyword)
+                args, kwargs = _packed_by_keyword(args, kwargs)
             if args and not isinstance(args[0], Tensor):
                 if overloads:
                     raise _argcheck.combination_error(fn.__name__, overloads, args, kwargs)
@@ -50,6 +52,20 @@ def _parsed(first, overloads=None):
         checked._ndgrad_out = rule is not None
         return checked
     return wrap
+
+
+_PACKED = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+           "bidirectional")
+
+
+def _packed_by_keyword(args, kwargs):
+    """The RNN functions' packed overload, (data, batch_sizes, hx, ...), given by keyword:
+    its arguments by position (the function tells the overloads apart by their types)."""
+    kwargs = dict(kwargs)
+    named = _PACKED[len(args):]
+    if all(n in kwargs for n in named):
+        args = tuple(args) + tuple(kwargs.pop(n) for n in named)
+    return args, kwargs
 
 
 # ---------------------------------------------------------------- RNN cells and layers
@@ -280,6 +296,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     ones at the edges; spacing a scalar, a list of scalars or a list of 1-d coordinates."""
     from .ops.shape import cat
     ndim = input.dim()
+    if spacing is None:   # (PyTorch's overload gradient(input, *, spacing=None, ...))
+        spacing = 1
     if str(input.dtype) == "torch.uint8":
         raise RuntimeError("torch.gradient does not support uint8 input.")
     dims = [_wrap_dim(dim, ndim)] if isinstance(dim, int) else \
@@ -484,7 +502,7 @@ _HISTOGRAMDD_OVERLOADS = tuple(
 
 
 @_parsed("input", _HISTOGRAMDD_OVERLOADS)
-def histogramdd(input, bins, *, range=None, weight=None, density=False):
+def histogramdd(input, bins, range=None, weight=None, density=False):
     """torch.histogramdd(input, bins, *, range=None, weight=None, density=False) ->
     (hist, bin_edges): the N-dimensional histogram of the points input[..., :] (N = the last
     dim); bins an int, N ints or N 1-d tensors of edges; the last bin of each dim is closed."""

@@ -403,7 +403,7 @@ ShortTensor = _legacy("ShortTensor", "int16")
 IntTensor = _legacy("IntTensor", "int32")
 LongTensor = _legacy("LongTensor", "int64")
 BoolTensor = _legacy("BoolTensor", "bool")
-BFloat16Tensor = _legacy("BFloat16Tensor", "float16")   # (NumPy has no bfloat16)
+BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")
 
 
 # ---------------------------------------------------------------- legacy storages, graphs, pools

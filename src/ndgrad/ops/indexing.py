@@ -663,6 +663,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """torch.unique: sorted unique values (no gradient), optionally inverse indices and counts."""
     from .._backend import xp_of
+    from ._registry import refuse_special
+    refuse_special("unique", input.dtype)
     a = input._data
     xp = xp_of(a)
     if dim is None:

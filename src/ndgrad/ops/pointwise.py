@@ -43,9 +43,7 @@ _SQRTPI_2 = math.sqrt(math.pi) / 2.0
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+    return d._cname
 
 
 def _not_implemented(kernel, dtype):
@@ -98,7 +96,13 @@ def sub(input, other, *, alpha=1):
     return _sub(input, other, alpha)
 
 
-subtract = sub
+def subtract(input, other, alpha=1):
+    """torch.subtract: sub (PyTorch's overload subtract(input, Number other, Number alpha=1)
+    takes alpha by position too)."""
+    _check_bool_sub(input, other)
+    return _sub(input, other, alpha)
+
+
 mul = defop("mul", lambda xp, self, other: xp.multiply(self, other), promote="binary",
             self=lambda grad, other: grad * _cj(other),
             other=lambda grad, self: grad * _cj(self))
@@ -1200,8 +1204,8 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
-def _where_method(self, condition, y):
-    return where(condition, self, y)
+def _where_method(self, condition, other):
+    return where(condition, self, other)
 
 
 def _rtruediv(self, other):
