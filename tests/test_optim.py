@@ -199,8 +199,10 @@ def test_add_param_group_fills_defaults_and_names():
     assert named.param_groups[0]["param_names"] == ["w"]
     with pytest.raises(ValueError, match="with/without names"):
         named.add_param_group({"params": [b]})
+    from ndgrad.optim.optimizer import required
     with pytest.raises(ValueError, match="required optimization parameter lr"):
-        from ndgrad.optim.optimizer import required
+        optim.Optimizer([a], {"lr": required})
+    with pytest.raises(TypeError, match="'<' not supported"):   # as PyTorch's SGD
         optim.SGD([a], lr=required)
 
 

@@ -4,7 +4,7 @@ random, near-tie, subnormal, zero, infinite and overflowing operands (optim/_ker
 import numpy as np
 import pytest
 
-from ndgrad.optim import _kernels as K
+from ndgrad.ops import _fma as K
 
 
 def _torch():

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
 
-__all__ = ["fma", "scalar", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
+__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
            "lerp"]
 
 _CONSTS = {}
@@ -256,6 +256,13 @@ def _round_odd(s, e, xp):
     up = xp.equal(e > 0, s > 0)         # toward e: away from zero when they agree in sign
     bits = bits + xp.where(even, xp.where(up, 1, -1), 0)
     return bits.view(s.dtype)
+
+
+def sqrt(x, out=None):
+    """Square root, correctly rounded: the one seam of PyTorch's rounding ndgrad does not follow
+    (PyTorch's CPU build takes sqrt from MKL's vector math, within 0.75 ulp; see
+    optim/_kernels.sqrt). Tests put PyTorch's own sqrt here to compare the rest bit for bit."""
+    return xp_of(x).sqrt(x, out=out)
 
 
 def add_(self, other, alpha=1.0):

@@ -153,6 +153,7 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
+    @grad_mode.no_grad()
     def step(self, closure):
         """Run up to max_iter L-BFGS iterations; `closure` must recompute the loss and grads."""
         def evaluate():

@@ -4,7 +4,9 @@ PyTorch's error."""
 import math
 
 from .._tensor import _make
-from .optimizer import Optimizer, _closure_loss, _check_lr
+from .optimizer import Optimizer, closure_loss
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["SparseAdam"]
 
@@ -13,7 +15,8 @@ class SparseAdam(Optimizer):
     """SparseAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
-        _check_lr(lr)
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
@@ -30,9 +33,10 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
                              "support complex parameters")
 
+    @no_grad()
     def step(self, closure=None):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
-        loss = _closure_loss(closure)
+        loss = closure_loss(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None and not p._grad.is_sparse:
