@@ -29,11 +29,12 @@ def _is_number(x):
     return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
 
 
-def _matches(kind, x):
+def _matches(kind, x, loose=False):
     if kind == _TL:
         return isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x)
-    if kind == _N:   # (PyTorch's Scalar also takes a 0-d tensor that needs no gradient)
-        return _is_number(x) or (isinstance(x, Tensor) and x.dim() == 0
+    if kind == _N:   # (PyTorch's Scalar also takes a 0-d tensor that needs no gradient, where
+        # no overload takes a Tensor there: the second pass)
+        return _is_number(x) or (loose and isinstance(x, Tensor) and x.dim() == 0
                                  and not x.requires_grad)
     if kind == _NL:
         return isinstance(x, (list, tuple)) and all(_is_number(v) for v in x)
@@ -51,13 +52,13 @@ def _parse(name, sigs, args, kwargs):
                 if not isinstance(t, Tensor):
                     raise TypeError(f"expected Tensor as element {j} in argument {i}, but got "
                                     f"{type(t).__name__}")
-    for key, params, kwonly in sigs:
+    for key, params, kwonly, loose in [s + (False,) for s in sigs] + [s + (True,) for s in sigs]:
         positional = [p for p in params if p[1] not in kwonly]
         if len(args) > len(positional):
             continue
         values, ok = {}, True
         for (kind, p, default), a in zip(positional, args):
-            if not _matches(kind, a):
+            if not _matches(kind, a, loose):
                 ok = False
                 break
             values[p] = a
@@ -65,7 +66,7 @@ def _parse(name, sigs, args, kwargs):
             continue
         for k, v in kwargs.items():
             spec = next((s for s in params if s[1] == k), None)
-            if spec is None or k in values or not _matches(spec[0], v):
+            if spec is None or k in values or not _matches(spec[0], v, loose):
                 ok = False
                 break
             values[k] = v
@@ -170,7 +171,9 @@ def _scalar_of(t, other):
     return t._data.dtype.type(other._data.item())
 
 
-def _result(arr):
+def _result(arr, like):
+    if type(arr) is not type(like):     # (a NumPy ufunc gives a scalar for 0-d operands)
+        arr = xp_of(like).asarray(arr)
     return _make(arr)
 
 
@@ -195,7 +198,7 @@ def _run(name, self, per, inplace, fast_fn, slow_fn, tensors_for_grad):
                     fast_fn(t._data, *arrs, t._data)
                     _bump(t)
                 else:
-                    results.append(_result(fast_fn(t._data, *arrs, None)))
+                    results.append(_result(fast_fn(t._data, *arrs, None), t._data))
                 continue
             r = slow_fn(t, *ops)
             if not inplace:
