@@ -206,6 +206,7 @@ from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pd
 from ._torch_copies import *  # noqa: E402,F401,F403
 from ._torch_nn_aten import *  # noqa: E402,F401,F403
 from ._torch_rnn_math import *  # noqa: E402,F401,F403
+from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)

@@ -17,7 +17,7 @@ from .. import _argcheck
 from .._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
-from . import _specfun
+from . import _fma, _specfun
 from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
@@ -59,11 +59,12 @@ def _is_int(a):
 # ---------------------------------------------------------------- arithmetic
 
 def _add_fwd(xp, self, other, alpha=1):
-    return xp.add(self, other) if alpha == 1 else xp.add(self, xp.multiply(other, alpha))
+    # alpha != 1: one rounding, as PyTorch's kernel (a fused multiply-add: ops/_fma.py)
+    return xp.add(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, alpha)
 
 
 def _sub_fwd(xp, self, other, alpha=1):
-    return xp.subtract(self, other) if alpha == 1 else xp.subtract(self, xp.multiply(other, alpha))
+    return xp.subtract(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, -alpha)
 
 
 add = defop("add", _add_fwd, promote="binary",
@@ -917,7 +918,9 @@ hypot = defop("hypot", _hypot_fwd, promote="binary", tensor_only=True,
 
 
 def _lerp_fwd(xp, self, end, weight):
-    # PyTorch's formulation: exact at weight 0 and 1
+    # PyTorch's formulation: exact at weight 0 and 1, each branch a fused multiply-add
+    if _fma.fusable(self, end, weight):
+        return _fma.lerp(self, end, weight)
     diff = end - self
     small = xp.abs(weight) < 0.5
     return xp.where(small, self + weight * diff, end - diff * (1 - weight)).astype(
@@ -946,7 +949,8 @@ def lerp(input, end, weight):
 
 
 _addcmul = defop(
-    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
+    "addcmul", lambda xp, self, tensor1, tensor2, value=1: _fma.addcmul_forward(
+        xp, self, tensor1, tensor2, value),
     promote="binary", tensor_only=True,
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
