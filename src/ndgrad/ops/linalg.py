@@ -1406,29 +1406,40 @@ def matrix_exp(A):
 
 
 def _pinv_fwd(xp, self, atol, rtol, hermitian):
+    """ATen's: V diag(1/s) U^H from the SVD, or for hermitian=True U diag(1/w) U^H from the
+    eigendecomposition of the lower triangle, values with |s| <= max(atol, rtol * max |s|)
+    dropped."""
     m, n = self.shape[-2:]
-    u, s, vh = xp.linalg.svd(self, full_matrices=False)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else max(m, n) * xp.finfo(self.dtype).eps
+    if hermitian:
+        w, u = xp.linalg.eigh(self, UPLO="L")
+        s = xp.abs(w)
+    else:
+        u, s, vh = xp.linalg.svd(self, full_matrices=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
     tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
     keep = s > tol
-    sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(self.dtype)
-    return xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+    inv = xp.where(keep, 1 / xp.where(keep, w if hermitian else s, 1), 0).astype(self.dtype)
+    uh = xp.swapaxes(u, -1, -2).conj()
+    if hermitian:
+        return xp.matmul(u * inv[..., None, :], uh)
+    return xp.matmul(xp.swapaxes(vh, -1, -2).conj() * inv[..., None, :], uh)
 
 
 def _pinv_grad(grad, self, result):
+    # FunctionsManual's pinv_backward (conjugate transposes: complex inputs too)
     m, n = self._data.shape[-2:]
     pinv_a, a = result, self
-    pinv_ah, gradh = _mT(pinv_a), _mT(grad)
+    pinv_ah, gradh = _mH(pinv_a), _mH(grad)
     if m <= n:
         k = matmul(gradh, pinv_a)
         k_pinv_ah = matmul(k, pinv_ah)
-        return (-_mT(matmul(pinv_a, k)) + k_pinv_ah - matmul(matmul(a, pinv_a), k_pinv_ah)
+        return (-_mH(matmul(pinv_a, k)) + k_pinv_ah - matmul(matmul(a, pinv_a), k_pinv_ah)
                 + matmul(matmul(pinv_ah, pinv_a), gradh - matmul(k, a)))
     k = matmul(pinv_a, gradh)
     pinv_ah_k = matmul(pinv_ah, k)
-    return (-_mT(matmul(k, pinv_a)) + matmul(matmul(gradh - matmul(a, k), pinv_a), pinv_ah)
+    return (-_mH(matmul(k, pinv_a)) + matmul(matmul(gradh - matmul(a, k), pinv_a), pinv_ah)
             + pinv_ah_k - matmul(matmul(pinv_ah_k, pinv_a), a))
 
 
