@@ -372,10 +372,10 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         S = linalg.svdvals(input)
         m, n = input.shape[-2], input.shape[-1]
         batch = tuple(input.shape[:-2])
-        return svd_type(_zeros(batch + (m, m), dtype=S.dtype, device=S.device), S,
-                        _zeros(batch + (n, n), dtype=S.dtype, device=S.device))
+        return svd_type(_zeros(batch + (m, m), dtype=input.dtype, device=S.device), S,
+                        _zeros(batch + (n, n), dtype=input.dtype, device=S.device))
     U, S, Vh = linalg.svd(input, full_matrices=False)
-    V = Vh.mT
+    V = Vh.mH
     if not some:
         # as PyTorch: the extra columns of the complete bases carry no gradient
         from .autograd.grad_mode import no_grad
@@ -383,7 +383,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         with no_grad():
             Uf, _, Vhf = linalg.svd(input.detach(), full_matrices=True)
         U = cat([U, Uf[..., k:]], -1)
-        V = cat([V, Vhf.mT[..., k:]], -1)
+        V = cat([V, Vhf.mH[..., k:]], -1)
     return svd_type(U, S, V)
 
 

@@ -281,11 +281,14 @@ _SEQUENCES = (list, tuple)
 
 
 def float_power(input, exponent):
-    """torch.float_power: pow computed in float64."""
+    """torch.float_power: pow computed in float64 (complex128 when either side is complex)."""
+    cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex)
+               for v in (input, exponent))
+    target = D.complex128 if cplx else D.float64
     if isinstance(input, Tensor):
-        input = input.to(D.float64)
+        input = input.to(target)
     if isinstance(exponent, Tensor):
-        exponent = exponent.to(D.float64)
+        exponent = exponent.to(target)
     return pow(input, exponent)
 
 

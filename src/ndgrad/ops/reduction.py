@@ -173,6 +173,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _prod_fwd(xp, self, dim, keepdim, dtype=None):
+    if dtype is D.bool:     # (a bool product is a logical and; NumPy's would be int64)
+        return xp.all(self, axis=dim, keepdims=keepdim)
     return xp.prod(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
 
 
