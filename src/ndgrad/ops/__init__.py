@@ -7,7 +7,7 @@ from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
 from .complex import conj as _conj
-from .pointwise import _check_bool_sub, _sub, _div
+from .pointwise import _check_bool_sub, _sub, _div, _rsub
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -459,7 +459,7 @@ METHODS = {
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
-    "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,

@@ -580,7 +580,7 @@ def _index_add_fwd(xp, grad, index, dim, size):
     shape = list(grad.shape)
     k = index.ndim
     out_shape = shape[:dim] + [size] + shape[dim + k:]
-    g = grad.reshape(shape[:dim] + [-1] + shape[dim + k:])
+    g = grad.reshape(shape[:dim] + [index.size] + shape[dim + k:])  # (no -1: may be empty)
     out = xp.zeros(out_shape, dtype=grad.dtype)
     g = xp.moveaxis(g, dim, 0)
     o = xp.moveaxis(out, dim, 0)

@@ -80,8 +80,18 @@ def _rsub_fwd(xp, self, other, alpha=1):
     return _sub_fwd(xp, other, self, alpha)
 
 
-rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-             self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
+_rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+              other=lambda grad: grad)
+_rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
+                     self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                     other=lambda grad: grad)
+
+
+def rsub(input, other, *, alpha=1):
+    """torch.rsub(input, other, *, alpha=1): other - alpha * input."""
+    return (_rsub_tensor if isinstance(other, Tensor) else _rsub)(input, other, alpha)
 
 
 def _check_bool_sub(input, other):
@@ -277,11 +287,14 @@ _SEQUENCES = (list, tuple)
 
 
 def float_power(input, exponent):
-    """torch.float_power: pow computed in float64."""
+    """torch.float_power: pow computed in float64 (complex128 when either side is complex)."""
+    cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex)
+               for v in (input, exponent))
+    target = D.complex128 if cplx else D.float64
     if isinstance(input, Tensor):
-        input = input.to(D.float64)
+        input = input.to(target)
     if isinstance(exponent, Tensor):
-        exponent = exponent.to(D.float64)
+        exponent = exponent.to(target)
     return pow(input, exponent)
 
 
@@ -1273,19 +1286,36 @@ def _float_only(name, xp, *arrays):
 
 def _logaddexp_fwd(xp, self, other):
     _float_only("logaddexp", xp, self, other)
+    if self.dtype.kind == "c" or other.dtype.kind == "c":
+        return _logaddexp_complex(xp, *xp.broadcast_arrays(self, other))
     return xp.logaddexp(self, other)
 
 
+def _logaddexp_complex(xp, x, y):
+    """ATen's complex log-add-exp: log1p(exp(min - max)) + max of x and y by real part (on a
+    tie y is the min), NaN if either is NaN, min where both real parts are -inf, the plain
+    log(exp(x) + exp(y)) where both are +inf."""
+    x_lt = x.real < y.real
+    lo, hi = xp.where(x_lt, x, y), xp.where(x_lt, y, x)
+    with _np.errstate(all="ignore"):  # host: error state
+        out = xp.log1p(xp.exp(lo - hi)) + hi
+        both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+        out = xp.where(both_inf, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))),
+                       out)
+    nan = xp.isnan(x) | xp.isnan(y)
+    return xp.where(nan, complex(_np.nan, _np.nan), out).astype(xp.result_type(x, y))
+
+
 def _logaddexp2_fwd(xp, self, other):
-    _float_only("logaddexp2", xp, self, other)
+    _check_kinds("logaddexp2", (self, other), "f")   # (no complex kernel in ATen)
     return xp.logaddexp2(self, other)
 
 
 # (PyTorch's formulas: at self = inf and a finite other the gradient is grad, where
 # exp(self - result) would be exp(inf - inf) = nan)
 _logaddexp = defop("logaddexp", _logaddexp_fwd, promote="binary",
-                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
-                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
+                   self=lambda grad, self, other: grad / _cj(1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / _cj(1 + exp(self - other)))
 _logaddexp2 = defop("logaddexp2", _logaddexp2_fwd, promote="binary",
                     self=lambda grad, self, other: grad / (1 + exp2(other - self)),
                     other=lambda grad, self, other: grad / (1 + exp2(self - other)))
@@ -1364,7 +1394,9 @@ def _nextafter_fwd(xp, self, other):
     return xp.nextafter(self, other)
 
 
-nextafter = defop("nextafter", _nextafter_fwd, promote="binary", differentiable=False)
+# (derivatives.yaml: the identity for self, zero for other)
+nextafter = defop("nextafter", _nextafter_fwd, promote="binary", self=lambda grad: grad,
+                  other=None)
 
 
 def _bessel_i1_np(xp, x):

@@ -81,6 +81,8 @@ def sum_to_size(self, *sizes, size=None):
     if not _expandable(size, self._data.shape):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, self.shape))}}}.")
+    if not size:        # (ATen's sum_to: a full sum, so a bool tensor gives int64)
+        return self.sum()
     return sum_to(self, size) if self._data.shape != size else self
 
 
