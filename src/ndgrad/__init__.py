@@ -229,6 +229,11 @@ matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
 
 
+def dsmm(input, mat2):
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm)."""
+    return sparse.mm(input, mat2)
+
+
 def spmm(input, mat2):
     """torch.spmm(input, mat2): mm of a sparse (or dense) input."""
     return mm(input, mat2)

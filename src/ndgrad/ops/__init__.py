@@ -6,6 +6,7 @@ from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
+from . import _registry
 from .complex import conj as _conj
 from .pointwise import _check_bool_sub, _sub, _div, _rsub
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
@@ -424,6 +425,8 @@ def _sub_operator(self, other):
             return NotImplemented
         raise
 
+
+_registry._OPERATOR_CODES[_sub_operator.__code__] = ("sub", 2)  # (see _tf_dispatch)
 
 METHODS = {
     # arithmetic

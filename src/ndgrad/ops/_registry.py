@@ -701,15 +701,20 @@ _NO_KW = {}  # (never written: apply copies keywords before changing them)
 _UNSET = object()
 
 
-def dunder(fn, none=_UNSET):
+_OPERATOR_CODES = {}  # operator method code -> (Tensor method, its operands) or None (dunder's)
+
+
+def dunder(fn, none=_UNSET, name=None):
     """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
     string) gives NotImplemented, so Python raises its own "unsupported operand type(s)";
-    none: the result for a None operand (`t == None` is False)."""
+    none: the result for a None operand (`t == None` is False); name: the Tensor method an
+    operand's __torch_function__ gets (default: the op's)."""
     op = fn._op
+    name = name or op.name
 
     def method(self, other):
-        if _VMAP[0] is not None:
-            return _VMAP[0](op, (self, other), {})
+        if _VMAP[0] is not None:  # (`name` is read from this frame by _tf_dispatch)
+            return _VMAP[0](op, (self, other), {}) if name else None
         try:
             return apply(op, (self, other), _NO_KW)
         except Exception as e:
@@ -724,6 +729,7 @@ def dunder(fn, none=_UNSET):
                 raise err from None
             raise
 
+    _OPERATOR_CODES[method.__code__] = None   # (its name: the frame's `name`)
     if none is not _UNSET:
         def compare(self, other):
             if other is None:
@@ -1099,7 +1105,21 @@ def _tf_dispatch(op, args, kwargs):
     relevant = _tf_relevant(args, kwargs) or []
     if not overrides.has_torch_function(relevant):
         return NO_RAW
-    return overrides._dispatch_builtin(_public(op), relevant, args, kwargs or {})
+    public = _public(op)
+    # called by an operator (`t + x`): PyTorch passes the Tensor method (Tensor.add)
+    f = _getframe(1)
+    for _ in range(4):
+        f = f.f_back
+        if f is None:
+            break
+        if f.f_code in _OPERATOR_CODES:
+            known = _OPERATOR_CODES[f.f_code]
+            name, n = known if known is not None else (f.f_locals.get("name"), 2)
+            method = getattr(Tensor, name, None) if name else None
+            if callable(method):
+                public, args = method, args[:n]
+            break
+    return overrides._dispatch_builtin(public, relevant, args, kwargs or {})
 
 
 def _apply(op, args, kwargs):

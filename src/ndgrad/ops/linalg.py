@@ -226,6 +226,11 @@ _mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="bina
                vec=lambda grad, self: _mv(self, grad))
 
 
+def _tf_method(name, args):
+    from .._argcheck import tf_method
+    return tf_method(name, args)
+
+
 def _matmul_entry(not_tensor=None):
     """torch.matmul's body. not_tensor(input, other): the answer to an operand that is no tensor
     (the @ operator's NotImplemented, after which Python raises its own TypeError); None: the
@@ -234,13 +239,15 @@ def _matmul_entry(not_tensor=None):
         """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
         try:  # (costs a valid call nothing)
             mixed = input.dtype is not other.dtype
+            a, b = input._data.ndim, other._data.ndim
         except AttributeError:
             if not_tensor is None:
                 raise
-            return not_tensor(input, other)
+            # an operand that overrides __torch_function__ gets Tensor.matmul, as in PyTorch
+            r = _tf_method("matmul", (input, other))
+            return not_tensor(input, other) if r is _NO_DISPATCH else r
         if mixed:
             raise _matmul_dtype_error(input, other)
-        a, b = input._data.ndim, other._data.ndim
         if a == 2 and b == 2:
             return _mm(input, other)
         if a == 1 and b == 1:
@@ -251,6 +258,9 @@ def _matmul_entry(not_tensor=None):
             return _vm(input, other)
         return _matmul(input, other)
     return matmul
+
+
+from .._argcheck import _NO_DISPATCH  # noqa: E402
 
 
 def _method_error(input, other):

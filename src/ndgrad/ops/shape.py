@@ -96,7 +96,12 @@ def _expandable(small, big):
 
 
 def _expand_fwd(xp, self, size):
-    return xp.broadcast_to(self, size)
+    out = xp.broadcast_to(self, size)
+    # NumPy marks every broadcast read-only; PyTorch's expand is writable where it repeats no
+    # element (sizes kept, or size-1 dimensions added), so those are plain views
+    if out.size == self.size:
+        return self.reshape(out.shape)
+    return out
 
 
 _expand = defop("expand", _expand_fwd, view=True,
