@@ -479,7 +479,10 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         step = float(dtype.np.type((float(end) - float(start)) / (steps - 1))) if steps > 1 else 0.0
         i = xp.arange(steps, dtype=np.float64)
         s, e = float(dtype.np.type(start)), float(dtype.np.type(end))
-        arr = xp.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
+        # (one step is start, as PyTorch's kernel fills it)
+        arr = xp.where((i < steps // 2) | (steps == 1), s + i * step,
+                       e - (steps - 1 - i) * step)
+        arr = arr.astype(dtype.np) if not dtype._special else D.cast(arr, dtype)
     return _finish(arr, requires_grad)
 
 

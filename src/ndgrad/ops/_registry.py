@@ -541,7 +541,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params")
+                 "tensor_params", "call")
 
 
 def _fn_params(f):
@@ -686,9 +686,23 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 raise err from None
             raise
 
-    fn.__name__ = fn.__qualname__ = name
+    def call(*args, **kwargs):  # fn without the hook slot (for the hook's own use: amp.py)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:
+            if promote is not None and isinstance(e, TypeError):
+                moved = _cpu_scalars_moved(args, kwargs)
+                if moved is not None:
+                    return call(*moved[0], **moved[1])
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    fn.__name__ = fn.__qualname__ = call.__name__ = call.__qualname__ = name
     fn._op = op
     op.fn = fn
+    op.call = call
     return fn
 
 
