@@ -1126,13 +1126,13 @@ def _apply(op, args, kwargs):
 # which runs their forwards here:
 # - bfloat16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels, every op
 #   computes in float32 and rounds its result once (round to nearest even): the bfloat16
-#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded back. So a sum accumulates in float32, a
-#   matmul is float32 BLAS rounded once, and a fused op (softplus, gelu) rounds once, as
-#   PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
+#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded
+#   back. So a sum accumulates in float32, a matmul is float32 BLAS rounded once, and a fused
+#   op (softplus, gelu) rounds once, as PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
 #   arrays themselves, so views stay views. An explicit dtype argument other than bfloat16
 #   keeps its outputs (sum(x, dtype=torch.float32)).
 # - uint16/32/64 and the float8 types: PyTorch 2.13 computes few ops on them (views, copies,
-#   indexing, cat, mul, eq, ...); the ops it refuses (_UNSUPPORTED) raise its
+#   indexing, cat, mul, eq, ...); the ops it refuses (_REFUSED) raise its
 #   NotImplementedError naming its kernel, the rest run on NumPy's / ml_dtypes' arrays.
 _BF16_NATIVE = frozenset((
     "clone", "contiguous", "cat", "stack", "index_select", "gather", "take", "getitem",
