@@ -639,6 +639,7 @@ WORKLOADS = [
     ("W6", "CNN step: conv 1->8 3x3, relu, maxpool, linear, CE, SGD", "ms/step", 1e3, w6, (10, 3)),
     ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (100, 10)),
 ]
+WORKLOADS += __import__("workloads_cnn_rnn").WORKLOADS  # W9 CNN, W10 LSTM (issue 34)
 
 
 def _fmt(v):

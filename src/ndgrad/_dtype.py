@@ -185,14 +185,14 @@ def to_dtype(d):
     """Accept an ndgrad dtype, a NumPy dtype, or the Python types float/int/bool."""
     if d is None or d.__class__ is dtype or d.__class__ is _NoStorage:
         return d
-    if d is builtins.float:
-        return _default[0]
+    if d is builtins.float:  # (PyTorch's parser: Python's float is double whatever the
+        return float64       # default dtype, complex is cdouble)
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool
     if d is builtins.complex:
-        return _default[0].to_complex()
+        return complex128
     if isinstance(d, str):
         return _BY_NAME[d.replace("torch.", "")]
     return from_numpy_dtype(d)
@@ -217,8 +217,9 @@ def set_default_dtype(d):
 _PROMOTE = {}
 
 
-def promote_types(a, b):
-    """torch.promote_types: the smallest dtype to which both a and b can be cast."""
+def promote_types(type1, type2):
+    """torch.promote_types: the smallest dtype to which both type1 and type2 can be cast."""
+    a, b = type1, type2
     key = (a, b)
     r = _PROMOTE.get(key)
     if r is None:

@@ -196,7 +196,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
         if new_type is Parameter:
             ret = Parameter(ret, ret.requires_grad)
         else:
-            ret = new_type._make_subclass(ret, ret.requires_grad)
+            ret = new_type._make_subclass(new_type, ret, ret.requires_grad)
     return _set_state(ret, state)
 
 

@@ -67,6 +67,7 @@ class _LogicalMeta:
 
 class _Batched(Tensor):
     """A mapped input (or intermediate) seen per sample; `_value` is the physical tensor."""
+    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     @property
     def _data(self):

@@ -239,8 +239,19 @@ install({"quantile": quantile})
 # ---------------------------------------------------------------- torch.* utilities and
 # deprecated aliases that PyTorch programs still use
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of `elements` is in `test_elements` (bool tensor, no gradient)."""
+def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False,
+         element=None, test_element=None):
+    """Whether each element of `elements` is in `test_elements` (bool tensor, no gradient);
+    element= / test_element=: PyTorch's names of a number there, by keyword."""
+    if element is not None or test_element is not None:
+        from .ops.shape import _overloaded
+        elements = _overloaded("isin", elements, element=element)
+        test_elements = _overloaded("isin", test_elements, test_element=test_element)
+    missing = [n for n, v in (("elements", elements), ("test_elements", test_elements))
+               if v is None]
+    if missing:
+        from ._argcheck import _missing
+        raise _missing("isin", missing)
     from ._backend import xp_of
     from ._tensor import _make
     from ._creation import as_tensor

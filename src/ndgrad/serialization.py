@@ -46,6 +46,11 @@ import struct
 import sys
 import zipfile
 import zlib
+from typing import Callable as _Callable, Optional as _Optional, Union as _Union
+
+# the type of torch.load's map_location (PyTorch's alias, which libraries annotate with)
+MAP_LOCATION = _Optional[_Union[_Callable, "device", str, dict]]
+FILE_LIKE = _Union[str, os.PathLike, "io.IOBase"]
 
 import numpy as np
 

@@ -37,6 +37,9 @@ def broadcast_all(*values):
     return _t.broadcast_tensors(*ts)
 
 
+_PKG = __name__.split(".")[0]
+
+
 class Distribution:
     has_rsample = False
     has_enumerate_support = False
@@ -71,10 +74,21 @@ class Distribution:
     batch_shape = property(lambda self: self._batch_shape)
     event_shape = property(lambda self: self._event_shape)
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """The instance `expand` fills (PyTorch's helper for subclasses' expand methods)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
+
     def expand(self, batch_shape, _instance=None):
         """A copy with the parameters expanded to batch_shape (views, no copies)."""
         batch_shape = Size(batch_shape)
-        new = type(self).__new__(type(self)) if _instance is None else _instance
+        # the class whose expand this is (ndgrad's family): a subclass that changes __init__
+        # must write its own expand, as in PyTorch
+        own = next(c for c in type(self).__mro__ if c.__module__.split(".")[0] == _PKG)
+        new = self._get_checked_instance(own, _instance)
         new.__dict__.update(self.__dict__)
         nb = len(self._batch_shape)
         for k, v in self.__dict__.items():

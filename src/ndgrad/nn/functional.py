@@ -519,6 +519,8 @@ def _adaptive_matrix(size, out, dtype):
 
 
 def adaptive_avg_pool2d(input, output_size):
+    if _pair(output_size) == (1, 1):   # ATen's shortcut: the mean over H and W (of any input,
+        return input.mean((-1, -2), keepdim=True)   # as PyTorch's: no check of its dims)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
@@ -728,28 +730,68 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _assign(input, out) if inplace else out
 
 
-def _channel_dropout(input, p, training, inplace, nd):
+def _channel_dropout(input, p, training, inplace):
+    """ATen's feature_dropout: whole channels (dim 1 of an (N, C, *) input) dropped together
+    (one draw per (n, c): elementwise for a 2-d input)."""
     _check_p(p)
-    if not training or p == 0:
+    if not training or p == 0 or input.numel() == 0:
         return input
     from .._creation import _rng
-    batched = input.ndim == nd + 2
-    shape = input.shape[:2] if batched else input.shape[:1]
-    shape = tuple(shape) + (1,) * nd
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         mask = _xp(input).zeros(shape, dtype=input.dtype.np)
+    elif input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     else:  # a host draw, moved to the input's device once
         mask = (_rng(None).random(shape) >= p).astype(input.dtype.np) / (1 - p)
     out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
 
 
+def _unbatched_dropout(input, p, training, inplace):
+    """feature_dropout of input with a batch dimension put in front (and taken out again)."""
+    x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    r = _channel_dropout(x, p, training, inplace)
+    return r.squeeze_(0) if inplace else r.squeeze(0)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 1)
+    """Zeroes whole channels of an (N, C, L) or (C, L) input."""
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    if nd == 2:
+        return _unbatched_dropout(input, p, training, inplace)
+    return _channel_dropout(input, p, training, inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 2)
+    """Zeroes whole channels of an (N, C, H, W) input. As PyTorch's: another number of
+    dimensions warns, and a 3-d input is taken as (N, C, L) (feature dropout of dim 1 of
+    whatever comes: elementwise for a 2-d input)."""
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _channel_dropout(input, p, training, inplace)
 
 
 # ---------------------------------------------------------------- sparse

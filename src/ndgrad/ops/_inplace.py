@@ -245,9 +245,10 @@ def _check_view_inplace(self, base):
 
 
 def make_inplace(fn):
-    """fn_(self, ...) from the out-of-place fn."""
-    def fn_(self, *args, **kwargs):
-        return inplace(self, fn, *args, **kwargs)
+    """fn_(input, ...) from the out-of-place fn (`input`: torch.abs_(input=t), PyTorch's name
+    in its functions; the method form takes it positionally)."""
+    def fn_(input, *args, **kwargs):
+        return inplace(input, fn, *args, **kwargs)
     fn_.__name__ = fn.__name__ + "_"
     return fn_
 

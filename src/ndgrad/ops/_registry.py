@@ -855,9 +855,10 @@ def apply(op, args, kwargs):
     # None, no forward-mode levels; an op that does not promote takes tensors of any dtypes):
     # only that work is done. Anything else takes the general path, with the same result.
     n = len(args)
-    if 0 < n < 4 and not kwargs and not _fw_state.levels:
+    if 0 < n < 4 and not kwargs and not _fw_state.levels and not _TF_MODES:
         a = args[0]
-        if isinstance(a, Tensor):
+        # (a Tensor subclass that takes over torch functions: the general path dispatches)
+        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):
             d = a._data
             if type(d) is _ndarray:
                 dtype = a.dtype
@@ -880,7 +881,8 @@ def apply(op, args, kwargs):
                             e = b._data
                             if (b.dtype is not dtype and (promote is not None or
                                                           b.dtype._special)) or \
-                                    type(e) is not _ndarray:
+                                    type(e) is not _ndarray or \
+                                    (b.__class__ is not Tensor and b._tf):
                                 return _apply(op, args, kwargs)
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
@@ -1049,8 +1051,79 @@ def _refused(op, pos, a, keyword=False):
                      f"must be Tensor, not {type(a).__name__}")
 
 
+# Note [__torch_function__] (see _tensor.py): the general path hands a call with an argument
+# that overrides torch functions (a Tensor subclass, or any object with __torch_function__) or
+# under a TorchFunctionMode to overrides.handle_torch_function, with the op's public function.
+_TF_MODES = 0        # TorchFunctionModes entered (any thread; overrides.py keeps the count)
+_TF_TYPES = {}       # type -> whether it dispatches (cached)
+_PUBLIC = {}         # op -> the public function __torch_function__ receives
+_PLAIN_TYPES = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis),
+                          _np.ndarray))
+
+
+def _tf_type(c):
+    r = _TF_TYPES.get(c)
+    if r is None:
+        from .. import overrides
+        r = _TF_TYPES[c] = overrides._dispatches(c)
+    return r
+
+
+def _tf_relevant(args, kwargs):
+    """The arguments (sequence items included) that override torch functions, or None."""
+    found = None
+    for group in (args, kwargs.values() if kwargs else ()):
+        for a in group:
+            c = a.__class__
+            if c is Tensor or c in _PLAIN_TYPES:
+                continue
+            if c is list or c is tuple:
+                for x in a:
+                    if x.__class__ is not Tensor and x.__class__ not in _PLAIN_TYPES and \
+                            _tf_type(x.__class__):
+                        found = found or []
+                        found.append(x)
+                continue
+            if _tf_type(c):
+                found = found or []
+                found.append(a)
+    return found
+
+
+def _public(op):
+    """The function a __torch_function__ override gets for op: torch.<name>, else
+    Tensor.<name>, else one that runs the op."""
+    f = _PUBLIC.get(op)
+    if f is None:
+        import sys
+        torch = sys.modules[Tensor.__module__.split(".")[0]]
+        f = getattr(torch, op.name, None)
+        if not callable(f):
+            f = getattr(Tensor, op.name, None)
+        if not callable(f):
+            def f(*args, **kwargs):
+                return apply(op, args, kwargs)
+            f.__name__ = f.__qualname__ = op.name
+        _PUBLIC[op] = f
+    return f
+
+
+def _tf_dispatch(op, args, kwargs):
+    from .. import overrides
+    relevant = _tf_relevant(args, kwargs) or []
+    if not overrides.has_torch_function(relevant):
+        return NO_RAW
+    return overrides._dispatch_builtin(_public(op), relevant, args, kwargs or {})
+
+
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
+    if _TF_MODES or _tf_relevant(args, kwargs):
+        r = _tf_dispatch(op, args, kwargs)
+        if r is not NO_RAW:
+            return r
+    if not args and kwargs:  # torch.add(input=x, other=y): the first argument by keyword
+        args, kwargs = _first_by_keyword(op, kwargs)
     arrays = list(args)
     requires = False
     xp = dtype = None
@@ -1119,6 +1192,21 @@ def _apply(op, args, kwargs):
         raise
 
     return _finish(op, args, kwargs, out, xp, requires, 5)
+
+
+def _first_by_keyword(op, kwargs):
+    """(args, kwargs) with the first parameter, given by keyword, as the first argument: PyTorch
+    calls it `input` in its functions (`self` in its Number-first overloads, bitwise_and(self=2,
+    other=t)), ndgrad's forwards `self` or `input`; views, recording and promotion read it at
+    args[0]. Nothing moves when it is not there (the call's own error stands)."""
+    if not op.params:
+        return (), kwargs
+    first = op.params[0]
+    for k in (first, "input", "self"):
+        if k in kwargs:
+            kwargs = dict(kwargs)
+            return (kwargs.pop(k),), kwargs
+    return (), kwargs
 
 
 # Note [Special dtypes]

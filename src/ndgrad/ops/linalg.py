@@ -264,17 +264,38 @@ matmul_method = _matmul_entry(_method_error)  # Tensor.matmul (positions without
 matmul_method._torch_method = matmul  # (_argcheck.wrap_methods: nothing to wrap)
 
 
-def mm(input, mat2):
+def _in_out_dtype(name, input, out_dtype, result):
+    """PyTorch's out_dtype overloads (mm(input, mat2, out_dtype), ...): kernels of its GPU
+    backends only (a CPU tensor gets its dispatcher's NotImplementedError); the product in
+    out_dtype, which must be the input's dtype or float32 for a float16 input."""
+    if input.device.type == "cpu":
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend. This "
+            "could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build).")
+    from .. import _dtype as D
+    if out_dtype is not input.dtype and not (
+            out_dtype is D.float32 and input.dtype is D.float16):
+        raise RuntimeError("out_dtype must be the same as input dtype or fp32 for fp16/bf16 "
+                           "inputs")
+    return result().to(out_dtype)
+
+
+def mm(input, mat2, out_dtype=None):
     if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     if input.dtype is not mat2.dtype:
         raise _matmul_dtype_error(input, mat2)
+    if out_dtype is not None:
+        return _in_out_dtype("mm", input, out_dtype, lambda: _mm(input, mat2))
     return _mm(input, mat2)
 
 
-def bmm(input, mat2):
+def bmm(input, mat2, out_dtype=None):
+    if out_dtype is not None:
+        return _in_out_dtype("bmm", input, out_dtype, lambda: bmm(input, mat2))
     if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2._data.ndim != 3:
@@ -299,7 +320,8 @@ def mv(input, vec):
     return _mv(input, vec)
 
 
-def dot(input, other):
+def dot(input, tensor):
+    other = tensor
     if input._data.ndim != 1 or other._data.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input._data.ndim}D and {other._data.ndim}D tensors")
@@ -403,7 +425,10 @@ def _check_add_shape(input, shape):
                 f"[{', '.join(map(str, ish))}]")
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
+    if out_dtype is not None:
+        return _in_out_dtype("addmm", input, out_dtype,
+                             lambda: addmm(input, mat1, mat2, beta=beta, alpha=alpha))
     if input.dtype is not mat1.dtype or mat1.dtype is not mat2.dtype:  # before the shapes
         _check_addmm_dtypes(input, mat1, mat2)
     _check_mm(mat1, mat2)
@@ -455,7 +480,10 @@ def _check_bmm(b1, b2):
                            f"[{a[0]}, {a[2]}] but got: [{b[0]}, {b[1]}].")
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+    if out_dtype is not None:
+        return _in_out_dtype("baddbmm", input, out_dtype,
+                             lambda: baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
     if input.dtype is not batch1.dtype:  # before the shapes; batch1 against batch2 after them
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, "
                            f"batch1: {_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
@@ -1762,12 +1790,14 @@ def _indices(name, row, col, offset, dtype, device):
     return _make(xp.stack([r, c]).astype(D.to_dtype(dtype or D.int64).np).reshape(2, -1))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+                 requires_grad=False):
     """torch.tril_indices(row, col, offset=0): the 2 x N coordinates of the lower triangle."""
     return _indices("tril_indices", row, col, offset, dtype, device)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+                 requires_grad=False):
     """torch.triu_indices(row, col, offset=0): the 2 x N coordinates of the upper triangle."""
     return _indices("triu_indices", row, col, offset, dtype, device)
 

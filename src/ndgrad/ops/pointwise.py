@@ -96,7 +96,13 @@ def sub(input, other, *, alpha=1):
     return _sub(input, other, alpha)
 
 
-subtract = sub
+def subtract(input, other, alpha=1):
+    """torch.subtract: sub (PyTorch's overload subtract(input, Number other, Number alpha=1)
+    takes alpha by position too)."""
+    _check_bool_sub(input, other)
+    return _sub(input, other, alpha)
+
+
 mul = defop("mul", lambda xp, self, other: xp.multiply(self, other), promote="binary",
             self=lambda grad, other: grad * _cj(other),
             other=lambda grad, self: grad * _cj(self))
@@ -1198,8 +1204,8 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
-def _where_method(self, condition, y):
-    return where(condition, self, y)
+def _where_method(self, condition, other):
+    return where(condition, self, other)
 
 
 def _rtruediv(self, other):

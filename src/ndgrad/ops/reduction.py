@@ -317,7 +317,11 @@ _median_all = defop("median", _full_fwd("median"), node_name="MedianBackward0", 
 def _selecting(name, full, with_dim, pair=None):
     rtype = _return_type(name)
 
-    def f(input, dim=None, keepdim=False, *, out=None):
+    def f(input, dim=None, keepdim=False, *, out=None, other=None):
+        if other is not None and pair is not None:  # max(input, other=t): the pair overload
+            if dim is not None or keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments")
+            dim = other
         if isinstance(dim, Tensor):
             if pair is None:
                 raise TypeError(f"{name}(): argument 'dim' must be int, not Tensor")

@@ -322,7 +322,11 @@ def dist(input, other, p=2):
 
 # ---------------------------------------------------------------- resizing and storage
 
-def _resize_(self, *sizes, memory_format=None):
+def _resize_(self, *sizes, size=None, memory_format=None):
+    if size is not None:  # (PyTorch's resize_(size) by keyword)
+        if sizes:
+            raise TypeError("resize_() got multiple values for argument 'size'")
+        sizes = (size,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)
@@ -347,8 +351,8 @@ def _resize_(self, *sizes, memory_format=None):
     return self
 
 
-def _resize_as_(self, other, memory_format=None):
-    return _resize_(self, tuple(other.shape))
+def _resize_as_(self, the_template, *, memory_format=None):
+    return _resize_(self, tuple(the_template.shape))
 
 
 def _resize(self, *sizes):
@@ -356,9 +360,9 @@ def _resize(self, *sizes):
     return _resize_(self.detach().clone(), *sizes)
 
 
-def _resize_as(self, other):
+def _resize_as(self, tensor):
     warnings.warn("non-inplace resize_as is deprecated")
-    return _resize_as_(self.detach().clone(), other)
+    return _resize_as_(self.detach().clone(), tensor)
 
 
 def _set_(self, source=None, storage_offset=0, size=None, stride=None):

@@ -7,6 +7,7 @@ from ...autograd.function import Function
 from ...autograd import grad_mode
 from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
+from ...autograd.graph import RemovableHandle
 from ..parameter import Parameter, Buffer
 
 __all__ = ["Module"]
@@ -21,23 +22,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
 
 
 class _BackwardHookFunction(Function):
