@@ -297,3 +297,21 @@ def test_accelerator_without_a_device():
               A.current_stream, A.get_memory_info):
         with pytest.raises(RuntimeError, match="Cannot access accelerator device when none"):
             f()
+
+
+def test_deprecated_autocast_spellings_as_pytorch():
+    torch = pytest.importorskip("torch")
+    import warnings
+    calls = [lambda T: T.get_autocast_cpu_dtype(), lambda T: T.get_autocast_gpu_dtype(),
+             lambda T: T.is_autocast_cpu_enabled(), lambda T: T.set_autocast_cpu_enabled(False),
+             lambda T: T.set_autocast_cpu_dtype(T.bfloat16),
+             lambda T: T.set_autocast_gpu_dtype(T.float16)]
+    for f in calls:
+        seen = []
+        for T in (ndgrad, torch):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                r = f(T)
+            msg = str(w[0].message)
+            seen.append((str(r), w[0].category, msg[:msg.index(" (Triggered")]))
+        assert seen[0] == seen[1]

@@ -168,7 +168,9 @@ from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: 
                   get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
                   set_autocast_cache_enabled, clear_autocast_cache,
                   autocast_increment_nesting, autocast_decrement_nesting,
-                  is_autocast_available)
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 

@@ -186,6 +186,35 @@ def set_autocast_dtype(device_type, dtype):
 _autocast_dtype = get_autocast_dtype
 
 
+def _deprecated(old, new, line, fn):
+    """PyTorch's deprecated per-device spellings (torch.get_autocast_cpu_dtype(), ...)."""
+    def f(*args):
+        warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead. (Triggered "
+                      f"internally at /pytorch/torch/csrc/autograd/init.cpp:{line}.)",
+                      DeprecationWarning, stacklevel=2)
+        return fn(*args)
+    f.__name__ = old.split("(")[0]
+    return f
+
+
+get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')",
+                                     1016, lambda: get_autocast_dtype("cpu"))
+get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')",
+                                     1007, lambda: get_autocast_dtype("cuda"))
+is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled()",
+                                      "is_autocast_enabled('cpu')", 883,
+                                      lambda: is_autocast_enabled("cpu"))
+set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled(enabled)",
+                                       "set_autocast_enabled('cpu', enabled)", 874,
+                                       lambda e: set_autocast_enabled("cpu", e))
+set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype(dtype)",
+                                     "set_autocast_dtype('cpu', dtype)", 967,
+                                     lambda d: set_autocast_dtype("cpu", d))
+set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)",
+                                     "set_autocast_dtype('cuda', dtype)", 952,
+                                     lambda d: set_autocast_dtype("cuda", d))
+
+
 def is_autocast_cache_enabled():
     return _state.cache_enabled
 
