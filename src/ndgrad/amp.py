@@ -223,7 +223,9 @@ def set_autocast_cache_enabled(enabled):
     _state.cache_enabled = bool(enabled)
 
 
-def clear_autocast_cache():
+def clear_autocast_cache(*args):
+    if args:   # (PyTorch's builtin's message)
+        raise TypeError(f"torch.clear_autocast_cache() takes no arguments ({len(args)} given)")
     _state.cache.clear()
 
 
