@@ -164,7 +164,13 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E4
                      set_rng_state)
 
 from . import amp  # noqa: E402
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache,
+                  autocast_increment_nesting, autocast_decrement_nesting,
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 

@@ -193,6 +193,10 @@ _move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",
 
 
 def _move(self, xp):
+    if self.dtype._special and self.dtype._special <= 2 and xp.__name__ != "numpy":
+        # (ml_dtypes' types live on the host only: CuPy has no bfloat16 or float8 arrays)
+        raise TypeError(f"ndgrad: {self.dtype} tensors cannot move to a CUDA device: CuPy has "
+                        f"no {self.dtype.name} type (keep them on the CPU, or use float16)")
     return _move_op(self, xp)
 
 

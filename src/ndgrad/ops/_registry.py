@@ -541,7 +541,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params")
+                 "tensor_params", "call")
 
 
 def _fn_params(f):
@@ -686,9 +686,23 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 raise err from None
             raise
 
-    fn.__name__ = fn.__qualname__ = name
+    def call(*args, **kwargs):  # fn without the hook slot (for the hook's own use: amp.py)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:
+            if promote is not None and isinstance(e, TypeError):
+                moved = _cpu_scalars_moved(args, kwargs)
+                if moved is not None:
+                    return call(*moved[0], **moved[1])
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    fn.__name__ = fn.__qualname__ = call.__name__ = call.__qualname__ = name
     fn._op = op
     op.fn = fn
+    op.call = call
     return fn
 
 
@@ -1220,13 +1234,13 @@ def _first_by_keyword(op, kwargs):
 # which runs their forwards here:
 # - bfloat16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels, every op
 #   computes in float32 and rounds its result once (round to nearest even): the bfloat16
-#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded back. So a sum accumulates in float32, a
-#   matmul is float32 BLAS rounded once, and a fused op (softplus, gelu) rounds once, as
-#   PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
+#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded
+#   back. So a sum accumulates in float32, a matmul is float32 BLAS rounded once, and a fused
+#   op (softplus, gelu) rounds once, as PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
 #   arrays themselves, so views stay views. An explicit dtype argument other than bfloat16
 #   keeps its outputs (sum(x, dtype=torch.float32)).
 # - uint16/32/64 and the float8 types: PyTorch 2.13 computes few ops on them (views, copies,
-#   indexing, cat, mul, eq, ...); the ops it refuses (_UNSUPPORTED) raise its
+#   indexing, cat, mul, eq, ...); the ops it refuses (_REFUSED) raise its
 #   NotImplementedError naming its kernel, the rest run on NumPy's / ml_dtypes' arrays.
 _BF16_NATIVE = frozenset((
     "clone", "contiguous", "cat", "stack", "index_select", "gather", "take", "getitem",
