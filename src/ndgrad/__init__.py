@@ -8,6 +8,8 @@
 """
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, complex32, chalf,
                      get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._dtype import result_type as _result_type
 from ._backend import device
@@ -143,7 +145,7 @@ def _legacy_type(dt):
         return empty(*args, dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "float16": "Half"}.get(dt.name, dt.name.capitalize())
+            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())
     return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
@@ -154,6 +156,7 @@ IntTensor = _legacy_type(int32)
 BoolTensor = _legacy_type(bool)
 ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
+BFloat16Tensor = _legacy_type(bfloat16)
 
 
 from . import cuda, accelerator, random  # noqa: E402
@@ -161,7 +164,13 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E4
                      set_rng_state)
 
 from . import amp  # noqa: E402
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache,
+                  autocast_increment_nesting, autocast_decrement_nesting,
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 
@@ -203,6 +212,7 @@ from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pd
 from ._torch_copies import *  # noqa: E402,F401,F403
 from ._torch_nn_aten import *  # noqa: E402,F401,F403
 from ._torch_rnn_math import *  # noqa: E402,F401,F403
+from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
@@ -226,8 +236,9 @@ mv = _sparse_dispatch(mv, sparse._mm)
 
 
 def dsmm(input, mat2):
-    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm)."""
-    return sparse.mm(input, mat2)
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
+    dense input multiplies as mm)."""
+    return spmm(input, mat2)
 
 
 def spmm(input, mat2):

@@ -336,6 +336,8 @@ class Tensor:
                     "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
                     "the tensor to host memory first.")
             return to_numpy(self._data)  # host: numpy(force=True) copies, as PyTorch
+        if self.dtype._special == 1 or self.dtype._special == 2:  # (NumPy has no such type)
+            raise TypeError(f"Got unsupported ScalarType {self.dtype._cname}")
         return self._data
 
     def __array__(self, dtype=None, copy=None):

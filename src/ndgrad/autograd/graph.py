@@ -319,11 +319,8 @@ def _op_name(node):
 
 
 def _type_string(t):
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
     cuda = "cuda." if t.device.type == "cuda" else ""
-    return f"torch.{cuda}{names[t.dtype.name]}Tensor"
+    return f"torch.{cuda}{t.dtype._cname}Tensor"
 
 
 class SavedTensor:

@@ -1,6 +1,6 @@
 """torch.distributions.constraints: each constraint is a small object whose check(value) returns
 a bool tensor over the batch (event_dim trailing dimensions are reduced). repr as PyTorch's."""
-import ndgrad as _t
+from . import _torch as _t
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
            "dependent", "dependent_property",

@@ -2,7 +2,7 @@
 PyTorch's messages, expand, sample through rsample, and the repr."""
 import warnings
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Tensor, Size
 from ..autograd.grad_mode import no_grad
 from . import constraints

@@ -1,7 +1,7 @@
 """torch.distributions.utils: the helpers families share."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .distribution import broadcast_all, lazy_property
 from .discrete import probs_to_logits, logits_to_probs
 
