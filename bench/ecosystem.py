@@ -47,7 +47,8 @@ SUITES = {
     "x-transformers": ("x-transformers", "x_transformers", ["tests"], []),
     "ema-pytorch": ("ema-pytorch", "ema_pytorch", ["tests"], []),
     "skorch": ("skorch", "skorch", ["tests"], []),
-    "torchinfo": ("torchinfo", "torchinfo", ["tests"], []),
+    "torchinfo": ("torchinfo", "torchinfo", ["tests/torchinfo_test.py",
+                                           "tests/exceptions_test.py"], []),   # (xl: torchvision)
     "torchmetrics": ("torchmetrics", "torchmetrics", ["tests/unittests"], []),
     "captum": ("captum", "captum", ["tests"], []),
     "kornia": ("kornia", "kornia", ["tests"], []),

@@ -90,6 +90,31 @@ def test_own_tests_pass(lib):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
 
 
+def test_transformers_gpt2_and_bert_train_and_generate_as_pytorchs(tmp_path):
+    """A small GPT-2 and BERT: PyTorch's saved weights loaded, three AdamW steps, generate."""
+    if not _installed("transformers"):
+        pytest.skip("transformers is not installed")
+    pytest.importorskip("torch")
+    demo = os.path.join(ECO, "transformers_demo.py")
+    env = dict(os.environ)
+    ref = subprocess.run([sys.executable, demo, "save", str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    want = subprocess.run([sys.executable, demo, "run", str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    got = subprocess.run([sys.executable, "-m", "ndgrad.run", demo, "run", str(tmp_path)],
+                         env=_env(), capture_output=True, text=True, timeout=900)
+    assert got.returncode == 0, got.stderr[-3000:]
+    import re
+    num = re.compile(r"-?\d+\.\d+")
+    w, g = want.stdout.splitlines(), got.stdout.splitlines()
+    assert len(w) == len(g) == 10
+    for a, b in zip(w, g):
+        assert num.sub("#", a) == num.sub("#", b)
+        for x, y in zip(num.findall(a), num.findall(b)):
+            assert abs(float(x) - float(y)) <= 1e-6 * max(1.0, abs(float(x))), (a, b)
+
+
 if __name__ == "__main__":   # regenerate the expected outputs (run with PyTorch installed)
     for lib in sorted(SMOKE):
         out = subprocess.run([sys.executable, "-W", "ignore", f"smoke_{lib}.py"], cwd=ECO,
