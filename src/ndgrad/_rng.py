@@ -80,10 +80,20 @@ def madd32(a, b, c):
 
 # ------------------------------------------------------------------ the engine
 
+_KEYS = {}
+
+
 def _init_key(seed):
     """init_genrand(seed & 0xffffffff): ATen's mt19937 seeding (NumPy's legacy integer
-    seeding is the same recurrence)."""
-    return np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]  # host: the generator
+    seeding is the same recurrence). A few recent keys are kept: seeding is 624 steps."""
+    seed &= 0xFFFFFFFF
+    key = _KEYS.get(seed)
+    if key is None:
+        key = np.random.RandomState(seed).get_state()[1]  # host: the generator
+        if len(_KEYS) >= 64:
+            _KEYS.pop(next(iter(_KEYS)))
+        _KEYS[seed] = key
+    return key.copy()
 
 
 class MT19937Engine:

@@ -4,8 +4,6 @@ manual_seed."""
 import math
 import warnings
 
-import numpy as _np
-
 from .._backend import xp_of
 from ..autograd.grad_mode import no_grad
 

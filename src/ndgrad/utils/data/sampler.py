@@ -1,5 +1,5 @@
 """Samplers (torch.utils.data.sampler): which indices, in which order, in which batches."""
-from ..._creation import randperm, randint, multinomial, tensor, default_generator, Generator
+from ..._creation import randperm, randint, multinomial, tensor, Generator
 from ... import _dtype as D
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
