@@ -127,6 +127,19 @@ def test_uniform_normal_and_integers(seed):
         _same(*_both(seed, lambda L: L.randperm(n)), f"randperm {n}")
 
 
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_reduced_precision_draws(dt):
+    def calls(L):
+        d = getattr(L, dt)
+        return [L.rand(20, dtype=d), L.randn(20, dtype=d), L.randn(5, dtype=d),
+                L.randn(1000, dtype=d), L.empty(30, dtype=d).uniform_(-2, 3),
+                L.empty(10, dtype=d).random_(), L.empty(10, dtype=d).random_(0, 100),
+                L.empty(40, dtype=d).normal_(1, 2), L.empty(10, dtype=d).exponential_(),
+                L.bernoulli(L.full((30,), 0.4, dtype=d)), L.empty(37, dtype=d).log_normal_()]
+    for a, b in zip(*_both(3, calls)):
+        _same(a.float(), b.float())
+
+
 def test_small_draws_share_the_cached_normal():
     def calls(L):
         return [L.randn(3), L.randn(1, dtype=L.float64), L.randn(2, 2), L.randn(17),

@@ -519,8 +519,9 @@ def _fill16_float(u, mean, std):
 
 def normal_fill(eng, n, dt, mean=0.0, std=1.0):
     """normal_fill (n >= 16, contiguous): n uniforms, Box-Muller over each full block of 16; when
-    n % 16 != 0, 16 more uniforms replace the last 16 values (the n % 16 uniforms past the last
-    full block are drawn and overwritten)."""
+    n % 16 != 0, 16 more uniforms replace the last 16 values (for float and double the n % 16
+    uniforms past the last full block are drawn first and overwritten; float16 and bfloat16
+    fill 16 at a time through a float buffer and do not draw them)."""
     dt = np.dtype(dt)
     double = dt == np.float64
     unit = _unit_doubles if double else _unit_floats
@@ -530,7 +531,9 @@ def normal_fill(eng, n, dt, mean=0.0, std=1.0):
                    lambda k: fill(unit(eng, k).reshape(-1, 16), mean, std).reshape(-1),
                    step=_CHUNK // 16 * 16)
     if n % 16:
-        eng.advance((2 if double else 1) * (n % 16))
+        if dt == np.float64 or dt == np.float32:
+            # (float16 and bfloat16 draw 16 at a time into a buffer: no draws are overwritten)
+            eng.advance((2 if double else 1) * (n % 16))
         out = np.concatenate([out, np.empty(n % 16, dtype=out.dtype)])  # host: the draws
         out[n - 16:] = fill(unit(eng, 16).reshape(1, 16), mean, std)[0]
     return out.astype(dt, copy=False)
@@ -568,6 +571,15 @@ def _cast_int(v, dt):
     return v.astype(dt)
 
 
+def _finfo(dt):
+    """np.finfo, or ml_dtypes' for its types (bfloat16, float8)."""
+    try:
+        return np.finfo(dt)
+    except ValueError:
+        import ml_dtypes
+        return ml_dtypes.finfo(dt)
+
+
 def random_default(eng, n, dt):
     """random_() with no bounds: integers on [0, max] of the dtype (floats: [0, 2**mantissa])."""
     dt = np.dtype(dt)
@@ -577,8 +589,8 @@ def random_default(eng, n, dt):
         return (eng.random64(n) % np.uint64((1 << 53) + 1)).astype(np.float64)
     if dt == np.int64:
         return (eng.random64(n) % np.uint64(1 << 63)).astype(np.int64)
-    if dt.kind == "f":
-        digits = {2: 11, 4: 24}[dt.itemsize]
+    if dt.name in _DIGITS:
+        digits = _DIGITS[dt.name]
         return (eng.random(n) % np.uint64((1 << digits) + 1)).astype(dt)
     bound = int(np.iinfo(dt).max) + 1
     return (eng.random(n) % np.uint64(bound)).astype(dt)
@@ -725,8 +737,8 @@ def check_from_to(frm, to_inc, dtype):
     name = dtype.name
     cname = _C_NAME.get(name, name)
     if dtype.is_floating_point:
-        info = np.finfo(dtype.np) if name != "bfloat16" else None
-        lo, hi = (float(info.min), float(info.max)) if info is not None else (-3.39e38, 3.39e38)
+        info = _finfo(dtype.np)
+        lo, hi = float(info.min), float(info.max)
         digits = _DIGITS.get(name, 53)
     elif name == "bool":
         lo, hi, digits = 0, 1, None
@@ -1037,7 +1049,7 @@ def standard_gamma(eng, alpha, dt):
     eng.next_double = (own if c_last == -2 else None if c_last == -1 else
                        float(_pair_sine(stream, c_last)))
     out = value.astype(dt)
-    return np.maximum(out, np.finfo(dt).tiny)
+    return np.maximum(out, _finfo(dt).tiny)
 
 
 
@@ -1252,7 +1264,7 @@ def sample_dirichlet(eng, alpha, dt):
     g = standard_gamma(eng, alpha.astype(np.float64).reshape(-1), np.float64).reshape(alpha.shape)
     ratio = (g / g.sum(axis=-1, keepdims=True)).astype(dt)
     top = np.nextafter(dt.type(1.0), dt.type(0.0))
-    return np.minimum(top, np.maximum(np.finfo(dt).tiny, ratio)), g
+    return np.minimum(top, np.maximum(_finfo(dt).tiny, ratio)), g
 
 
 # ------------------------------------------------------------------ layout

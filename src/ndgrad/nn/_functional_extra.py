@@ -67,6 +67,8 @@ def adaptive_avg_pool3d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
     outs = _sizes(output_size, input, 3)
+    if tuple(outs) == (1, 1, 1):   # ATen's shortcut, as in 2-d
+        return input.mean((-1, -2, -3), keepdim=True)
     sizes = tuple(input.shape[-3:])
     if all(o and n % o == 0 for n, o in zip(sizes, outs)) and input.ndim == 5:
         return avg_pool3d(input, tuple(n // o for n, o in zip(sizes, outs)))
@@ -249,8 +251,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
             "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
             stacklevel=2)
     if input.ndim == 5:
-        return _F._channel_dropout(input, p, training, inplace, 3)
-    return _F._channel_dropout(input, p, training, inplace, input.ndim - 1 if input.ndim else 0)
+        return _F._channel_dropout(input, p, training, inplace)
+    return _F._unbatched_dropout(input, p, training, inplace)
 
 
 _ALPHA = 1.7580993408473766  # -SELU's negative saturation value, scale * alpha

@@ -68,7 +68,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
         _not_implemented("check_uniform_bounds", dt)
     self._check_inplace()
     real = _real_np(dt)
-    info = np.finfo(real)
+    info = _R._finfo(real)
     lo, hi = float(info.min), float(info.max)
     cname = _R._C_NAME.get(np.dtype(real).name, str(real))
     for v, what in ((from_, "from"), (to, "to")):
@@ -298,11 +298,17 @@ def is_shared(self):
     return False
 
 
-def new(self, *args, dtype=None, device=None):
+def new(self, *args, dtype=None, device=None, size=None, other=None):
     """Tensor.new(...): the deprecated constructor; sizes give an uninitialised tensor, data
-    gives a tensor of it, both of self's dtype."""
+    gives a tensor of it, both of self's dtype (size=, other=: PyTorch's overloads by
+    keyword)."""
     from .._creation import tensor, empty
     from .._tensor import Size
+    for given in (size, other):
+        if given is not None:
+            if args:
+                raise TypeError("new(): received an invalid combination of arguments")
+            args = (Size(given),) if given is size else (given,)
     dt = self.dtype if dtype is None else dtype
     dev = self.device if device is None else device
     if not args:
