@@ -537,7 +537,7 @@ def w8(lib, quick):
 
 # ---------------------------------------------------------------- W7 memory (subprocess)
 
-def w9(lib, quick):
+def r1(lib, quick):
     """torch.randn(10**7): PyTorch's generator and normal fill (ndgrad draws PyTorch's numbers);
     the floor is NumPy's own standard_normal of the same size (its fastest generator). The
     result checked is whether the sample's mean and standard deviation are those of N(0, 1)."""
@@ -665,7 +665,7 @@ WORKLOADS = [
     ("W5", "4 matmuls 512x512 + tanh, fwd+bwd", "ms", 1e3, w5, (10, 3)),
     ("W6", "CNN step: conv 1->8 3x3, relu, maxpool, linear, CE, SGD", "ms/step", 1e3, w6, (10, 3)),
     ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (100, 10)),
-    ("W9", "torch.randn(10**7) (numpy: standard_normal(10**7))", "ms", 1e3, w9, (7, 3)),
+    ("R1", "torch.randn(10**7) (numpy: standard_normal(10**7))", "ms", 1e3, r1, (7, 3)),
 ]
 WORKLOADS += __import__("workloads_cnn_rnn").WORKLOADS  # W9 CNN, W10 LSTM (issue 34)
 WORKLOADS += __import__("workloads_transformer").WORKLOADS  # GPT step, generation (issue 34)
