@@ -18,6 +18,7 @@ import ndgrad
 torch = pytest.importorskip("torch")
 
 SEEDS = (0, 7, 2 ** 40 + 3)
+_GENERIC = ndgrad._rng.CAPABILITY != "avx2"
 SIZES = (1, 2, 15, 16, 17, 33, 1000, 100003)
 
 
@@ -26,7 +27,11 @@ def _same(a, b, what=""):
     b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
     assert a.shape == b.shape, what
     assert a.dtype == b.dtype, what
-    if a.dtype.kind in "fc":
+    if a.dtype == np.float32 and _GENERIC:
+        # PyTorch's generic kernels (no AVX2): its float32 normal fill calls logf/sinf/cosf,
+        # which ndgrad rounds from double (see README): a few ulps apart now and then
+        assert _ulps(a, b) <= 8, what
+    elif a.dtype.kind in "fc":
         ok = (a == b) | (np.isnan(a) & np.isnan(b))
         assert ok.all(), f"{what}: {(~ok).sum()} of {a.size} differ"
     else:
