@@ -264,9 +264,9 @@ def unit_doubles(eng, n):
 
 
 def _unit_floats(eng, n):
-    r = eng._raw(n)
-    r &= np.uint64(0xFFFFFF)
-    f = r.astype(np.float32)
+    r = eng._raw(n).astype(np.uint32)
+    r &= np.uint32(0xFFFFFF)
+    f = r.view(np.int32).astype(np.float32)
     f *= np.float32(2.0 ** -24)
     return f
 
@@ -334,18 +334,16 @@ def normal_scalar(eng, n, mean=0.0, std=1.0):
     return madd64(out, std, mean) if (std != 1.0 or mean != 0.0) else out
 
 
-def _fill16_double(u, mean, std):
+def _fill16_double(u, mean, std, out):
     """NormalFill16 for double over rows of 16 uniforms (Box-Muller: the first 8 give the radius
-    from log(1 - u), the last 8 the angle)."""
+    from log(1 - u), the last 8 the angle), into `out` (rows of 16)."""
     u1 = 1.0 - u[:, :8]
     radius = np.sqrt(-2.0 * _libm.log(u1))
     theta = (2.0 * np.pi) * u[:, 8:]
-    out = np.empty_like(u)
-    out[:, :8] = radius * _libm.cos(theta)
-    out[:, 8:] = radius * _libm.sin(theta)
+    np.multiply(radius, _libm.cos(theta), out=out[:, :8])
+    np.multiply(radius, _libm.sin(theta), out=out[:, 8:])
     if std != 1.0 or mean != 0.0:
-        out = _fma64(out, std, mean)   # std::fma, explicit in the source
-    return out
+        out[...] = _fma64(out, std, mean)   # std::fma, explicit in the source
 
 
 # avx_mathfun.h's Cephes constants, as float32
@@ -497,7 +495,7 @@ def _sincos256_exact(x):
     return np.where(swap_sin, -s, s), np.where(neg_cos, -c, c)
 
 
-def _fill16_float(u, mean, std):
+def _fill16_float(u, mean, std, out):
     """NormalFill16<float> over rows of 16 float32 uniforms: the AVX2 build's (avx_mathfun,
     bit for bit) or, without it, the generic one (the C library's logf/sinf/cosf, std::fma),
     where the float functions are the double ones rounded: about 1.5 % of the draws then differ
@@ -511,12 +509,10 @@ def _fill16_float(u, mean, std):
         radius = np.sqrt(_f32(-2) * _libm.logf(u1))
         theta = (2.0 * np.pi * u2.astype(np.float64)).astype(np.float32)
         s, c = _libm.sinf(theta), _libm.cosf(theta)
-    out = np.empty_like(u)
-    out[:, :8] = radius * c
-    out[:, 8:] = radius * s
+    np.multiply(radius, c, out=out[:, :8])
+    np.multiply(radius, s, out=out[:, 8:])
     if std != 1.0 or mean != 0.0:
-        out = _fma32(out, _f32(std), _f32(mean))  # _mm256_fmadd_ps / std::fma
-    return out
+        out[...] = _fma32(out, _f32(std), _f32(mean))  # _mm256_fmadd_ps / std::fma
 
 
 def normal_fill(eng, n, dt, mean=0.0, std=1.0):
@@ -529,15 +525,19 @@ def normal_fill(eng, n, dt, mean=0.0, std=1.0):
     unit = _unit_doubles if double else _unit_floats
     fill = _fill16_double if double else _fill16_float
     full = n // 16
-    out = _chunked(full * 16, np.float64 if double else np.float32,
-                   lambda k: fill(unit(eng, k).reshape(-1, 16), mean, std).reshape(-1),
-                   step=_CHUNK // 16 * 16)
+    out = np.empty(n, dtype=np.float64 if double else np.float32)  # host: the draws
+    rows = out[:full * 16].reshape(full, 16)
+    step = _CHUNK // 16
+    for a in range(0, full, step):
+        k = min(step, full - a)
+        fill(unit(eng, 16 * k).reshape(k, 16), mean, std, rows[a:a + k])
     if n % 16:
         if dt == np.float64 or dt == np.float32:
             # (float16 and bfloat16 draw 16 at a time into a buffer: no draws are overwritten)
             eng.advance((2 if double else 1) * (n % 16))
-        out = np.concatenate([out, np.empty(n % 16, dtype=out.dtype)])  # host: the draws
-        out[n - 16:] = fill(unit(eng, 16).reshape(1, 16), mean, std)[0]
+        tail = np.empty((1, 16), dtype=out.dtype)  # host: the draws
+        fill(unit(eng, 16).reshape(1, 16), mean, std, tail)
+        out[n - 16:] = tail[0]
     return out.astype(dt, copy=False)
 
 
