@@ -841,6 +841,7 @@ class _Stream:
     def __init__(self, eng, guess):
         self.eng = eng
         self.own_cached = eng.next_double
+        self._normal = None
         self.u = np.empty(0)
         self._ensure(max(int(guess), 64))
 
@@ -849,18 +850,21 @@ class _Stream:
             m = max(m, 2 * self.u.size)
             r = self.eng.peek(2 * m).reshape(-1, 2)
             self.u = _unit_double((r[:, 0] << np.uint64(32)) | r[:, 1])
-            self._normal = None
 
     def normal_pair(self, pos):
-        """The Box-Muller pair (r cos, r sin) from the uniforms at pos and pos + 1."""
+        """The Box-Muller pair (r cos, r sin) from the uniforms at pos and pos + 1 (computed
+        once for every offset of the buffer, the new ones as the buffer grows)."""
         pos = np.asarray(pos)
         if pos.size:
             self._ensure(int(pos.max()) + 2)
-        if self._normal is None:
-            u1, u2 = self.u[:-1], self.u[1:]
+        done = self._normal[0].size if self._normal is not None else 0
+        if done < self.u.size - 1:
+            u1, u2 = self.u[done:-1], self.u[done + 1:]
             r = np.sqrt(-2.0 * _libm.log1p(-u2))
             theta = (2.0 * np.pi) * u1
-            self._normal = (r * _libm.cos(theta), r * _libm.sin(theta))
+            new = (r * _libm.cos(theta), r * _libm.sin(theta))
+            self._normal = new if self._normal is None else tuple(
+                np.concatenate([old, add]) for old, add in zip(self._normal, new))
         return self._normal[0][pos], self._normal[1][pos]
 
     def at(self, pos):
