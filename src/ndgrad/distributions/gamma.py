@@ -4,6 +4,7 @@ FisherSnedecor (a ratio of Gamma draws)."""
 from . import _torch as _t
 from .._tensor import Size, _make
 from .._backend import numpy as _np, to_numpy, xp_of
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops._registry import defop
 from ..ops.pointwise import _digamma_np
 from . import constraints as C
@@ -216,7 +217,7 @@ class Dirichlet(Distribution):
         values, g = _R.sample_dirichlet(_creation._rng(None), host, host.dtype)
         xp = xp_of(alpha._data)
         out = _make(xp.asarray(values))
-        if not (alpha.requires_grad and _t.is_grad_enabled()):
+        if not (alpha.requires_grad and is_grad_enabled()):
             return out
         g = _gamma_at(alpha, _make(xp.asarray(g.astype(host.dtype))))
         y = g / g.sum(-1, keepdim=True)
