@@ -236,8 +236,9 @@ mv = _sparse_dispatch(mv, sparse._mm)
 
 
 def dsmm(input, mat2):
-    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm)."""
-    return sparse.mm(input, mat2)
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
+    dense input multiplies as mm)."""
+    return spmm(input, mat2)
 
 
 def spmm(input, mat2):
