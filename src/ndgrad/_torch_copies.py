@@ -12,7 +12,7 @@ from . import _dtype as D
 from . import _out
 from ._argcheck import check_tensor, combination_error as _invalid_combination, \
     tensor_sequence_error
-from ._backend import xp_of
+from ._backend import xp_of, to_numpy
 from ._sparse import _Layout, _Named, SparseTensor, _unsupported
 from ._tensor import Tensor
 from .nn import functional as _F
@@ -342,9 +342,10 @@ def _rrelu(input, lower, upper, training, generator, inplace):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     from ._creation import _rng
     from ._tensor import _make
+    from . import _rng as _R
     xp = xp_of(input._data)
-    slopes = xp.asarray(_rng(generator).uniform(lower, upper, input.shape))  # host draw
-    noise = _make(xp.where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+    host = to_numpy(input._data)  # host: the draw is made on the host, moved once
+    noise = _make(xp.asarray(_R.rrelu_noise(_rng(generator), host, lower, upper)))
     if inplace:
         from .ops._inplace import inplace as _inplace_apply
         return _inplace_apply(input, _F._rrelu_result, noise)

@@ -740,10 +740,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     from .._creation import _rng
+    from .. import _rng as _R
     if p == 1:
         mask = 0.0
-    else:  # a host draw, moved to the input's device once
-        keep = _rng(None).random(input.shape) >= p
+    else:  # PyTorch's noise: bernoulli_(1 - p) of empty_like(input), then / (1 - p)
+        keep = _R.dropout_mask(_rng(None), input._data, p)  # a host draw, moved once
         mask = keep.astype(input.dtype.np) / (1 - p)
     out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
@@ -756,13 +757,14 @@ def _channel_dropout(input, p, training, inplace):
     if not training or p == 0 or input.numel() == 0:
         return input
     from .._creation import _rng
+    from .. import _rng as _R
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         mask = _xp(input).zeros(shape, dtype=input.dtype.np)
     elif input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     else:  # a host draw, moved to the input's device once
-        mask = (_rng(None).random(shape) >= p).astype(input.dtype.np) / (1 - p)
+        mask = _R.dropout_mask(_rng(None), shape, p).astype(input.dtype.np) / (1 - p)
     out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
 
@@ -1701,12 +1703,15 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     [lower, upper] (default generator); in eval every slope is (lower + upper) / 2."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if training:
+    if training:   # PyTorch's draws: one uniform per element <= 0, in order
         from .._creation import _rng
-        slopes = _xp(input).asarray(_rng(None).uniform(lower, upper, input.shape))  # host draw
+        from .. import _rng as _R
+        from .._backend import to_numpy
+        noise = _make(_xp(input).asarray(_R.rrelu_noise(
+            _rng(None), to_numpy(input._data), lower, upper)))  # host: the draw, moved once
     else:
         slopes = (lower + upper) / 2
-    noise = _make(_xp(input).where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+        noise = _make(_xp(input).where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
     if inplace:
         from ..ops._inplace import inplace as _inplace_apply
         return _inplace_apply(input, _rrelu_result, noise)
@@ -1723,10 +1728,11 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.")
     from .._argcheck import check_tensor
-    from .._creation import _rng
-    check_tensor("empty_like", logits)  # (PyTorch samples into empty_like(logits) first)
-    u = _rng(None).random(logits.shape)
-    gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # host: the draw, -log(Exp(1)), moved once
+    from .._creation import empty_like
+    from ..autograd.grad_mode import no_grad
+    check_tensor("empty_like", logits)
+    with no_grad():   # as PyTorch: -log of Exp(1) draws made in a tensor like the logits
+        gumbels = -(empty_like(logits, memory_format=None).exponential_().log())
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

@@ -379,19 +379,6 @@ def _new_full(self, size, fill_value, *, dtype=None, layout=None, device=None,
                    self.device if device is None else device, requires_grad)
 
 
-def _uniform_(self, a=0.0, b=1.0, *, generator=None):
-    from .._creation import _rng
-    with_grad_off(lambda: _write_values(self, _rng(generator).uniform(a, b, self._data.shape)))
-    return self
-
-
-def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    from .._creation import _rng
-    with_grad_off(lambda: _write_values(
-        self, mean + std * _rng(generator).standard_normal(self._data.shape)))
-    return self
-
-
 def _write_values(self, values):
     """Writes `values` (a host draw) into self, moved to self's device once."""
     from ._inplace import _write
@@ -461,7 +448,6 @@ METHODS = {
     "transpose_": _reshaping_inplace(transpose), "swapaxes_": _reshaping_inplace(swapaxes),
     "swapdims_": _reshaping_inplace(transpose), "squeeze_": _reshaping_inplace(squeeze),
     "unsqueeze_": _reshaping_inplace(unsqueeze),
-    "uniform_": _uniform_, "normal_": _normal_,
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
