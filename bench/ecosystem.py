@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 # library: (distribution, import name, test paths inside DIR/suites/<lib>, pytest extras)
+ENV = {"einops": {"EINOPS_TEST_BACKENDS": "torch"}}   # what a suite needs set to run
 SUITES = {
     "einops": ("einops", "einops", ["tests"], []),
     "torchdiffeq": ("torchdiffeq", "torchdiffeq", ["tests"], []),
@@ -163,7 +164,7 @@ def run(root, libs, timeout, per_test_timeout, extra):
             try:
                 subprocess.run(cmd, cwd=suite, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, timeout=timeout,
-                               env={**os.environ, "PYTHONPATH": ""})
+                               env={**os.environ, "PYTHONPATH": "", **ENV.get(lib, {})})
             except subprocess.TimeoutExpired:
                 print(f"{lib} ({side}): suite timed out after {timeout} s")
             print(f"{lib} ({side}): {time.time() - t0:.0f} s", flush=True)

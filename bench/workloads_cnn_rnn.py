@@ -17,6 +17,14 @@ harness checks that every library starts from the same loss (later steps differ 
 rounding, and the libraries run different numbers of untimed steps).
 """
 import importlib
+import os
+import sys
+import time
+
+if __name__ == "__main__":  # (before NumPy loads OpenBLAS: see main)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "src"))
 
 import numpy as np
 
@@ -147,42 +155,66 @@ def w9(lib, quick):
 class _Conv:
     """A bias-free convolution of the floor on CNHW arrays: im2col into a buffer made once (the
     padded input's border stays zero), one GEMM forward, two backward (weight, columns), and
-    col2im as one slice-add per kernel tap."""
+    col2im as one slice-add per kernel tap. With stride 1 each tap is one contiguous run of the
+    flattened padded planes (the outputs computed over the padded width, the extra columns
+    dropped: ndgrad's Note [Flat windows]), else one run per output row."""
 
     def __init__(self, w, N, H, stride):
         self.w = w
         O, C, k, _ = w.shape
         self.k, self.s, self.p = k, stride, k // 2
         self.Ho = (H + 2 * self.p - k) // stride + 1
-        self.pad = np.zeros((C, N, H + 2 * self.p, H + 2 * self.p), F32)
-        self.cols = np.empty((C, k, k, N, self.Ho, self.Ho), F32)
-        self.taps = [(i, j, (slice(None), slice(None), slice(i, i + stride * (self.Ho - 1) + 1,
-                                                               stride),
-                             slice(j, j + stride * (self.Ho - 1) + 1, stride)))
-                     for i in range(k) for j in range(k)]
+        Hp = H + 2 * self.p
+        self.flat = stride == 1
+        if self.flat:
+            self.L = self.Ho * Hp                       # outputs over the padded width
+            self.pad = np.zeros((C, N, Hp * Hp + k - 1), F32)
+            self.inner = self.pad[:, :, :Hp * Hp].reshape(C, N, Hp, Hp)
+            self.cols = np.empty((C, k, k, N, self.L), F32)
+            self.taps = [(i, j, (slice(None), slice(None), slice(i * Hp + j, i * Hp + j + self.L)))
+                         for i in range(k) for j in range(k)]
+            self.gy = np.zeros((O, N, self.Ho, Hp), F32)  # the extra columns stay zero
+        else:
+            self.pad = self.inner = np.zeros((C, N, Hp, Hp), F32)
+            self.cols = np.empty((C, k, k, N, self.Ho, self.Ho), F32)
+            self.taps = [(i, j, (slice(None), slice(None),
+                                 slice(i, i + stride * (self.Ho - 1) + 1, stride),
+                                 slice(j, j + stride * (self.Ho - 1) + 1, stride)))
+                         for i in range(k) for j in range(k)]
 
     def fwd(self, x):
-        p, O = self.p, self.w.shape[0]
+        p, O, N = self.p, self.w.shape[0], x.shape[1]
         if p:
-            self.pad[:, :, p:-p, p:-p] = x
-        src = self.pad if p else x
+            self.inner[:, :, p:-p, p:-p] = x
+        src = self.pad if p or self.flat else x
         for i, j, sl in self.taps:
             self.cols[:, i, j] = src[sl]
         y = self.w.reshape(O, -1) @ self.cols.reshape(self.w[0].size, -1)
-        return y.reshape(O, x.shape[1], self.Ho, self.Ho)
+        if self.flat:
+            return y.reshape(O, N, self.Ho, -1)[..., :self.Ho]
+        return y.reshape(O, N, self.Ho, self.Ho)
 
     def bwd(self, g, need_input=True):
         """-> (input gradient or None, weight gradient) of the output gradient g (O, N, Ho, Wo)."""
         O = self.w.shape[0]
+        if self.flat:
+            self.gy[..., :self.Ho] = g
+            g = self.gy
         g2 = g.reshape(O, -1)
         gw = (g2 @ self.cols.reshape(self.w[0].size, -1).T).reshape(self.w.shape)
         if not need_input:
             return None, gw
-        gc = (self.w.reshape(O, -1).T @ g2).reshape(self.cols.shape)
+        if not hasattr(self, "gc"):                # buffers made once: no page faults
+            self.gc, self.gp = np.empty_like(self.cols), np.empty_like(self.pad)
+        gc = np.matmul(self.w.reshape(O, -1).T, g2, out=self.gc.reshape(self.w[0].size, -1))
+        gc = gc.reshape(self.cols.shape)
         p = self.p
-        gp = np.zeros(self.pad.shape, F32)
+        gp = self.gp
+        gp.fill(0)
         for i, j, sl in self.taps:
             gp[sl] += gc[:, i, j]
+        if self.flat:
+            gp = gp[:, :, :self.inner[0, 0].size].reshape(self.inner.shape)
         return (gp[:, :, p:-p, p:-p] if p else gp), gw
 
 
@@ -456,3 +488,35 @@ WORKLOADS = [
     ("W10", "2-layer LSTM LM step, vocab 10k, 200 wide, seq 35 batch 20, clip, SGD", "ms/step",
      1e3, w10, (10, 3)),
 ]
+
+
+def main(argv=None):
+    """`python bench/workloads_cnn_rnn.py [rounds]`: W9 and W10 in CPU time, every library on one
+    thread (NumPy's OpenBLAS, PyTorch's set_num_threads(1)), rounds interleaved; minima and
+    medians. On a shared machine the CPU time a step takes on one thread varies far less than
+    its wall time (bench/run.py's measure), so this is the figure to compare changes by."""
+    import ndgrad  # noqa: F401
+    import torch
+    torch.set_num_threads(1)
+    rounds = int((argv or sys.argv[1:] or [10])[0])
+    for name, desc, _, _, make, _ in WORKLOADS:
+        steps = {lib: make(lib, False)[0] for lib in ("ndgrad", "torch", "numpy")}
+        times = {lib: [] for lib in steps}
+        first = {lib: float(s()) for lib, s in steps.items()}
+        for _ in range(rounds):
+            for lib, s in steps.items():
+                t0 = time.process_time()
+                s()
+                times[lib].append(time.process_time() - t0)
+        st = {lib: (min(t) * 1e3, sorted(t)[len(t) // 2] * 1e3) for lib, t in times.items()}
+        ok = all(abs(v - first["torch"]) <= 2e-3 * abs(first["torch"]) for v in first.values())
+        print(f"{name} {desc}: CPU ms min/median " +
+              ", ".join(f"{lib} {a:.0f}/{b:.0f}" for lib, (a, b) in st.items()) +
+              f"; ndgrad/torch {st['ndgrad'][0] / st['torch'][0]:.2f}/"
+              f"{st['ndgrad'][1] / st['torch'][1]:.2f}, ndgrad/numpy "
+              f"{st['ndgrad'][0] / st['numpy'][0]:.2f}/{st['ndgrad'][1] / st['numpy'][1]:.2f}; "
+              f"first losses {'equal' if ok else 'DIFFER: ' + str(first)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -93,3 +93,82 @@ def test_winograd_large_channels_float32_accuracy():
     theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
     ours = F.conv2d(ndgrad.tensor(x), ndgrad.tensor(w), padding=1).numpy()
     assert np.abs(ours - exact).max() <= 2 * np.abs(theirs - exact).max() + 1e-7
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,affine", [((4, 3, 5, 6), True), ((6, 4), True),
+                                          ((3, 2, 7), False)])
+def test_batch_norm_training_kernels_match_pytorch(dtype, shape, affine):
+    """Training batch norm: the forward's four passes and the fused backward kernel (taken
+    when no graph of the backward is wanted) against PyTorch, running statistics included."""
+    r = np.random.default_rng(10)
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    x = (r.standard_normal(shape) * 2 + 3).astype(dtype)
+    gy = r.standard_normal(shape).astype(dtype)
+    w, b = (r.standard_normal(shape[1]).astype(dtype) for _ in (0, 1))
+    mods = []
+    for T in (ndgrad, torch):
+        m = getattr(T.nn, f"BatchNorm{max(len(shape) - 2, 1)}d")(shape[1], affine=affine,
+                                                               dtype=getattr(T, dtype))
+        if affine:
+            with T.no_grad():
+                m.weight.copy_(T.tensor(w))
+                m.bias.copy_(T.tensor(b))
+        xi = T.tensor(x, requires_grad=True)
+        y = m(xi)
+        y.backward(T.tensor(gy))
+        mods.append((m, xi, y))
+    (mo, xo, yo), (mt, xt, yt) = mods
+    assert type(yo.grad_fn).__name__ == type(yt.grad_fn).__name__
+    pairs = [(yo, yt), (xo.grad, xt.grad), (mo.running_mean, mt.running_mean),
+             (mo.running_var, mt.running_var)]
+    if affine:
+        pairs += [(mo.weight.grad, mt.weight.grad), (mo.bias.grad, mt.bias.grad)]
+    for a, e in pairs:
+        np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), **tol)
+
+
+def test_batch_norm_double_backward_float64():
+    r = np.random.default_rng(11)
+    x, w, b = (ndgrad.tensor(r.standard_normal(s), requires_grad=True)
+               for s in ((3, 2, 2, 3), (2,), (2,)))
+
+    def f(a, c, d):
+        return F.batch_norm(a, None, None, c, d, training=True)
+
+    assert ndgrad.autograd.gradcheck(f, (x, w, b))
+    assert ndgrad.autograd.gradgradcheck(f, (x, w, b))
+
+
+@pytest.mark.parametrize("stride,groups,shape", [(1, 1, (3, 4, 5, 6)), (2, 1, (2, 4, 7, 6)),
+                                                 (1, 2, (2, 4, 3, 5)), (3, 2, (2, 4, 7, 8)),
+                                                 (1, 1, (0, 4, 3, 3))])
+def test_pointwise_conv_is_one_gemm_per_sample(stride, groups, shape):
+    """1x1 convolutions without padding skip im2col: values, gradients (float64), double
+    backward; the 3-d form too."""
+    r = np.random.default_rng(12)
+    x = r.standard_normal(shape)
+    w = r.standard_normal((6, shape[1] // groups, 1, 1))
+    b = r.standard_normal(6)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    xn, wn, bn = (ndgrad.tensor(a, requires_grad=True) for a in (x, w, b))
+    yt = torch.nn.functional.conv2d(xt, wt, bt, stride=stride, groups=groups)
+    yn = F.conv2d(xn, wn, bn, stride=stride, groups=groups)
+    assert nn_ops._pointwise_input(x, (1, 1), (stride, stride), ((0, 0), (0, 0)), None) \
+        is not None
+    gy = r.standard_normal(yt.shape)
+    yt.backward(torch.tensor(gy))
+    yn.backward(ndgrad.tensor(gy))
+    for a, e in ((yn, yt), (xn.grad, xt.grad), (wn.grad, wt.grad), (bn.grad, bt.grad)):
+        np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    if shape[0]:
+        assert ndgrad.autograd.gradgradcheck(
+            lambda a, c: F.conv2d(a, c, stride=stride, groups=groups),
+            (ndgrad.tensor(x[:1, :, :4, :4], requires_grad=True), wn))
+        x3 = r.standard_normal((2, shape[1], 3, 4, 5))
+        w3 = r.standard_normal((6, shape[1] // groups, 1, 1, 1))
+        np.testing.assert_allclose(
+            F.conv3d(ndgrad.tensor(x3), ndgrad.tensor(w3), stride=stride, groups=groups).numpy(),
+            torch.nn.functional.conv3d(torch.tensor(x3), torch.tensor(w3), stride=stride,
+                                       groups=groups).numpy(), rtol=1e-10, atol=1e-12)

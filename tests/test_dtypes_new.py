@@ -307,3 +307,11 @@ def test_restricted_dtype_ops_as_pytorch(name, op):
         assert str(got.dtype) == str(want.dtype)
         assert got.double().reshape(-1).tolist() == pytest.approx(
             want.double().reshape(-1).tolist(), rel=1e-6)
+
+
+def test_bfloat16_and_float8_stay_on_the_host(standin):
+    # CuPy has no bfloat16/float8 arrays: moving one to "cuda" says so (PyTorch would move it)
+    for d in (ndgrad.bfloat16, ndgrad.float8_e4m3fn):
+        with pytest.raises(TypeError, match="CuPy has no"):
+            ndgrad.ones(2, dtype=d).to("cuda")
+    assert ndgrad.ones(2).half().to("cuda").dtype is ndgrad.float16

@@ -284,3 +284,51 @@ def test_constraints_are_pytorchs_classes():
         got = getattr(C, n).check(ndgrad.tensor(values)).tolist()
         want = getattr(R, n).check(torch.tensor(values)).tolist()
         assert got == want, n
+
+
+def test_state_dict_hooks_and_extra_state_match_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        log = []
+
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(2, 2)
+                self.counter = 3
+
+            def get_extra_state(self):
+                return {"counter": self.counter}
+
+            def set_extra_state(self, state):
+                self.counter = state["counter"]
+
+        net = Net()
+        net.register_state_dict_pre_hook(lambda m, prefix, keep: log.append(("pre", prefix)))
+        net.fc.register_state_dict_post_hook(
+            lambda m, sd, prefix, meta: log.append(("post", prefix, sorted(sd), meta)))
+        net._register_state_dict_hook(lambda m, sd, prefix, meta: log.append(("priv", prefix)))
+        sd = net.state_dict()
+        log.append(("meta", dict(sd._metadata)))
+        net.fc._register_load_state_dict_pre_hook(
+            lambda sd, prefix, meta, *rest: log.append(("load-pre", prefix, meta)))
+        net.fc.register_load_state_dict_pre_hook(
+            lambda mod, sd, prefix, *rest: log.append(("load-pre-m", type(mod).__name__)))
+
+        def post(mod, keys):
+            log.append(("load-post", type(mod).__name__, list(keys.missing_keys)))
+            keys.missing_keys.clear()
+        net.register_load_state_dict_post_hook(post)
+        other = Net()
+        other.counter = 0
+        sd2 = dict(sd)
+        del sd2["fc.bias"]
+        sd2 = type(sd)(sd2)
+        sd2._metadata = sd._metadata
+        other.register_load_state_dict_post_hook(post)
+        res = other.load_state_dict(sd2)
+        log.append(("result", list(res.missing_keys), other.counter))
+        return log
+
+    assert run(ndgrad) == run(torch)

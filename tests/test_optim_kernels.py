@@ -4,7 +4,7 @@ random, near-tie, subnormal, zero, infinite and overflowing operands (optim/_ker
 import numpy as np
 import pytest
 
-from ndgrad.optim import _kernels as K
+from ndgrad.ops import _fma as K
 
 
 def _torch():
@@ -128,3 +128,30 @@ def test_fma_keeps_broadcasting_and_zero_dim_shapes():
     assert float(K.fma(np.float32(0.5), z, z)) == 3.0
     i = np.arange(4)
     assert (K.fma(3, i, i) == 4 * i).all() and K.fma(3, i, i).dtype == i.dtype
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tensor_ops_fuse_as_torchs(dtype):
+    # add/sub with alpha, addcmul and lerp (and their in-place forms, rsub with a number) round
+    # once, as PyTorch's kernels: the same bits, not only close values
+    torch = _torch()
+    import ndgrad
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(20000).astype(dtype) for _ in range(3))
+    b *= 1e-3
+    w = np.abs(b) * 500
+    cases = [
+        lambda L, A, B, C: C.add(B, alpha=0.0123),
+        lambda L, A, B, C: C.sub(B, alpha=0.0123),
+        lambda L, A, B, C: C.clone().add_(B, alpha=-0.5),
+        lambda L, A, B, C: C.addcmul(A, B, value=0.37),
+        lambda L, A, B, C: C.clone().addcmul_(A, B, value=2.5),
+        lambda L, A, B, C: C.lerp(A, 0.1),
+        lambda L, A, B, C: C.clone().lerp_(A, 0.7),
+        lambda L, A, B, C: C.lerp(A, L.tensor(w)),
+        lambda L, A, B, C: L.rsub(C, 3.0, alpha=0.7),
+        lambda L, A, B, C: L.add(C, 3.1, alpha=0.7),
+    ]
+    for i, f in enumerate(cases):
+        ours, ref = (f(L, L.tensor(a), L.tensor(b), L.tensor(c)).numpy() for L in (ndgrad, torch))
+        assert ours.dtype == ref.dtype and _same(ours, ref).all(), i

@@ -164,7 +164,13 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E4
                      set_rng_state)
 
 from . import amp  # noqa: E402
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache,
+                  autocast_increment_nesting, autocast_decrement_nesting,
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 
@@ -206,6 +212,7 @@ from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pd
 from ._torch_copies import *  # noqa: E402,F401,F403
 from ._torch_nn_aten import *  # noqa: E402,F401,F403
 from ._torch_rnn_math import *  # noqa: E402,F401,F403
+from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
@@ -226,6 +233,12 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
 mm = _sparse_dispatch(mm, sparse._mm)
 matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
+
+
+def dsmm(input, mat2):
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
+    dense input multiplies as mm)."""
+    return spmm(input, mat2)
 
 
 def spmm(input, mat2):

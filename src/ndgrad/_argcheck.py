@@ -696,11 +696,31 @@ def tf_retry(name, default, args, kwargs):
     if not overrides.has_torch_function(relevant):
         return _NO_DISPATCH
     import sys
+    # the torch-level name when it is this function (maybe wrapped again), else the wrapper
+    # itself (torch.linalg.svd's, not torch.svd)
     torch = sys.modules[__name__.rpartition(".")[0]]
     public = getattr(torch, name, None)
-    if not callable(public) or getattr(public, "__name__", None) != name:
+    f = public
+    while f is not None and f is not default:
+        f = getattr(f, "__wrapped__", None)
+    if f is None:
         public = default
     return overrides._dispatch_builtin(public, relevant, args, kwargs)
+
+
+def tf_method(name, args, kwargs=None):
+    """Tensor.<name>(*args) with an operand that overrides __torch_function__: its answer (the
+    function it gets is the Tensor method, as PyTorch's operators and methods pass); else
+    _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    from ._tensor import Tensor
+    return overrides._dispatch_builtin(getattr(Tensor, name), relevant, args, kwargs or {})
 
 
 def torch_errors(fn, name=None, binding_first=False, attr=None):

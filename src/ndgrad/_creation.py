@@ -907,7 +907,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if device is None and t is not None:
         device = t.device
     z = _place(_rng(generator).standard_normal(shape, dtype=np.float64), device)
-    return _finish((m + s * z).astype(dtype.np), requires_grad)
+    xp = xp_of(z)
+    out = xp.asarray(m + s * z).astype(dtype.np)   # (0-d: an array, not a NumPy scalar)
+    given = [a for a in (mean, std) if isinstance(a, Tensor)]
+    if any(a.requires_grad for a in given) and not requires_grad:
+        # PyTorch records the draw with zero gradients: NormalBackward1 (tensor mean),
+        # NormalBackward2 (tensor std), NormalBackward3 (both)
+        k = (1 if isinstance(mean, Tensor) else 0) + (2 if isinstance(std, Tensor) else 0)
+        return _draw_op("normal", f"NormalBackward{k}")(*given, out)
+    return _finish(out, requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
@@ -934,7 +942,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """Draw 0/1 with probabilities `input` (or the scalar p)."""
     probs = to_numpy(input._data) if p is None else p  # host: compared with a host draw
     u = _rng(generator).random(input._data.shape)
-    return _make(_place((u < probs).astype(input.dtype.np), input.device))
+    out = _place(np.asarray(u < probs).astype(input.dtype.np), input.device)  # host: the draw
+    if p is None and input.requires_grad:   # (BernoulliBackward0: a zero gradient)
+        return _draw_op("bernoulli", "BernoulliBackward0")(input, out)
+    return _make(out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -973,6 +984,25 @@ def _poisson_op():
         from .ops._registry import defop
         _POISSON.append(defop("poisson", forward=lambda xp, self, draws: draws, self=None))
     return _POISSON[0]
+
+
+_DRAW_OPS = {}
+
+
+def _draw_op(name, node_name):
+    """The recorded op behind a draw from tensors that require grad (zero gradients, as
+    PyTorch's): draw_op(*tensors, draws) returns the draws."""
+    op = _DRAW_OPS.get(node_name)
+    if op is None:
+        from .ops._registry import defop
+        if name == "normal" and node_name == "NormalBackward3":
+            op = defop("normal_tt", forward=lambda xp, mean, std, draws: draws,
+                       node_name=node_name, mean=None, std=None)
+        else:
+            op = defop(f"{name}_{node_name}", forward=lambda xp, self, draws: draws,
+                       node_name=node_name, self=None)
+        _DRAW_OPS[node_name] = op
+    return op
 
 
 def binomial(count, prob, generator=None):

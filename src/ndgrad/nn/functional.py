@@ -695,9 +695,29 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    n1 = clamp(x1.norm(2, dim, keepdim=True), min=eps)
-    n2 = clamp(x2.norm(2, dim, keepdim=True), min=eps)
+    """ATen's: the inputs broadcast against each other first, each is divided by its norm
+    along dim, clamped to eps without autograd (the gradient passes the clamp), and the
+    products summed along dim."""
+    from ..functional import broadcast_tensors
+    common = D.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype_cname(common)}")
+    x1 = x1.to(common) if x1.dtype._category < 2 else x1
+    x2 = x2.to(common) if x2.dtype._category < 2 else x2
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _dtype_cname(dtype):
+    """A dtype as ATen's messages print it (Float, Long, ComplexDouble, ...)."""
+    from ..ops._inplace import _type_name
+    return _type_name(dtype)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -884,7 +904,10 @@ def _pad_index(n, a, b, mode):
     if mode == "replicate":
         return _np.clip(i, 0, n - 1)  # host: index table
     if mode == "circular":
-        return i % n
+        # ATen's: negative pads crop first, positive ones then wrap around what is left
+        lo = max(-a, 0)
+        m = n - lo - max(-b, 0)
+        return _np.arange(-max(a, 0), m + max(b, 0)) % max(m, 1) + lo  # host: index table
     # reflect
     period = 2 * (n - 1)
     i = _np.abs(i) % period if period else _np.zeros_like(i)  # host: index table
@@ -911,6 +934,13 @@ def pad(input, pad, mode="constant", value=None):
         return _constant_pad(input, tuple(pairs), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if not (1 <= k <= 3 and input.ndim in (k + 1, k + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode != "circular" and input.ndim in (k + 1, k + 2) and \
             0 in tuple(input.shape)[input.ndim - k - 1:]:  # (only the batch may be empty)
         raise RuntimeError(
@@ -920,6 +950,10 @@ def pad(input, pad, mode="constant", value=None):
     for d in range(input.ndim - k, input.ndim):
         a, b = pairs[d]
         n = input.shape[d]
+        if mode == "circular" and (a > n or b > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and n + a + b < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if mode == "reflect" and (a >= n or b >= n):
             raise RuntimeError(
                 f"Argument #4: Padding size should be less than the corresponding input "
@@ -1291,7 +1325,27 @@ def _aten():
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    var = clamp(var, min=eps)
+    """The Gaussian negative log likelihood, as torch.nn.functional's: a var of input's shape
+    less its last dim (one variance per row: shape (N,) for an (N, D) input) gains that dim; a
+    var that differs from input in one dim only (the heteroscedastic case) broadcasts. var is
+    clamped to eps without autograd (its gradient passes the clamp unchanged)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input.shape)
+    elif (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)

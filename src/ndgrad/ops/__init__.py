@@ -6,8 +6,9 @@ from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
+from . import _registry
 from .complex import conj as _conj
-from .pointwise import _check_bool_sub, _sub, _div
+from .pointwise import _check_bool_sub, _sub, _div, _rsub
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -192,6 +193,10 @@ _move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",
 
 
 def _move(self, xp):
+    if self.dtype._special and self.dtype._special <= 2 and xp.__name__ != "numpy":
+        # (ml_dtypes' types live on the host only: CuPy has no bfloat16 or float8 arrays)
+        raise TypeError(f"ndgrad: {self.dtype} tensors cannot move to a CUDA device: CuPy has "
+                        f"no {self.dtype.name} type (keep them on the CPU, or use float16)")
     return _move_op(self, xp)
 
 
@@ -425,6 +430,8 @@ def _sub_operator(self, other):
         raise
 
 
+_registry._OPERATOR_CODES[_sub_operator.__code__] = ("sub", 2)  # (see _tf_dispatch)
+
 METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
@@ -459,7 +466,7 @@ METHODS = {
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
-    "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
 
-__all__ = ["fma", "scalar", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
+__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
            "lerp"]
 
 _CONSTS = {}
@@ -116,6 +116,8 @@ def fma(a, b, c, out=None):
             a = dt.type(a)
             if a == 0 or not np.isfinite(a):  # host: a scalar (0, inf, nan: a * b is exact)
                 return _plain(a, b, c, out)
+        if b.size == 0 or c.size == 0 or (is_array(a) and a.size == 0):
+            return _plain(a, b, c, out)
         if c.ndim == 0 and b.ndim == 0 and (not is_array(a) or a.ndim == 0):
             # 0-d: ufuncs would return scalars; one element in a 1-d array instead
             r = fma(a.reshape(1) if is_array(a) else a, b.reshape(1), c.reshape(1))
@@ -258,6 +260,13 @@ def _round_odd(s, e, xp):
     return bits.view(s.dtype)
 
 
+def sqrt(x, out=None):
+    """Square root, correctly rounded: the one seam of PyTorch's rounding ndgrad does not follow
+    (PyTorch's CPU build takes sqrt from MKL's vector math, within 0.75 ulp; see
+    optim/_kernels.sqrt). Tests put PyTorch's own sqrt here to compare the rest bit for bit."""
+    return xp_of(x).sqrt(x, out=out)
+
+
 def add_(self, other, alpha=1.0):
     """self.add_(other, alpha=alpha)."""
     if alpha == 1:
@@ -325,3 +334,39 @@ def _lerp_array(self, end, weight, out=None):
     out[...] = r
     return out
 
+
+
+# ---------------------------------------------------------------- the Tensor ops' forwards
+
+def fusable(*operands):
+    """Whether PyTorch fuses these operands' multiply-add: real float arrays of one dtype
+    (float32 or float64; float16 goes through float32) and Python or NumPy scalars."""
+    dt = None
+    for x in operands:
+        if is_array(x):
+            if x.dtype.kind != "f" or (dt is not None and x.dtype != dt):
+                return False
+            dt = x.dtype
+        elif not isinstance(x, (int, float)) and not (hasattr(x, "dtype") and
+                                                      x.dtype.kind in "fiub"):
+            return False
+    return dt is not None
+
+
+def add_scaled(xp, self, other, alpha):
+    """self + alpha * other, PyTorch's add/sub kernel with alpha != 1: one rounding for float
+    arrays (alpha in the arrays' dtype), the plain expression otherwise."""
+    if fusable(self, other):
+        if is_array(self) and self.ndim:
+            return fma(scalar(alpha, self), other, self)
+        if not is_array(self) and is_array(other) and other.ndim:    # rsub(t, number)
+            return fma(scalar(alpha, other), other, xp.asarray(self, dtype=other.dtype))
+    return xp.add(self, xp.multiply(other, alpha))
+
+
+def addcmul_forward(xp, self, tensor1, tensor2, value):
+    """self + value * tensor1 * tensor2 with PyTorch's rounding: (value * tensor1) rounded, then
+    a fused multiply-add with tensor2."""
+    if is_array(self) and self.ndim and fusable(self, tensor1, tensor2):
+        return addcmul(self, tensor1, tensor2, value)
+    return self + value * tensor1 * tensor2

@@ -541,7 +541,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params")
+                 "tensor_params", "call")
 
 
 def _fn_params(f):
@@ -686,9 +686,23 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 raise err from None
             raise
 
-    fn.__name__ = fn.__qualname__ = name
+    def call(*args, **kwargs):  # fn without the hook slot (for the hook's own use: amp.py)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:
+            if promote is not None and isinstance(e, TypeError):
+                moved = _cpu_scalars_moved(args, kwargs)
+                if moved is not None:
+                    return call(*moved[0], **moved[1])
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    fn.__name__ = fn.__qualname__ = call.__name__ = call.__qualname__ = name
     fn._op = op
     op.fn = fn
+    op.call = call
     return fn
 
 
@@ -701,15 +715,20 @@ _NO_KW = {}  # (never written: apply copies keywords before changing them)
 _UNSET = object()
 
 
-def dunder(fn, none=_UNSET):
+_OPERATOR_CODES = {}  # operator method code -> (Tensor method, its operands) or None (dunder's)
+
+
+def dunder(fn, none=_UNSET, name=None):
     """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
     string) gives NotImplemented, so Python raises its own "unsupported operand type(s)";
-    none: the result for a None operand (`t == None` is False)."""
+    none: the result for a None operand (`t == None` is False); name: the Tensor method an
+    operand's __torch_function__ gets (default: the op's)."""
     op = fn._op
+    name = name or op.name
 
     def method(self, other):
-        if _VMAP[0] is not None:
-            return _VMAP[0](op, (self, other), {})
+        if _VMAP[0] is not None:  # (`name` is read from this frame by _tf_dispatch)
+            return _VMAP[0](op, (self, other), {}) if name else None
         try:
             return apply(op, (self, other), _NO_KW)
         except Exception as e:
@@ -724,6 +743,7 @@ def dunder(fn, none=_UNSET):
                 raise err from None
             raise
 
+    _OPERATOR_CODES[method.__code__] = None   # (its name: the frame's `name`)
     if none is not _UNSET:
         def compare(self, other):
             if other is None:
@@ -1099,7 +1119,21 @@ def _tf_dispatch(op, args, kwargs):
     relevant = _tf_relevant(args, kwargs) or []
     if not overrides.has_torch_function(relevant):
         return NO_RAW
-    return overrides._dispatch_builtin(_public(op), relevant, args, kwargs or {})
+    public = _public(op)
+    # called by an operator (`t + x`): PyTorch passes the Tensor method (Tensor.add)
+    f = _getframe(1)
+    for _ in range(4):
+        f = f.f_back
+        if f is None:
+            break
+        if f.f_code in _OPERATOR_CODES:
+            known = _OPERATOR_CODES[f.f_code]
+            name, n = known if known is not None else (f.f_locals.get("name"), 2)
+            method = getattr(Tensor, name, None) if name else None
+            if callable(method):
+                public, args = method, args[:n]
+            break
+    return overrides._dispatch_builtin(public, relevant, args, kwargs or {})
 
 
 def _apply(op, args, kwargs):
@@ -1200,13 +1234,13 @@ def _first_by_keyword(op, kwargs):
 # which runs their forwards here:
 # - bfloat16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels, every op
 #   computes in float32 and rounds its result once (round to nearest even): the bfloat16
-#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded back. So a sum accumulates in float32, a
-#   matmul is float32 BLAS rounded once, and a fused op (softplus, gelu) rounds once, as
-#   PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
+#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded
+#   back. So a sum accumulates in float32, a matmul is float32 BLAS rounded once, and a fused
+#   op (softplus, gelu) rounds once, as PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
 #   arrays themselves, so views stay views. An explicit dtype argument other than bfloat16
 #   keeps its outputs (sum(x, dtype=torch.float32)).
 # - uint16/32/64 and the float8 types: PyTorch 2.13 computes few ops on them (views, copies,
-#   indexing, cat, mul, eq, ...); the ops it refuses (_UNSUPPORTED) raise its
+#   indexing, cat, mul, eq, ...); the ops it refuses (_REFUSED) raise its
 #   NotImplementedError naming its kernel, the rest run on NumPy's / ml_dtypes' arrays.
 _BF16_NATIVE = frozenset((
     "clone", "contiguous", "cat", "stack", "index_select", "gather", "take", "getitem",

@@ -87,7 +87,11 @@ def _softmax_backward_fwd(xp, grad_output, output, dim):
 
 
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
-    return grad_output - xp.exp(output) * _reduce_keep(xp, xp.add, grad_output, dim)
+    if not output.ndim:  # (0-d: NumPy's results are scalars)
+        return grad_output - xp.exp(output) * _reduce_keep(xp, xp.add, grad_output, dim)
+    g = xp.exp(output)  # (one temporary, the passes in place)
+    g *= _reduce_keep(xp, xp.add, grad_output, dim)
+    return xp.subtract(grad_output, g, out=g)
 
 
 softmax_backward = defop(

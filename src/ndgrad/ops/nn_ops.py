@@ -109,6 +109,20 @@ def _im2col(xp, x, kernel, stride, dilation, out_hw):
     return cols
 
 
+def _pointwise_input(x, kernel, stride, padding, out_hw):
+    """For a 1x1 convolution without padding: the input positions it reads (x itself with
+    stride 1, a strided view else), else None."""
+    if any(k != 1 for k in kernel) or any(a or b for a, b in padding):
+        return None
+    sizes = x.shape[2:]
+    out = tuple(out_hw) if out_hw is not None else \
+        tuple((n - 1) // s + 1 for n, s in zip(sizes, stride))
+    if out == sizes:
+        return x
+    return x[(slice(None), slice(None)) + tuple(
+        slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))]
+
+
 def _flat_ok(stride, kernel):
     """Whether the windows come as whole runs of the flattened planes (Note [Flat windows])."""
     return len(kernel) == 2 and all(s == 1 for s in stride)
@@ -164,6 +178,14 @@ def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw
     K = Cg * math.prod(kernel)
     wm = weight.reshape(groups, O // groups, K)
     dt = xp.result_type(input, weight)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: one GEMM per sample, no im2col
+        N, P = input.shape[0], math.prod(pointwise.shape[2:])
+        y = xp.matmul(wm, pointwise.reshape(N, groups, Cg, P))
+        out = y.reshape((N, O) + pointwise.shape[2:])
+        if bias is not None:
+            out += bias.reshape((O,) + (1,) * len(kernel))
+        return out.astype(dt, copy=False)
     if _flat_ok(stride, kernel):  # Note [Flat windows]
         buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
         N = buf.shape[0]
@@ -239,6 +261,12 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     K, Og = Cg * math.prod(kernel), O // groups
     out_hw = tuple(grad_output.shape[2:])
     dt = xp.result_type(input, grad_output)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: sum over samples of gy[n] @ x[n].T
+        N, P = input.shape[0], math.prod(out_hw)
+        g = grad_output.reshape(N, groups, Og, P)
+        out = xp.matmul(g, pointwise.reshape(N, groups, Cg, P).swapaxes(-1, -2)).sum(0)
+        return out.astype(dt, copy=False).reshape(weight_shape)
     out = xp.zeros((groups, Og, K), dtype=dt)
     if _flat_ok(stride, kernel):  # Note [Flat windows]
         buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
@@ -553,7 +581,7 @@ def _index_add_fwd(xp, grad, index, dim, size):
     shape = list(grad.shape)
     k = index.ndim
     out_shape = shape[:dim] + [size] + shape[dim + k:]
-    g = grad.reshape(shape[:dim] + [-1] + shape[dim + k:])
+    g = grad.reshape(shape[:dim] + [index.size] + shape[dim + k:])  # (no -1: may be empty)
     out = xp.zeros(out_shape, dtype=grad.dtype)
     g = xp.moveaxis(g, dim, 0)
     o = xp.moveaxis(out, dim, 0)
@@ -688,23 +716,53 @@ def _bn_dims(ndim):
 
 
 def _bn_fwd(xp, input, weight, bias, eps):
-    """Normalise over every dim but 1; also returns the batch mean and biased variance."""
-    dims = _bn_dims(input.ndim)
-    shape = (1, -1) + (1,) * (input.ndim - 2)
-    mean = input.mean(axis=dims, keepdims=True)
-    xc = input - mean
-    var = (xc * xc).mean(axis=dims, keepdims=True)
-    out = xc / xp.sqrt(var + eps)
+    """Normalise over every dim but 1; also returns the batch mean and biased variance. Four
+    passes: the sums, x - mean, the squares' sums (einsum: no temporary), then the scale and
+    shift in place."""
+    N, C = input.shape[:2]
+    x = input.reshape(N, C, -1)
+    m = N * x.shape[2]
+    mean = x.sum(2).sum(0) / m
+    xc = x - mean[:, None]
+    var = xp.einsum("nci,nci->c", xc, xc) / m
+    scale = 1 / xp.sqrt(var + eps)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        scale = scale * weight
+    xc *= scale[:, None]
     if bias is not None:
-        out = out + bias.reshape(shape)
-    return out.astype(input.dtype, copy=False), mean.reshape(-1), var.reshape(-1)
+        xc += bias[:, None]
+    return xc.reshape(input.shape).astype(input.dtype, copy=False), mean, var
 
 
-def _bn_backward(grad, input, weight, eps):
-    # recomputes the statistics with ndgrad ops, so double backward works
+def _bn_backward_fwd(xp, grad_out, input, weight, mean, var, eps):
+    """native_batch_norm_backward (training): the gradients of input, weight and bias. With
+    xc = x - mean and s = 1 / sqrt(var + eps): dx = w s (g - sum(g) / m) - w s^3 xc
+    sum(g xc) / m, as a g + xc b + c with per-channel a, b, c."""
+    N, C = input.shape[:2]
+    x, g = input.reshape(N, C, -1), grad_out.reshape(N, C, -1)
+    m = N * x.shape[2]
+    s = 1 / xp.sqrt(var + eps)
+    gsum = g.sum(2).sum(0)
+    xc = x - mean[:, None]
+    dot = xp.einsum("nci,nci->c", xc, g)
+    ws = s if weight is None else s * weight
+    xc *= (-ws * s * s * dot / m)[:, None]
+    xc += (-ws * gsum / m)[:, None]
+    gx = g * ws[:, None]
+    gx += xc
+    return gx.reshape(input.shape).astype(input.dtype, copy=False), dot * s, gsum
+
+
+batch_norm_backward = defop("native_batch_norm_backward", _bn_backward_fwd, outputs=3,
+                            differentiable=False)
+
+
+def _bn_backward(grad, input, weight, eps, result1, result2):
+    from ..autograd.grad_mode import is_grad_enabled
     g = grad[0]
+    if not is_grad_enabled():  # (no graph of the backward wanted: the fused kernel)
+        return batch_norm_backward(g, input, weight, result1, result2, eps)
+    # recomputes the statistics with ndgrad ops, so double backward works
     dims = _bn_dims(input.ndim)
     m = input.numel() // input.shape[1]
     mean = input.mean(dims, keepdim=True)

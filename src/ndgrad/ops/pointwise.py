@@ -17,7 +17,7 @@ from .. import _argcheck
 from .._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
-from . import _specfun
+from . import _fma, _specfun
 from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
@@ -59,11 +59,12 @@ def _is_int(a):
 # ---------------------------------------------------------------- arithmetic
 
 def _add_fwd(xp, self, other, alpha=1):
-    return xp.add(self, other) if alpha == 1 else xp.add(self, xp.multiply(other, alpha))
+    # alpha != 1: one rounding, as PyTorch's kernel (a fused multiply-add: ops/_fma.py)
+    return xp.add(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, alpha)
 
 
 def _sub_fwd(xp, self, other, alpha=1):
-    return xp.subtract(self, other) if alpha == 1 else xp.subtract(self, xp.multiply(other, alpha))
+    return xp.subtract(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, -alpha)
 
 
 add = defop("add", _add_fwd, promote="binary",
@@ -79,8 +80,29 @@ def _rsub_fwd(xp, self, other, alpha=1):
     return _sub_fwd(xp, other, self, alpha)
 
 
-rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-             self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
+_rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+              other=lambda grad: grad)
+_rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
+                     self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                     other=lambda grad: grad)
+
+
+_RSUB = ("(Tensor input, Tensor other, *, Number alpha = 1)",
+         "(Tensor input, Number other, Number alpha = 1)")
+
+
+def rsub(input, other, *rest, alpha=1):
+    """torch.rsub(input, other, *, alpha=1): other - alpha * input (a Number other takes alpha
+    by position too, as PyTorch's second overload)."""
+    if rest:
+        if len(rest) > 1 or isinstance(other, Tensor) or alpha != 1:
+            from .._argcheck import combination_error
+            raise combination_error("rsub", _RSUB, (input, other) + rest, {"alpha": alpha}
+                                    if alpha != 1 else {})
+        alpha = rest[0]
+    return (_rsub_tensor if isinstance(other, Tensor) else _rsub)(input, other, alpha)
 
 
 def _check_bool_sub(input, other):
@@ -276,11 +298,14 @@ _SEQUENCES = (list, tuple)
 
 
 def float_power(input, exponent):
-    """torch.float_power: pow computed in float64."""
+    """torch.float_power: pow computed in float64 (complex128 when either side is complex)."""
+    cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex)
+               for v in (input, exponent))
+    target = D.complex128 if cplx else D.float64
     if isinstance(input, Tensor):
-        input = input.to(D.float64)
+        input = input.to(target)
     if isinstance(exponent, Tensor):
-        exponent = exponent.to(D.float64)
+        exponent = exponent.to(target)
     return pow(input, exponent)
 
 
@@ -917,7 +942,9 @@ hypot = defop("hypot", _hypot_fwd, promote="binary", tensor_only=True,
 
 
 def _lerp_fwd(xp, self, end, weight):
-    # PyTorch's formulation: exact at weight 0 and 1
+    # PyTorch's formulation: exact at weight 0 and 1, each branch a fused multiply-add
+    if _fma.fusable(self, end, weight):
+        return _fma.lerp(self, end, weight)
     diff = end - self
     small = xp.abs(weight) < 0.5
     return xp.where(small, self + weight * diff, end - diff * (1 - weight)).astype(
@@ -946,7 +973,8 @@ def lerp(input, end, weight):
 
 
 _addcmul = defop(
-    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
+    "addcmul", lambda xp, self, tensor1, tensor2, value=1: _fma.addcmul_forward(
+        xp, self, tensor1, tensor2, value),
     promote="binary", tensor_only=True,
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
@@ -1269,19 +1297,36 @@ def _float_only(name, xp, *arrays):
 
 def _logaddexp_fwd(xp, self, other):
     _float_only("logaddexp", xp, self, other)
+    if self.dtype.kind == "c" or other.dtype.kind == "c":
+        return _logaddexp_complex(xp, *xp.broadcast_arrays(self, other))
     return xp.logaddexp(self, other)
 
 
+def _logaddexp_complex(xp, x, y):
+    """ATen's complex log-add-exp: log1p(exp(min - max)) + max of x and y by real part (on a
+    tie y is the min), NaN if either is NaN, min where both real parts are -inf, the plain
+    log(exp(x) + exp(y)) where both are +inf."""
+    x_lt = x.real < y.real
+    lo, hi = xp.where(x_lt, x, y), xp.where(x_lt, y, x)
+    with _np.errstate(all="ignore"):  # host: error state
+        out = xp.log1p(xp.exp(lo - hi)) + hi
+        both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+        out = xp.where(both_inf, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))),
+                       out)
+    nan = xp.isnan(x) | xp.isnan(y)
+    return xp.where(nan, complex(_np.nan, _np.nan), out).astype(xp.result_type(x, y))
+
+
 def _logaddexp2_fwd(xp, self, other):
-    _float_only("logaddexp2", xp, self, other)
+    _check_kinds("logaddexp2", (self, other), "f")   # (no complex kernel in ATen)
     return xp.logaddexp2(self, other)
 
 
 # (PyTorch's formulas: at self = inf and a finite other the gradient is grad, where
 # exp(self - result) would be exp(inf - inf) = nan)
 _logaddexp = defop("logaddexp", _logaddexp_fwd, promote="binary",
-                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
-                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
+                   self=lambda grad, self, other: grad / _cj(1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / _cj(1 + exp(self - other)))
 _logaddexp2 = defop("logaddexp2", _logaddexp2_fwd, promote="binary",
                     self=lambda grad, self, other: grad / (1 + exp2(other - self)),
                     other=lambda grad, self, other: grad / (1 + exp2(self - other)))
@@ -1360,7 +1405,9 @@ def _nextafter_fwd(xp, self, other):
     return xp.nextafter(self, other)
 
 
-nextafter = defop("nextafter", _nextafter_fwd, promote="binary", differentiable=False)
+# (derivatives.yaml: the identity for self, zero for other)
+nextafter = defop("nextafter", _nextafter_fwd, promote="binary", self=lambda grad: grad,
+                  other=None)
 
 
 def _bessel_i1_np(xp, x):

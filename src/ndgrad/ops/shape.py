@@ -81,6 +81,8 @@ def sum_to_size(self, *sizes, size=None):
     if not _expandable(size, self._data.shape):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, self.shape))}}}.")
+    if not size:        # (ATen's sum_to: a full sum, so a bool tensor gives int64)
+        return self.sum()
     return sum_to(self, size) if self._data.shape != size else self
 
 
@@ -94,7 +96,12 @@ def _expandable(small, big):
 
 
 def _expand_fwd(xp, self, size):
-    return xp.broadcast_to(self, size)
+    out = xp.broadcast_to(self, size)
+    # NumPy marks every broadcast read-only; PyTorch's expand is writable where it repeats no
+    # element (sizes kept, or size-1 dimensions added), so those are plain views
+    if out.size == self.size:
+        return self.reshape(out.shape)
+    return out
 
 
 _expand = defop("expand", _expand_fwd, view=True,
