@@ -197,8 +197,8 @@ def _gelu_q(xp, x, s=None):
     """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x), float32; s: x^2 if the caller has it."""
     if s is None:
         s = xp.multiply(x, x, out=_scratch(xp, x.shape, x.dtype, "gelu_s"))
-    xp.minimum(s, 30.25, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
-    h = _sf._poly(_GELU_K, _scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
+    sc = xp.minimum(s, 30.25, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
+    h = _sf._poly(_GELU_K, sc)
     h *= x
     return xp.exp(h, out=h)
 
