@@ -644,13 +644,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
-    if tuple(input.shape[input.ndim - k:]) != normalized_shape or k > input.ndim:
+    shape = input._data.shape  # (a tuple: Size's Python indexing is slower)
+    if shape[len(shape) - k:] != normalized_shape or k > len(shape):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != normalized_shape:
+        if p is not None and p._data.shape != normalized_shape:
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
@@ -1394,7 +1395,7 @@ def _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa):
             f"attn_mask.dtype: {_aten_name(attn_mask.dtype)} and  query.dtype: "
             f"{_aten_name(query.dtype)} instead.")
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and value.ndim >= 3:
-        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        hq, hk, hv = query._data.shape[-3], key._data.shape[-3], value._data.shape[-3]
         if hk == 0 or hv == 0 or hq % hk or hq % hv:
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in ")
@@ -1412,18 +1413,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
     grad) the composite math path. A row with no allowed key gives zeros."""
     _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
-    E = query.shape[-1]
+    qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
+    E = qs[-1]
     scale = 1.0 / math.sqrt(E) if scale is None else scale
     if attn_mask is not None and attn_mask.dtype is D.bool:
         attn_mask = _make(_xp(attn_mask).where(attn_mask._data, 0.0, -_np.inf).astype(
             query.dtype.np))  # (PyTorch's conversion: True takes part)
-    fused = (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
-             and key.shape[-1] == value.shape[-1] == E
-             and query.shape[:-3] == key.shape[:-3] == value.shape[:-3]
-             and key.shape[-3] == value.shape[-3] and key.shape[-2] == value.shape[-2]
-             and (key.shape[-3] == query.shape[-3] or enable_gqa and key.shape[-3]
-                  and query.shape[-3] % key.shape[-3] == 0)
-             and (attn_mask is None or not attn_mask.requires_grad))
+    fused = (len(qs) == len(ks) == len(vs) == 4 and dropout_p == 0.0
+             and ks[3] == vs[3] == E and qs[0] == ks[0] == vs[0]
+             and ks[1] == vs[1] and ks[2] == vs[2]
+             and (ks[1] == qs[1] or enable_gqa and ks[1] and qs[1] % ks[1] == 0)
+             and (attn_mask is None or not attn_mask._requires_grad))
     if fused:  # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
         return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
     if is_causal and attn_mask is not None:  # (PyTorch's math path)

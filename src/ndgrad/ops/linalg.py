@@ -408,12 +408,7 @@ def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
         prod = prod * alpha
     if beta == 0:
         return (prod + xp.zeros_like(self)).astype(prod.dtype, copy=False)
-    other = self if beta == 1 else self * beta
-    if prod.ndim and other.dtype == prod.dtype and (
-            other.shape == prod.shape or other.ndim == 1 and other.shape[0] == prod.shape[-1]):
-        prod += other  # (the fresh product takes the sum: no second output array)
-        return prod
-    return (prod + other).astype(prod.dtype, copy=False)
+    return (prod + (self if beta == 1 else self * beta)).astype(prod.dtype, copy=False)
 
 
 addmm_ = defop("addmm", _addmm_fwd, promote="binary",

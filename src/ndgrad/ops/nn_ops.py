@@ -32,6 +32,7 @@ import threading
 from .._backend import numpy as _np
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop
+from ._scratch import scratch as _scratch_slot
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
@@ -584,8 +585,39 @@ def _index_add_fwd(xp, grad, index, dim, size):
     out = xp.zeros(out_shape, dtype=grad.dtype)
     g = xp.moveaxis(g, dim, 0)
     o = xp.moveaxis(out, dim, 0)
-    xp.add.at(o, index.reshape(-1), g)
+    idx = index.reshape(-1)
+    if idx.size:
+        _scatter_add_rows(xp, o, idx, g)
     return out
+
+
+_SCATTER_LAYERS = 64  # most repeats of one index taken layer by layer (else NumPy's add.at)
+
+
+def _scatter_add_rows(xp, out, idx, src):
+    """out[idx[i]] += src[i] for every i in order, as PyTorch's sequential CPU loop rounds (an
+    embedding's backward). NumPy's add.at takes ~0.8 us a row; here the rows are added in
+    layers: the first occurrence of every index, then the second, ... (no index twice in a
+    layer, so each layer is one fancy-indexed add), as many layers as the most repeated index
+    has occurrences."""
+    order = xp.argsort(idx, kind="stable")
+    si = idx.take(order)
+    first = xp.empty(si.size, bool)
+    first[0] = True
+    xp.not_equal(si[1:], si[:-1], out=first[1:])
+    pos = xp.arange(si.size)
+    rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))  # occurrence number
+    layers = int(rank.max()) + 1
+    if layers > _SCATTER_LAYERS:
+        xp.add.at(out, idx, src)
+        return
+    by_layer = xp.argsort(rank, kind="stable")
+    bounds = xp.cumsum(xp.bincount(rank, minlength=layers)).tolist()  # host: layer sizes
+    rows, targets = order.take(by_layer), si.take(by_layer)
+    lo = 0
+    for hi in bounds:  # (one iteration per repeat, not per element)
+        out[targets[lo:hi]] += src.take(rows[lo:hi], axis=0)
+        lo = hi
 
 
 take = defop("take_along", _take_fwd, node_name="IndexSelectBackward0",
@@ -803,15 +835,20 @@ def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias,
     go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
                      normalized_shape)
     r = rstd.reshape(-1, 1).astype(opm, copy=False)
-    xh = x - mean.reshape(-1, 1).astype(opm, copy=False)
+    xh = xp.subtract(x, mean.reshape(-1, 1).astype(opm, copy=False),
+                     out=_scratch_slot(xp, x.shape, x.dtype, "ln_xh"))  # (Note [Scratch slots])
     xh *= r
     gw = gb = xp.zeros(0, dt)
     ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    g = _scratch_slot(xp, x.shape, x.dtype, "ln_g")
     if weight is not None:
-        gw = (ones @ (go * xh)).astype(dt, copy=False).reshape(weight.shape)
+        gw = (ones @ xp.multiply(go, xh, out=g)).astype(dt, copy=False).reshape(weight.shape)
     if bias is not None:
         gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
-    g = go * weight.reshape(-1).astype(opm, copy=False) if weight is not None else go.copy()
+    if weight is not None:
+        xp.multiply(go, weight.reshape(-1).astype(opm, copy=False), out=g)
+    else:
+        g[...] = go
     if n:
         c = _row_dot(xp, g, xh)
         c /= n
@@ -910,8 +947,10 @@ def _sum_groups(t, groups):
     return t.reshape(t.shape[:-3] + (t.shape[-3] // groups, groups) + t.shape[-2:]).sum(axis=-3)
 
 
-def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale):
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot):
+    shape = _np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (  # host: shapes
+        q.shape[-2], k.shape[-2])
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2), out=_scratch_slot(xp, shape, q.dtype, slot))
     s *= scale
     if is_causal:
         s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
@@ -931,7 +970,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     groups = _kv_groups(q, k)
     k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
-    s = _sdpa_scores(xp, q, k, is_causal, mask, scale)
+    s = _sdpa_scores(xp, q, k, is_causal, mask, scale, "sdpa_s")  # (Note [Scratch slots])
     if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
@@ -959,11 +998,12 @@ def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is
     groups = _kv_groups(q, k)
     kr, vr = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
-    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale)
+    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s")
     p -= logsumexp[..., None]
     xp.exp(p, out=p)
     dv = xp.matmul(xp.swapaxes(p, -1, -2), do)
-    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2))
+    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2),
+                   out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
     ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
     ds *= p
     dq = xp.matmul(ds, kr)
