@@ -139,6 +139,12 @@ def to_numpy(array):
     return numpy.asarray(array)
 
 
+# device types PyTorch names: torch.device("meta") is a value libraries compare with; no array
+# lives on these here (their xp raises)
+_OTHER_DEVICE_TYPES = frozenset("ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy "
+                                "vulkan mps meta hpu mtia privateuseone".split())
+
+
 class device:
     """torch.device('cpu') / torch.device('cuda', 0)."""
     __slots__ = ("type", "index")
@@ -150,7 +156,11 @@ class device:
             type, idx = type.split(":")
             index = int(idx)
         if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+            if type not in _OTHER_DEVICE_TYPES:
+                raise RuntimeError(
+                    "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, "
+                    "ve, fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone "
+                    f"device type at start of device string: {type}")
         self.type = type
         self.index = index
 
@@ -158,6 +168,9 @@ class device:
     def xp(self):
         if self.type == "cpu":
             return numpy
+        if self.type != "cuda":
+            raise RuntimeError(f"ndgrad has no {self.type} device: tensors live on cpu (NumPy) "
+                               "or cuda (CuPy)")
         cp = cuda_xp()
         if cp is None:
             raise AssertionError("Torch not compiled with CUDA enabled")

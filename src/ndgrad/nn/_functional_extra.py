@@ -63,12 +63,13 @@ def _sizes(output_size, input, nd):
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
+    given = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if given == (1, 1, 1):   # ATen's shortcut, before its checks (as in 2-d)
+        return input.mean((-1, -2, -3), keepdim=True)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
     outs = _sizes(output_size, input, 3)
-    if tuple(outs) == (1, 1, 1):   # ATen's shortcut, as in 2-d
-        return input.mean((-1, -2, -3), keepdim=True)
     sizes = tuple(input.shape[-3:])
     if all(o and n % o == 0 for n, o in zip(sizes, outs)) and input.ndim == 5:
         return avg_pool3d(input, tuple(n // o for n, o in zip(sizes, outs)))

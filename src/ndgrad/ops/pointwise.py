@@ -82,15 +82,25 @@ def _rsub_fwd(xp, self, other, alpha=1):
 
 # rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
 _rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
-              other=lambda grad: grad)
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 _rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
                      self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
                      other=lambda grad: grad)
 
 
-def rsub(input, other, *, alpha=1):
-    """torch.rsub(input, other, *, alpha=1): other - alpha * input."""
+_RSUB = ("(Tensor input, Tensor other, *, Number alpha = 1)",
+         "(Tensor input, Number other, Number alpha = 1)")
+
+
+def rsub(input, other, *rest, alpha=1):
+    """torch.rsub(input, other, *, alpha=1): other - alpha * input (a Number other takes alpha
+    by position too, as PyTorch's second overload)."""
+    if rest:
+        if len(rest) > 1 or isinstance(other, Tensor) or alpha != 1:
+            from .._argcheck import combination_error
+            raise combination_error("rsub", _RSUB, (input, other) + rest, {"alpha": alpha}
+                                    if alpha != 1 else {})
+        alpha = rest[0]
     return (_rsub_tensor if isinstance(other, Tensor) else _rsub)(input, other, alpha)
 
 

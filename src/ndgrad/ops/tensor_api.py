@@ -673,19 +673,20 @@ def _deprecated(fn, name, keyword, tensors, method):
     new = f"{name}({head}{params}, *, Number {keyword} = 1{', Tensor out = None' if not method else ''})"
 
     @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        # (argument checking's frame passes the keyword's default on: 1 is "not given")
-        if len(args) == len(tensors) + 1 and isinstance(args[0], numbers.Number) \
-                and not isinstance(args[0], bool) and kwargs.get(keyword, 1) == 1 \
-                and all(isinstance(a, Tensor) for a in args[1:]):
+    def wrapper(*args, **kwargs):
+        # args: (self, number, *tensors) in the old order (self by keyword is the new one's);
+        # argument checking's frame passes the keyword's default on: 1 is "not given"
+        if len(args) == len(tensors) + 2 and isinstance(args[1], numbers.Number) \
+                and not isinstance(args[1], bool) and kwargs.get(keyword, 1) == 1 \
+                and all(isinstance(a, Tensor) for a in args[2:]):
             if not _DEPRECATED_WARNED[0]:
                 _DEPRECATED_WARNED[0] = True
                 from ..autograd.graph import warn_at_user
                 warn_at_user(f"This overload of {name} is deprecated:\n\t{old}\nConsider using "
                              f"one of the following signatures instead:\n\t{new}" + _PARSER_SITE)
-            kwargs[keyword] = args[0]
-            args = args[1:]
-        return fn(self, *args, **kwargs)
+            kwargs[keyword] = args[1]
+            args = args[:1] + args[2:]
+        return fn(*args, **kwargs)
     # (the signature argument checking binds against: fn's, taking one positional more)
     import inspect
     ps = list(inspect.signature(fn).parameters.values())
