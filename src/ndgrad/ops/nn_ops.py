@@ -11,9 +11,8 @@ All three run on im2col columns laid out (C, *kernel, N, *out), built with one s
 kernel tap (no 6-d transpose, no strided-view argmax), so that one BLAS matmul per group covers
 the whole batch; with stride 1 in 2-d each tap's copy is one run per plane (Note [Flat
 windows]), and the input gradient is the convolution with the flipped kernel; with a larger
-stride col2im is the same tap loop adding slices. 3x3 stride-1 convolutions with many channels
-run as Winograd F(2x2, 3x3) instead (Note [Winograd convolution]). The batch is chunked so the
-im2col buffer fits the kept scratch. The kernels take any number of spatial dims (1-d callers
+stride col2im is the same tap loop adding slices; 1x1 convolutions without padding are plain
+GEMMs. The batch is chunked so the im2col buffer fits the kept scratch. The kernels take any number of spatial dims (1-d callers
 add a unit height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial
 dim.
 
@@ -171,10 +170,6 @@ def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw
     """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to (N, O, *out)."""
     O, Cg = weight.shape[:2]
     kernel = weight.shape[2:]
-    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
-        out_hw = out_hw or tuple(n + a + b - 2 for n, (a, b) in zip(input.shape[2:], padding))
-        return _wino_conv(xp, input, weight, (padding[0][0], padding[1][0]), out_hw, groups,
-                          bias)
     K = Cg * math.prod(kernel)
     wm = weight.reshape(groups, O // groups, K)
     dt = xp.result_type(input, weight)
@@ -256,8 +251,6 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     """dw[g] = gy[g] @ cols[g].T, contracting batch and positions in one matmul per chunk."""
     O, Cg = weight_shape[:2]
     kernel = tuple(weight_shape[2:])
-    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
-        return _wino_conv_weight(xp, input, grad_output, (padding[0][0], padding[1][0]), groups)
     K, Og = Cg * math.prod(kernel), O // groups
     out_hw = tuple(grad_output.shape[2:])
     dt = xp.result_type(input, grad_output)
@@ -289,161 +282,6 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
         g = grad_output[sl].swapaxes(0, 1).reshape(groups, Og, n * P)
         out += xp.matmul(g, cols.reshape(groups, K, n * P).transpose(0, 2, 1))
     return out.reshape(weight_shape)
-
-
-# ---------------------------------------------------------------- Winograd F(2x2, 3x3)
-# Note [Winograd convolution]
-# A 3x3 convolution with stride 1 and dilation 1 (most of a ResNet's) runs as Lavin and Gray's
-# Winograd F(2x2, 3x3): each 2x2 output tile is A^T [(G w G^T) * (B^T d B)] A over its 4x4
-# input tile d, so per tile and channel pair the 16 products of the transformed tiles replace
-# the 36 of the direct sum, and the GEMMs (one per transformed position, over the channels) do
-# 16/36 of im2col's work; the transforms only add and subtract (B, A) or halve (G), and the
-# result is as accurate as im2col's in float32 (bench W9, tests/test_conv_fast.py). The input
-# gradient is the same convolution of the padded output gradient with the flipped, transposed
-# kernel; the weight gradient is G^T [sum over tiles (A dY A^T) * (B^T d B)] G, again 16 GEMMs.
-# Tiles are laid out with the batch innermost, (C, tile row, tile column, N), and the columns
-# split by parity, so that every transform pass runs over rows of TW * N contiguous elements
-# (NumPy's passes over short rows cost ~10 ns a row); the tile rows go in chunks so that the
-# transformed tiles of a chunk stay in the cache between their transform and their GEMM.
-
-_WINO_G = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0.0, 0.0, 1.0))
-_WINO_MIN = 64 * 64    # output x input channels (per group) from which the GEMMs outweigh the
-                      # transforms' passes (32 x 32: im2col 8 ms, Winograd 15; 64 x 64: 7, 6)
-_WINO_CHUNK = 1 << 22  # elements of one chunk's transformed tiles (few GEMM calls: see below)
-
-
-def _winograd_ok(x, kernel, stride, dilation, channels):
-    """Whether the conv runs as Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
-    return tuple(kernel) == (3, 3) and tuple(stride) == (1, 1) and \
-        tuple(dilation) == (1, 1) and x.dtype.char in "fd" and channels >= _WINO_MIN
-
-
-def _wino_layout(xp, x, before, TH, TW):
-    """x (N, C, H, W) moved by `before` (rows, columns; negative crops) into the zero-padded
-    (C, 2 TH + 2, 2, TW + 1, N): padded column j = 2 jj + parity, the batch innermost."""
-    N, C, H, W = x.shape
-    bh, bw = before
-    P = xp.zeros((C, 2 * TH + 2, 2, TW + 1, N), dtype=x.dtype)
-    xt = x.transpose(1, 2, 3, 0)
-    h0, h1 = max(0, -bh), min(H, 2 * TH + 2 - bh)
-    for par in (0, 1):
-        w0 = max(0, -bw)
-        w0 += (par - w0 - bw) % 2
-        w1 = min(W, 2 * TW + 2 - bw)
-        if h1 > h0 and w1 > w0:
-            n = len(range(w0, w1, 2))
-            j0 = (w0 + bw) // 2
-            P[:, h0 + bh:h1 + bh, par, j0:j0 + n] = xt[:, h0:h1, w0:w1:2]
-    return P
-
-
-def _wino_input_tiles(xp, P, r0, nr, tt, V):
-    """B^T d B of the tiles in tile rows r0 .. r0 + nr: V (4, 4, C, nr, TW, N)."""
-    TW = V.shape[4]
-    Pr = P[:, 2 * r0:2 * r0 + 2 * nr + 2]
-    r = [Pr[:, k:k + 2 * nr:2] for k in range(4)]
-    xp.subtract(r[0], r[2], out=tt[0])
-    xp.add(r[1], r[2], out=tt[1])
-    xp.subtract(r[2], r[1], out=tt[2])
-    xp.subtract(r[1], r[3], out=tt[3])
-    for a in range(4):
-        t = tt[a]
-        q0, q1, q2, q3 = t[:, :, 0, :TW], t[:, :, 1, :TW], t[:, :, 0, 1:], t[:, :, 1, 1:]
-        xp.subtract(q0, q2, out=V[a, 0])
-        xp.add(q1, q2, out=V[a, 1])
-        xp.subtract(q2, q1, out=V[a, 2])
-        xp.subtract(q1, q3, out=V[a, 3])
-
-
-def _wino_rows(C, TH, TW, N):
-    return max(1, min(TH, _WINO_CHUNK // (16 * C * TW * N)))
-
-
-def _wino_conv(xp, x, weight, before, out_hw, groups, bias=None):
-    """The 3x3 convolution of x (N, C, H, W) shifted by `before` (the top and left padding),
-    output out_hw, by Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
-    N, C = x.shape[:2]
-    O = weight.shape[0]
-    Ho, Wo = out_hw
-    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
-    dt = xp.result_type(x, weight)
-    Gm = xp.asarray(_WINO_G, dtype=dt)
-    U = xp.matmul(xp.matmul(Gm, weight.astype(dt, copy=False)), Gm.T)   # G w G^T: (O, Cg, 4, 4)
-    U = xp.ascontiguousarray(U.transpose(2, 3, 0, 1)).reshape(16, groups, O // groups,
-                                                              C // groups)
-    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
-    Y = xp.empty((O, TH, 2, TW, 2, N), dtype=dt)
-    rows = _wino_rows(C, TH, TW, N)
-    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
-    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
-    s = xp.empty((2, 4, O, rows, TW, N), dtype=dt)
-    for r0 in range(0, TH, rows):
-        nr = min(rows, TH - r0)
-        Vc = V[:, :, :, :nr]
-        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
-        if nr < rows:
-            Vc = xp.ascontiguousarray(Vc)
-        M = xp.matmul(U, Vc.reshape(16, groups, C // groups, -1)).reshape(4, 4, O, nr, TW, N)
-        s0, s1 = s[0, :, :, :nr], s[1, :, :, :nr]       # A^T M, then M A
-        xp.add(M[0], M[1], out=s0)
-        s0 += M[2]
-        xp.subtract(M[1], M[2], out=s1)
-        s1 -= M[3]
-        for a, sa in ((0, s0), (1, s1)):
-            y = Y[:, r0:r0 + nr, a, :, 0]
-            xp.add(sa[0], sa[1], out=y)
-            y += sa[2]
-            y = Y[:, r0:r0 + nr, a, :, 1]
-            xp.subtract(sa[1], sa[2], out=y)
-            y -= sa[3]
-    out = xp.empty((N, O, Ho, Wo), dtype=dt)
-    Y = Y.reshape(O, 2 * TH, 2 * TW, N)[:, :Ho, :Wo]
-    if bias is None:
-        out.transpose(1, 2, 3, 0)[...] = Y
-    else:
-        xp.add(Y, bias.reshape(O, 1, 1, 1), out=out.transpose(1, 2, 3, 0))
-    return out
-
-
-def _wino_conv_weight(xp, x, grad_output, before, groups):
-    """The weight gradient (O, C / groups, 3, 3) of the 3x3 convolution of x shifted by
-    `before`, by Winograd F(2x2, 3x3): G'^T [sum over tiles (A' dY A'^T) (B^T d B)] G', with
-    A' and G' = A and G whose last row changes sign (so that no pass negates)."""
-    N, C = x.shape[:2]
-    O, Ho, Wo = grad_output.shape[1:]
-    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
-    dt = xp.result_type(x, grad_output)
-    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
-    Gy = xp.zeros((O, 2 * TH, 2 * TW, N), dtype=dt)
-    Gy[:, :Ho, :Wo] = grad_output.transpose(1, 2, 3, 0)
-    Gy = Gy.reshape(O, TH, 2, TW, 2, N)
-    rows = _wino_rows(max(C, O), TH, TW, N)
-    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
-    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
-    dM = xp.empty((4, 4, O, rows, TW, N), dtype=dt)
-    r = xp.empty((2, 2, O, rows, TW, N), dtype=dt)  # rows 1 and 2 of A' dY, per column
-    dU = xp.zeros((16, groups, O // groups, C // groups), dtype=dt)
-    for r0 in range(0, TH, rows):
-        nr = min(rows, TH - r0)
-        Vc, Mc, rc = V[:, :, :, :nr], dM[:, :, :, :nr], r[:, :, :, :nr]
-        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
-        y = Gy[:, r0:r0 + nr]
-        for j in (0, 1):  # rows of A' dY: y0, y0 + y1, y0 - y1, y1
-            xp.add(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[0, j])
-            xp.subtract(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[1, j])
-        for a, (c0, c1) in enumerate(((y[:, :, 0, :, 0], y[:, :, 0, :, 1]), (rc[0, 0], rc[0, 1]),
-                                      (rc[1, 0], rc[1, 1]), (y[:, :, 1, :, 0], y[:, :, 1, :, 1]))):
-            Mc[a, 0] = c0
-            xp.add(c0, c1, out=Mc[a, 1])
-            xp.subtract(c0, c1, out=Mc[a, 2])
-            Mc[a, 3] = c1
-        if nr < rows:
-            Vc, Mc = xp.ascontiguousarray(Vc), xp.ascontiguousarray(Mc)
-        dU += xp.matmul(Mc.reshape(16, groups, O // groups, -1),
-                        Vc.reshape(16, groups, C // groups, -1).swapaxes(-1, -2))
-    Gm = xp.asarray(_WINO_G, dtype=dt) * xp.asarray([[1.0], [1.0], [1.0], [-1.0]], dtype=dt)
-    dU = dU.reshape(4, 4, O, C // groups).transpose(2, 3, 0, 1)
-    return xp.ascontiguousarray(xp.matmul(xp.matmul(Gm.T, dU), Gm))
 
 
 def _sum_but_channels(grad):
