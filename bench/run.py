@@ -639,6 +639,8 @@ WORKLOADS = [
     ("W6", "CNN step: conv 1->8 3x3, relu, maxpool, linear, CE, SGD", "ms/step", 1e3, w6, (10, 3)),
     ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (100, 10)),
 ]
+from workloads_optim import workloads as _optim_workloads  # noqa: E402  (issue 34: optimizers)
+WORKLOADS += _optim_workloads(_lib)
 
 
 def _fmt(v):

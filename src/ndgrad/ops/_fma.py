@@ -9,6 +9,8 @@ as PyTorch's vectorized CPU (and CUDA) kernels round them, for float32 and float
 
 Python scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`
 (float32, PyTorch's opmath, for float16 arrays)."""
+import threading
+
 import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
@@ -70,6 +72,7 @@ def scalar(value, arr):
 # passes.
 
 _SMALL = 16384
+_DENSE = 16         # above 1/_DENSE of the elements flagged, float32 takes the float64 route
 _MID = (1 << 28, (1 << 29) - 1)    # float64 bits of a float32 tie: bit 28 set, bits 0-27 clear
 
 
@@ -123,7 +126,7 @@ def fma(a, b, c, out=None):
             r = fma(a.reshape(1) if is_array(a) else a, b.reshape(1), c.reshape(1))
             return _store(r.reshape(()), out)
         if dt.itemsize == 4 and b.size <= _SMALL and c.size <= _SMALL:
-            return _store(_exact32(a, b, c, xp), out)
+            return _exact32(a, b, c, xp, out)
         return _certified(a, b, c, out, dt, xp)
 
 
@@ -136,20 +139,24 @@ def _store(r, out):
 
 def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
+    shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+    if dt.itemsize == 4 and _dense(a, b, c, dt, xp):
+        # many elements at a rounding boundary (a product as large as the addend, as in an
+        # exponential average's update): the float64 route whole costs less than the gathers
+        return _exact32(a, b, c, xp, out)
     c_lo, c_hi, tiny, big = _consts(dt)
+    lo = _scratch("lo", shape, dt, xp) if out is not None else xp.empty(shape, dt)
+    hi = _scratch("hi", shape, dt, xp)
     if is_array(a):
-        lo = xp.multiply(a, b)
-        hi = xp.multiply(lo, c_hi)
+        xp.multiply(a, b, out=lo)
+        xp.multiply(lo, c_hi, out=hi)
         xp.multiply(lo, c_lo, out=lo)
     else:
-        lo = xp.multiply(b, np.nextafter(a, dt.type(0)))                  # host: a scalar
-        hi = xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)))  # host: a scalar
-    if lo.shape == c.shape or lo.shape == xp.broadcast_shapes(lo.shape, c.shape):
-        xp.add(c, lo, out=lo)
-        xp.add(c, hi, out=hi)
-    else:
-        lo, hi = xp.add(c, lo), xp.add(c, hi)
-    flag = xp.not_equal(lo, hi)
+        xp.multiply(b, np.nextafter(a, dt.type(0)), out=lo)                   # host: a scalar
+        xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)), out=hi)  # host: a scalar
+    xp.add(c, lo, out=lo)
+    xp.add(c, hi, out=hi)
+    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp))
     bad = bool(flag.any())
     mag = xp.abs(hi, out=hi)
     if not (mag.min() >= tiny and mag.max() <= big):
@@ -164,7 +171,7 @@ def _certified(a, b, c, out, dt, xp):
     if not bad:
         return _store(lo, out)
     where = xp.nonzero(flag)
-    sub = [_take(x, lo.shape, where) for x in (a, b, c)]
+    sub = [_take(x, shape, where) for x in (a, b, c)]
     exact = _exact32(*sub, xp) if dt.itemsize == 4 else _exact64(*sub, xp)
     if out is None:
         out = lo
@@ -172,6 +179,49 @@ def _certified(a, b, c, out, dt, xp):
         out[...] = lo
     out[where] = exact
     return out
+
+
+def _dense(a, b, c, dt, xp):
+    """Whether more than 1/_DENSE of the elements would be flagged, judged on an even sample
+    of a few thousand elements (contiguous operands of one shape only; else no)."""
+    n = b.size
+    if n < _SAMPLE_MIN or c.shape != b.shape or not (b.flags.c_contiguous and
+                                                       c.flags.c_contiguous):
+        return False
+    k = n // 2048
+    bs, cs = b.reshape(-1)[::k], c.reshape(-1)[::k]
+    c_lo, c_hi = _consts(dt)[:2]
+    if is_array(a):
+        if a.shape != b.shape or not a.flags.c_contiguous:
+            return False
+        t = a.reshape(-1)[::k] * bs
+        lo, hi = t * c_lo, t * c_hi
+    else:
+        lo = bs * np.nextafter(a, dt.type(0))                    # host: a scalar
+        hi = bs * np.nextafter(a, dt.type(np.inf) * np.sign(a))  # host: a scalar
+    lo += cs
+    hi += cs
+    return int(xp.count_nonzero(lo != hi)) * _DENSE > lo.size
+
+
+_SAMPLE_MIN = 1 << 16
+_local = threading.local()
+
+
+def _scratch(name, shape, dtype, xp):
+    """A thread's reusable work array of this shape and dtype (no page faults per call: a fresh
+    multi-megabyte temporary costs more than the arithmetic on it)."""
+    cache = getattr(_local, "cache", None)
+    if cache is None:
+        cache = _local.cache = {}
+    n = 1
+    for d in shape:
+        n *= d
+    key = (name, np.dtype(dtype).str, xp)
+    buf = cache.get(key)
+    if buf is None or buf.size < n:
+        buf = cache[key] = xp.empty(max(n, 1), dtype)
+    return buf[:n].reshape(shape)
 
 
 def _take(x, shape, where):
@@ -189,18 +239,34 @@ def _plain(a, b, c, out):
     return xp.add(a * b, c, out=out)
 
 
-def _exact32(a, b, c, xp):
+def _exact32(a, b, c, xp, out=None):
     """fl32(a * b + c) exactly rounded: the float64 product is exact, the float64 sum rounds once;
     rounding that to float32 is right unless it sits on a float32 tie (then the sum is rounded to
-    odd first) or below float32's normal range (where the ties sit elsewhere)."""
+    odd first) or below float32's normal range (where the ties sit elsewhere). Into `out` (a new
+    array if None), through this thread's float64 work arrays."""
     f8 = np.float64
-    p = (a.astype(f8) if is_array(a) else f8(a)) * b.astype(f8)
-    s = c.astype(f8) + p
-    low = s.view(xp.int64) & _MID[1]
-    if bool(xp.equal(low, _MID[0]).any()) or not xp.abs(s).min() >= 2.0 ** -125:
+    shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+    p = _scratch("p64", shape, f8, xp)
+    p[...] = b
+    if is_array(a):
+        p *= a
+    else:
+        p *= f8(a)
+    s = _scratch("s64", shape, f8, xp)
+    s[...] = c
+    s += p
+    low = _scratch("i64", shape, xp.int64, xp)
+    xp.bitwise_and(s.view(xp.int64), _MID[1], out=low)
+    tie = xp.equal(low, _MID[0], out=_scratch("tie", shape, bool, xp))
+    mag = xp.abs(s, out=low.view(f8))
+    if bool(tie.any()) or not mag.min() >= 2.0 ** -125 and bool(
+            ((mag < 2.0 ** -125) & (mag > 0)).any()):   # (exact zeros are no tie)
         bb = s - c
         s = _round_odd(s, (c - (s - bb)) + (p - bb), xp)
-    return s.astype(np.float32)
+    if out is None:
+        return s.astype(np.float32)
+    out[...] = s
+    return out
 
 
 def _exact64(a, b, c, xp):
@@ -284,7 +350,8 @@ def add(self, other, alpha=1.0):
 
 def addcmul_(self, t1, t2, value=1.0):
     """self.addcmul_(t1, t2, value=value)."""
-    return fma(t1 if value == 1 else scalar(value, self) * t1, t2, self, out=self)
+    return fma(t1 if value == 1 else _work("vt", t1, scalar(value, self), "multiply"), t2, self,
+               out=self)
 
 
 def addcmul(self, t1, t2, value=1.0):
@@ -293,7 +360,8 @@ def addcmul(self, t1, t2, value=1.0):
 
 def addcdiv_(self, t1, t2, value=1.0):
     """self.addcdiv_(t1, t2, value=value): (value * t1) / t2, then the add."""
-    q = (t1 if value == 1 else scalar(value, self) * t1) / t2
+    q = _work("vt", t1, scalar(value, self), "multiply") if value != 1 else t1
+    q = _work("q", q, t2, "true_divide")
     self += q
     return self
 
@@ -309,8 +377,20 @@ def lerp_(self, end, weight):
         return _lerp_array(self, end, weight, out=self)
     w = scalar(weight, self)
     if abs(weight) < 0.5:
-        return fma(w, end - self, self, out=self)
-    return fma(self - end, scalar(1, self) - w, end, out=self)
+        return fma(w, _work("diff", end, self, "subtract"), self, out=self)
+    return fma(_work("diff", self, end, "subtract"), scalar(1, self) - w, end, out=self)
+
+
+def _work(name, x, y, ufunc):
+    """x (ufunc) y into this thread's work array `name` when x is an array of the result's
+    shape and dtype (an in-place update's temporary: no fresh memory per call)."""
+    xp = xp_of(x) if is_array(x) else xp_of(y)
+    f = getattr(xp, ufunc)
+    if is_array(x) and (not is_array(y) or y.shape == x.shape) and x.size >= _SAMPLE_MIN:
+        dt = xp.result_type(x, y)
+        if dt == x.dtype:
+            return f(x, y, out=_scratch(name, x.shape, dt, xp))
+    return f(x, y)
 
 
 def lerp(self, end, weight):
