@@ -8,6 +8,8 @@
 """
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, complex32, chalf,
                      get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._dtype import result_type as _result_type
 from ._backend import device
@@ -51,7 +53,8 @@ from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
 
-__version__ = "0.1.0"
+from . import version, torch_version  # noqa: E402
+__version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
@@ -63,9 +66,26 @@ from . import sparse  # noqa: E402
 contiguous_format = preserve_format = channels_last = None
 
 
-def result_type(tensor1, tensor2):
-    """torch.result_type(tensor1, tensor2)."""
-    return _result_type(tensor1, tensor2)
+_ABSENT = object()
+
+
+def result_type(tensor=_ABSENT, other=_ABSENT, *, scalar=_ABSENT, scalar1=_ABSENT,
+                scalar2=_ABSENT):
+    """torch.result_type(tensor, other); by keyword also PyTorch's overloads (scalar, tensor)
+    and (scalar1, scalar2)."""
+    if scalar is not _ABSENT and other is _ABSENT:
+        operands = (scalar, tensor)
+    elif scalar1 is not _ABSENT and tensor is other is _ABSENT:
+        operands = (scalar1, scalar2)
+    else:
+        operands = (tensor, other)
+    if operands[0] is _ABSENT or operands[1] is _ABSENT:
+        from . import _argcheck
+        named = dict(scalar=scalar, scalar1=scalar1, scalar2=scalar2)
+        raise _argcheck.invalid_combination(
+            "result_type", [a for a in (tensor, other) if a is not _ABSENT],
+            {k: v for k, v in named.items() if v is not _ABSENT})
+    return _result_type(*operands)
 
 
 _deterministic = [False]
@@ -125,7 +145,7 @@ def _legacy_type(dt):
         return empty(*args, dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "float16": "Half"}.get(dt.name, dt.name.capitalize())
+            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())
     return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
@@ -136,6 +156,7 @@ IntTensor = _legacy_type(int32)
 BoolTensor = _legacy_type(bool)
 ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
+BFloat16Tensor = _legacy_type(bfloat16)
 
 
 from . import cuda, accelerator, random  # noqa: E402
@@ -143,7 +164,13 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E4
                      set_rng_state)
 
 from . import amp  # noqa: E402
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache,
+                  autocast_increment_nesting, autocast_decrement_nesting,
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 
@@ -206,8 +233,33 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
 mm = _sparse_dispatch(mm, sparse._mm)
 matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
-spmm = sparse.mm
+
+
+def dsmm(input, mat2):
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
+    dense input multiplies as mm)."""
+    return spmm(input, mat2)
+
+
+def spmm(input, mat2):
+    """torch.spmm(input, mat2): mm of a sparse (or dense) input."""
+    return mm(input, mat2)
+
+
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
+
+# PyTorch's parameter names where one implementation serves two namespaces that name them
+# differently (torch.det(input) is linalg.det(A); swapaxes(axis0, axis1) is transpose(dim0,
+# dim1): ops/__init__.py), so that every keyword form PyTorch's signatures allow works
+# (tests/test_keyword_forms.py); the wrappers below (out=, argument errors) go around these
+from . import _argcheck  # noqa: E402
+for _name, _fn, _names in (
+        ("det", det, {"A": "input"}), ("inverse", inverse, {"A": "input"}),
+        ("slogdet", slogdet, {"A": "input"}), ("matrix_exp", matrix_exp, {"A": "input"}),
+        ("matrix_power", matrix_power, {"A": "input"})):
+    globals()[_name] = _argcheck.renamed(_fn, _name, **_names)
+del _name, _fn, _names
+index_put = ops.shape.index_put_method   # (torch.index_put(input, indices, values, ...))
 
 # out=: PyTorch's output-argument protocol around every function that has it (see _out.py)
 from . import _out  # noqa: E402
@@ -230,3 +282,28 @@ _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck
     "cumsum cumprod softmax log_softmax tril triu argmax argmin flatten transpose topk chunk "
     "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
     "tensor_split repeat_interleave narrow movedim".split())))
+
+# ---------------------------------------------------------------- internals libraries read
+from . import _C, jit, overrides, compiler  # noqa: E402,F401
+from .futures import Future  # noqa: E402,F401
+from ._torch_private import *  # noqa: E402,F401,F403
+from ._torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
+                             _check_not_implemented, _check_is_size, _check_with, _assert,
+                             _assert_async, _shape_as_tensor, _sym_sqrt)
+from .distributions.gamma import _standard_gamma  # noqa: E402,F401
+
+# submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
+_LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
+                              "nested", "multiprocessing", "_jit_internal", "storage", "xpu",
+                              "mps", "types", "_utils", "_logging", "_subclasses", "fx",
+                              "onnx"))
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        try:
+            return _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

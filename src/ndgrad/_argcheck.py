@@ -172,6 +172,8 @@ OVERLOADS = {n: tuple(s.format(o=_OUT) for s in sigs) for names, sigs in (
     ("bucketize", (f"(Tensor input, Tensor boundaries{_SORTED}, Tensor out = None)",
                    f"(Number self, Tensor boundaries{_SORTED})")),
     ("trapezoid trapz cumulative_trapezoid", _TRAPEZOID),
+    ("result_type", ("(Tensor tensor, Tensor other)", "(Number scalar, Tensor tensor)",
+                     "(Tensor tensor, Number other)", "(Number scalar1, Number scalar2)")),
     # (one overload each, besides deprecated ones that PyTorch does not list: a call short of
     # arguments fits none of them)
     ("addmm", (f"(Tensor input, Tensor mat1, Tensor mat2{_SCALED})",
@@ -230,6 +232,16 @@ def device_error(args, kwargs):
 
 def _dev(d):
     return "cuda:0" if d.type == "cuda" and d.index is None else str(d)
+
+
+def number_self_moved(name, args, kwargs):
+    """(args, kwargs) with `self=` as the first argument, for a call of a function with
+    PyTorch's Number-first overloads (NUMBER_INPUT: pow(self=2, exponent=t), where the number is
+    called `self`) that passed it so; None otherwise (the call's own error stands)."""
+    if args or "self" not in kwargs or name not in NUMBER_INPUT:
+        return None
+    kwargs = dict(kwargs)
+    return (kwargs.pop("self"),), kwargs
 
 
 def cpu_scalars_moved(args, kwargs):
@@ -412,10 +424,18 @@ def _plausible(name, args, kwargs, method):
     return found[0] if len(found) == 1 else None
 
 
+_TORCH_TYPES = frozenset(("dtype", "device", "layout", "memory_format", "Size"))
+
+
 def _typename(a):
-    """The type as PyTorch's messages print it (NumPy's types with their module)."""
+    """The type as PyTorch's messages print it (NumPy's types with their module, torch's
+    named types with theirs)."""
     t = type(a)
-    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+    if t.__module__ == "numpy":
+        return f"numpy.{t.__name__}"
+    if t.__name__ in _TORCH_TYPES and t.__module__.startswith("ndgrad"):
+        return f"torch.{t.__name__}"
+    return t.__name__
 
 
 def invalid_combination(name, args, kwargs, method=False):
@@ -556,13 +576,14 @@ def tensor_method(fn, name):
     return _made(src, env, fn, name)
 
 
-def _made(src, env, fn, name):
+def _made(src, env, fn, name, file=None):
     # (no user text: parameter names and repr'd strings.) Named as a file of this package, so
     # that error sites and warnings look past its frame to the user's line
     import os
-    where = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"<tensor method {name}>")
+    where = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         file or f"<tensor method {name}>")
     exec(compile(src, where, "exec"), env)
-    method = functools.wraps(fn)(env["method"])
+    method = functools.wraps(fn)(env[name if file else "method"])
     method.__name__ = method.__qualname__ = name
     method._torch_method = fn
     return method
@@ -613,12 +634,93 @@ def _defop_method_failed(fn, name, args, exc):
     return _UNHANDLED
 
 
+def renamed(fn, name, **names):
+    """`fn` under PyTorch's parameter names (names: fn's name -> PyTorch's) for the namespace
+    where PyTorch calls them so: torch.det(input) is linalg.det(A), Tensor.swapaxes(axis0, axis1)
+    is transpose(dim0, dim1). One generated frame with the renamed parameters (their kinds and
+    defaults kept) that passes them on by position, or by fn's own keyword."""
+    sig = inspect.signature(fn)
+    env = {"fn": fn}
+    decl, call = [], []
+    star = False
+    for p in sig.parameters.values():
+        new = names.get(p.name, p.name)
+        given = new
+        if p.default is not _UNSET:
+            env["d_" + new] = p.default
+            given += "=d_" + new
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            decl.append(given)
+            call.append(new)
+        elif p.kind is p.VAR_POSITIONAL:
+            decl.append("*" + new)
+            call.append("*" + new)
+            star = True
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                decl.append("*")
+                star = True
+            decl.append(given)
+            call.append(f"{p.name}={new}")
+        else:
+            decl.append("**" + new)
+            call.append("**" + new)
+    src = f"def {name}({', '.join(decl)}):\n    return fn({', '.join(call)})\n"
+    f = _made(src, env, fn, name, f"<torch {name}>")
+    f.__wrapped__ = fn
+    del f._torch_method
+    f.__signature__ = inspect.signature(f, follow_wrapped=False)
+    return f
+
+
 def wrap_methods(cls, names):
     """The methods `names` of `cls` (those it defines) through tensor_method."""
     for n in names:
         f = cls.__dict__.get(n)
         if inspect.isfunction(f) and not hasattr(f, "_torch_method"):
             setattr(cls, n, tensor_method(f, n))
+
+
+_NO_DISPATCH = object()
+
+
+def tf_retry(name, default, args, kwargs):
+    """After a call failed: when an argument overrides __torch_function__ (a non-Tensor such as
+    linear_operator's LinearOperator, which the function could not take), its answer, as
+    PyTorch dispatches before it parses arguments; else _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    import sys
+    # the torch-level name when it is this function (maybe wrapped again), else the wrapper
+    # itself (torch.linalg.svd's, not torch.svd)
+    torch = sys.modules[__name__.rpartition(".")[0]]
+    public = getattr(torch, name, None)
+    f = public
+    while f is not None and f is not default:
+        f = getattr(f, "__wrapped__", None)
+    if f is None:
+        public = default
+    return overrides._dispatch_builtin(public, relevant, args, kwargs)
+
+
+def tf_method(name, args, kwargs=None):
+    """Tensor.<name>(*args) with an operand that overrides __torch_function__: its answer (the
+    function it gets is the Tensor method, as PyTorch's operators and methods pass); else
+    _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    from ._tensor import Tensor
+    return overrides._dispatch_builtin(getattr(Tensor, name), relevant, args, kwargs or {})
 
 
 def torch_errors(fn, name=None, binding_first=False, attr=None):
@@ -633,7 +735,13 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
+            r = tf_retry(name, checked, args, kwargs)
+            if r is not _NO_DISPATCH:
+                return r
             from ._tensor import Tensor
+            moved = number_self_moved(name, args, kwargs)
+            if moved is not None:
+                return checked(*moved[0], **moved[1])
             if attr is not None and args and not isinstance(args[0], Tensor) and \
                     not hasattr(args[0], attr):
                 raise AttributeError(f"'{type(args[0]).__name__}' object has no attribute "

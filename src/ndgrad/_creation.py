@@ -180,7 +180,7 @@ def _to_array(data, dtype, xp, copy):
             _check_int_range(arr, dtype)
         arr = (xp or np).asarray(arr)
     if arr.dtype != d.np:
-        arr = arr.astype(d.np)
+        arr = arr.astype(d.np) if not d._special else D.cast(arr, d)
     elif copy:
         arr = arr.copy()
     return arr
@@ -235,7 +235,7 @@ def _big_int_array(data, arr, dtype):
     kind = complex if any(isinstance(v, (complex, np.complexfloating)) for v in _leaves(data)) \
         or (target is not None and target.is_complex) else float
     objs = np.asarray(data, dtype=object)  # host: Python ints beyond int64
-    return np.asarray(np.vectorize(kind, otypes=[kind])(objs))  # host: converted one by one
+    return objs.astype(kind)  # (float(int) per object: the same OverflowError beyond float's range)
 
 
 def _check_int_range(arr, dtype):
@@ -257,7 +257,9 @@ def _check_int_range(arr, dtype):
 
 _C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
             "uint8": "uint8_t", "float32": "float", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}
+            "bfloat16": "c10::BFloat16", "uint16": "uint16_t", "uint32": "uint32_t",
+            "uint64": "uint64_t"}
+_C_NAMES.update((d.name, "c10::" + d._cname) for d in D.FLOAT8)
 
 
 def check_fill_value(value, dtype):
@@ -266,7 +268,7 @@ def check_fill_value(value, dtype):
         return
     if dtype.is_floating_point:  # a finite value beyond the type's range (inf and nan pass)
         if isinstance(value, (int, float)) and math.isfinite(value) and \
-                abs(value) > float(np.finfo(dtype.np).max):
+                abs(value) > D.finfo(dtype).max:
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name)} "
                                f"without overflow")
         return
@@ -281,7 +283,8 @@ def check_fill_value(value, dtype):
     else:
         return
     info = np.iinfo(dtype.np)
-    low = -info.max if info.min == 0 else info.min
+    # (an unsigned type takes a negative int down to -max, which wraps, but no negative float)
+    low = (0 if isinstance(v, float) else -info.max) if info.min == 0 else info.min
     if not (low <= v <= info.max) or v != v or (isinstance(v, float) and v >= 2.0 ** 63):
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name, dtype.name)}"
                            f" without overflow")
@@ -337,7 +340,15 @@ def as_tensor(data, dtype=None, device=None):
     return t
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: obj as a tensor, sharing its memory when it can (copy=None) or always
+    copied (copy=True)."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy and (t is obj or (isinstance(obj, np.ndarray) and t._data is obj)):
+        t = t.detach().clone()
+    if requires_grad and not t.requires_grad:
+        t = (t.detach() if t is obj else t).requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray):
@@ -358,28 +369,43 @@ def _filled(size, value, dtype, device, requires_grad, fname="full"):
         arr = xp.zeros(size, dtype=dtype.np)
     elif value == 1:
         arr = xp.ones(size, dtype=dtype.np)
+    elif dtype._special:  # (through float32, as PyTorch's fill)
+        arr = D.cast(xp.full(size, value), dtype)
     else:
         arr = xp.full(size, value, dtype=dtype.np)
     return _finish(arr, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    dims = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+def _sizes(sizes, size, name):
+    """The sizes of f(*sizes), or of PyTorch's overload f(size) given by keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    sizes = _sizes(sizes, size, "zeros")
+    dims = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     if any(isinstance(s, int) and s < 0 for s in dims):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(size, 0, dtype, device, requires_grad, "zeros")
+    return _filled(sizes, 0, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _filled(size, 1, dtype, device, requires_grad, "ones")
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    return _filled(_sizes(sizes, size, "ones"), 1, dtype, device, requires_grad, "ones")
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          memory_format=None, pin_memory=False):
-    return _filled(size, 0, dtype, device, requires_grad, "empty")
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, memory_format=None, pin_memory=False):
+    return _filled(_sizes(sizes, size, "empty"), 0, dtype, device, requires_grad, "empty")
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = D.bool
@@ -397,7 +423,7 @@ def _like(input, dtype, device):
     return (D.to_dtype(dtype) or input.dtype), (device or input.device)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 0, d, dev, requires_grad)
@@ -408,48 +434,101 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 zeros_like._raw = lambda a: xp_of(a).zeros(a.shape, a.dtype)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 1, d, dev, requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, 0, d, dev, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     d, dev = _like(input, dtype, device)
     return _filled(input._data.shape, fill_value, d, dev, requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
-    """torch.arange: int64 for integer arguments, the default float dtype otherwise."""
+_ARANGE = tuple(
+    s + ", *, {}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False)".format(o) for s, o in (
+        ("(Number end", "Tensor out = None, "), ("(Number start, Number end", ""),
+        ("(Number start, Number end, Number step = 1", "Tensor out = None, ")))
+
+
+class _NoStart:
+    def __repr__(self):
+        return "0"
+
+
+_NO_START = _NoStart()   # arange(end=5): PyTorch's arange(end) overload by keyword
+
+
+def _scalar_value(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _trunc_int(v):
+    """A Number as ATen's Scalar.to<int64_t>() reads it: truncated toward zero."""
+    return int(v) if not isinstance(v, complex) else int(v.real)
+
+
+def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """torch.arange: int64 for integer arguments, the default float dtype otherwise.
+
+    As ATen's kernel: the checks and the length read the arguments as doubles, but an int64
+    result truncates start, end and step first and counts in integers (arange(3.1,
+    dtype=torch.int64) has 3 elements); integer results step in int64 from the truncated start
+    by the truncated step, float results in double."""
     if end is None:
+        if start is _NO_START:
+            from ._argcheck import combination_error
+            raise combination_error("arange", _ARANGE, (), {})
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    elif start is _NO_START:
+        start = 0
+    vals = [_scalar_value(v) for v in (start, end, step)]
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_cnum(start)} -> {_cnum(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in vals) else D.get_default_dtype()
     dtype = D.to_dtype(dtype)
-    n = max(0, math.ceil((end - start) / step))
     xp = _xp(device)
-    if dtype.is_floating_point:
-        arr = (start + xp.arange(n, dtype=np.float64) * step).astype(dtype.np)
+    if dtype.is_floating_point or dtype.is_complex:
+        n = max(0, math.ceil((end - start) / step))
+        # start + step * i in double, fused as the kernel's scalar loop (its vector loop, for
+        # long results, may differ in the last bit: its lanes depend on the CPU)
+        arr = _stored(_fma(xp.arange(n, dtype=np.float64), float(step), float(start)), dtype)
+        return _finish(arr, requires_grad)
+    xs, xe, xst = _trunc_int(start), _trunc_int(end), _trunc_int(step)
+    if dtype is D.int64:
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        sgn = (xst > 0) - (xst < 0)
+        q = xe - xs + xst - sgn
+        n = max(0, abs(q) // abs(xst) * (1 if (q >= 0) == (xst > 0) else -1))  # C's q / xst
     else:
-        arr = xp.arange(start, start + n * step, step)[:n].astype(dtype.np)
+        n = max(0, math.ceil((end - start) / step))
+    arr = (xs + xp.arange(n, dtype=np.int64) * xst).astype(dtype.np)
     return _finish(arr, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def _cnum(v):
+    """A double as C++'s stream prints it (0, 0.5, inf, nan, 1e+20)."""
+    return f"{v:g}"
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
     """Deprecated torch.range: includes `end`."""
     if end is None:
         start, end = 0, start
@@ -459,34 +538,178 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return _finish(arr, requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+def _space_sigs(name):
+    base = ", float base = 10.0" if name == "logspace" else ""
+    return tuple(f"({a} start, {b} end, int steps{base}, *, Tensor out = None, torch.dtype dtype "
+                 "= None, torch.layout layout = None, torch.device device = None, bool "
+                 "pin_memory = False, bool requires_grad = False)"
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
+                              ("Number", "Number")))
+
+
+def _space_args(name, start, end, steps, dtype, extra=()):
+    """linspace's and logspace's argument checks (PyTorch's messages) -> (start, end, steps,
+    dtype): Numbers, an int and the result dtype."""
+    from ._argcheck import combination_error
+    if isinstance(steps, Tensor) and not steps.dtype.is_floating_point and \
+            steps.dtype is not D.bool and steps.ndim == 0:
+        steps = steps.item()
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise combination_error(name, _space_sigs(name), (start, end, steps) + extra, {})
+    bad = [f"{what} with {t.ndim} dimension(s)" for what, t in (("start", start), ("end", end))
+           if isinstance(t, Tensor) and t.ndim != 0]
+    if bad:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(bad)}.")
     steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    xp = _xp(device)
-    if not dtype.is_floating_point:
-        arr = xp.trunc(xp.linspace(float(start), float(end), steps)).astype(dtype.np)
+    start, end = _scalar_value(start), _scalar_value(end)
+    if dtype is None:
+        dtype = D.get_default_dtype().to_complex() if any(
+            isinstance(v, complex) for v in (start, end)) else D.get_default_dtype()
+    return start, end, steps, D.to_dtype(dtype)
+
+
+def _space_scalar(v, dtype):
+    """A Number as ATen's checked Scalar.to<dtype>() reads it: PyTorch's overflow error, else
+    the value in the dtype (integers truncated toward zero and wrapped, floats rounded)."""
+    check_fill_value(v, dtype)
+    if dtype is D.complex64:
+        big = float(np.finfo(np.float32).max)
+        if any(math.isfinite(p) and abs(p) > big for p in (v.real, v.imag)):
+            raise RuntimeError("value cannot be converted to type c10::complex<float> without "
+                               "overflow")
+    if dtype.is_complex:
+        return complex(dtype.np.type(v))
+    if dtype.is_floating_point:
+        return float(dtype.np.type(v))
+    with np.errstate(all="ignore"):  # host: one Python number (the wrap of -3 into uint8)
+        return int(np.array(_trunc_int(v)).astype(dtype.np))  # host: one Python number
+
+
+def _space(xp, start, end, steps, dtype):
+    """ATen's linspace kernel on the points 0 .. steps-1 (steps >= 2): the first half steps up
+    from start, the second half down from end. Floating results in the output dtype's precision
+    (start, end and step rounded to it; the multiply-add unrounded, as the fused one), integer
+    results from the truncated start and end with a double step (truncated when stored)."""
+    s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+    i = xp.arange(steps, dtype=np.float64)
+    half = i < steps // 2
+    if dtype.is_complex:    # each part as a real one of the part's dtype
+        part = dtype.to_real()
+        c = part.np.type        # (a complex divided by the integer steps - 1: each part)
+        re = _space_line(xp, i, half, s.real, e.real,
+                         ((c(e.real) - c(s.real)) / c(steps - 1)).item(), part)
+        im = _space_line(xp, i, half, s.imag, e.imag,
+                         ((c(e.imag) - c(s.imag)) / c(steps - 1)).item(), part)
+        return re + 1j * im
+    if dtype.is_floating_point:
+        c = dtype.np.type       # (the difference and the quotient rounded to the dtype)
+        step = ((c(e) - c(s)) / c(steps - 1)).item()
     else:
-        # PyTorch's kernel: the first half steps up from start, the second half down from end,
-        # in the output dtype (so float32 results match bit for bit)
-        # (fused multiply-add: the product is not rounded before the sum, hence float64 here)
-        step = float(dtype.np.type((float(end) - float(start)) / (steps - 1))) if steps > 1 else 0.0
-        i = xp.arange(steps, dtype=np.float64)
-        s, e = float(dtype.np.type(start)), float(dtype.np.type(end))
-        arr = xp.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
-    return _finish(arr, requires_grad)
+        step = float(e - s) / (steps - 1)
+    return _space_line(xp, i, half, s, e, step, dtype)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+def _space_line(xp, i, half, s, e, step, dtype):
+    """start + step * i up to the half, end - step * (steps - 1 - i) after it, each multiply-add
+    fused as the compiled kernel's (in double for a float32 result, which it rounds once);
+    for an integer result (a double step) 1.9999999999999998, not 2.0, then truncates to 1."""
+    if dtype is not D.float64 and dtype.is_floating_point:
+        return xp.where(half, s + i * step, e - (i[-1] - i) * step)
+    return xp.where(half, _fma(i, step, float(s)), _fma(i[-1] - i, -step, float(e)))
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once (the fused multiply-add), for double arrays a and Numbers b, c:
+    Dekker's exact product (p + err == a * b), then the two sums in order of size."""
+    xp = xp_of(a)
+    p = a * b
+    split = 134217729.0                       # 2**27 + 1: Veltkamp's splitter
+    ta = a * split
+    ah = ta - (ta - a)
+    al = a - ah
+    tb = b * split
+    bh = tb - (tb - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c                                 # TwoSum(p, c): s + t == p + c exactly
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    return xp.where(xp.isfinite(p), s + (t + err), s)
+
+
+def _stored(arr, dtype):
+    """Doubles stored into the dtype as C++ converts them (integers toward zero)."""
+    with np.errstate(all="ignore"):  # host: error state (out of range: inf, or undefined in C++)
+        if dtype.is_floating_point or dtype.is_complex:
+            return arr.astype(dtype.np)
+        return xp_of(arr).trunc(arr).astype(dtype.np)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    start, end, steps, dtype = _space_args("linspace", start, end, steps, dtype)
+    if dtype is D.bool:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
     xp = _xp(device)
-    arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
+    if steps == 1:     # ATen fills start (converted to the dtype)
+        arr = xp.full((1,), _space_scalar(start, dtype), dtype=dtype.np)
+    elif steps == 0:
+        arr = xp.empty((0,), dtype=dtype.np)
+    else:
+        arr = _stored(_space(xp, start, end, steps, dtype), dtype)
     return _finish(arr, requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+class _Ten(float):
+    """logspace's default base: 10.0, but not one the caller gave (its errors list those)."""
+
+
+_BASE10 = _Ten(10.0)
+
+
+def logspace(start, end, steps, base=_BASE10, *, out=None, dtype=None, layout=None,
+             device=None, requires_grad=False, pin_memory=False):
+    """base ** linspace(start, end, steps), as ATen's kernels: real results take the exponents
+    in double from start and end in the dtype (integers truncated) and the power in double,
+    then store it into the dtype (an integer one truncates); complex results compute in the
+    dtype's precision throughout; one step is base ** start filled in."""
+    start, end, steps, dtype = _space_args("logspace", start, end, steps, dtype,
+                                           () if base is _BASE10 else (base,))
+    if dtype is D.bool:
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    xp = _xp(device)
+    if steps == 0:
+        return _finish(xp.empty((0,), dtype=dtype.np), requires_grad)
+    if steps == 1:
+        with np.errstate(all="ignore"):  # host: one Python number
+            v = complex(base) ** complex(start) if dtype.is_complex else float(
+                np.power(float(base), float(getattr(start, "real", start))))  # host: a number
+        return _finish(xp.full((1,), _space_scalar(v, dtype), dtype=dtype.np), requires_grad)
+    if dtype.is_complex:   # std::pow(complex) in the dtype: exp(y log(base))
+        s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+        c = dtype.np.type
+        step = c((c(e) - c(s)) / c(steps - 1))
+        i = xp.arange(steps).astype(dtype.np)
+        expo = xp.where(xp.arange(steps) < steps // 2, c(s) + step * i,
+                        c(e) - step * (c(steps - 1) - i))
+        with np.errstate(all="ignore"):  # host: error state
+            arr = xp.exp(expo * xp.log(c(base))) if base != 0 else xp.power(c(base), expo)
+        return _finish(arr.astype(dtype.np), requires_grad)
+    s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+    diff = float(dtype.np.type(e - s)) if dtype.is_floating_point else float(e - s)
+    step = diff / (steps - 1)
+    i = xp.arange(steps, dtype=np.float64)
+    expo = xp.where(i < steps // 2, s + step * i, e - step * (steps - 1 - i))
+    with np.errstate(all="ignore"):  # host: error state
+        arr = xp.power(float(base), expo)
+    return _finish(_stored(arr, dtype), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
 
@@ -609,9 +832,10 @@ def _place(arr, device):
     return arr if device.type == "cpu" else device.xp.asarray(arr)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1)."""
+    size = _sizes(sizes, size, "rand")
     dtype = _float_dtype(dtype, "check_uniform_bounds")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each uniform on [0, 1)
         arr = _rng(generator).random(_size(size, "rand") + (2,), dtype=np.float64)
@@ -621,9 +845,10 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(_place(arr, device), requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
+    size = _sizes(sizes, size, "randn")
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
         arr = _rng(generator).standard_normal(_size(size, "randn") + (2,), dtype=np.float64)
@@ -634,10 +859,12 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
+            device=None, requires_grad=False, pin_memory=False):
     """randint(high, size) or randint(low, high, size): integers in [low, high)."""
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
+        low, high = 0, low
     if high is None:
         raise TypeError("randint() missing required argument 'high'")
     if low >= high:
@@ -648,7 +875,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     dtype = D.to_dtype(dtype) or D.int64
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         if not (isinstance(n, Tensor) and n.numel() == 1 and not n.dtype.is_floating_point):
@@ -662,7 +889,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
-           device=None, requires_grad=False):
+           device=None, requires_grad=False, pin_memory=False):
     """normal(mean, std[, size]): tensor or float mean/std, broadcast together."""
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
@@ -680,23 +907,31 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if device is None and t is not None:
         device = t.device
     z = _place(_rng(generator).standard_normal(shape, dtype=np.float64), device)
-    return _finish((m + s * z).astype(dtype.np), requires_grad)
+    xp = xp_of(z)
+    out = xp.asarray(m + s * z).astype(dtype.np)   # (0-d: an array, not a NumPy scalar)
+    given = [a for a in (mean, std) if isinstance(a, Tensor)]
+    if any(a.requires_grad for a in given) and not requires_grad:
+        # PyTorch records the draw with zero gradients: NormalBackward1 (tensor mean),
+        # NormalBackward2 (tensor std), NormalBackward3 (both)
+        k = (1 if isinstance(mean, Tensor) else 0) + (2 if isinstance(std, Tensor) else 0)
+        return _draw_op("normal", f"NormalBackward{k}")(*given, out)
+    return _finish(out, requires_grad)
 
 
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None, generator=None):
     return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                 generator=generator, device=device or input.device)
 
 
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None, generator=None):
     return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                  generator=generator, device=device or input.device)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None, generator=None):
+                 requires_grad=False, memory_format=None, generator=None, pin_memory=False):
     if high is None:
         low, high = 0, low
     return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
@@ -707,7 +942,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """Draw 0/1 with probabilities `input` (or the scalar p)."""
     probs = to_numpy(input._data) if p is None else p  # host: compared with a host draw
     u = _rng(generator).random(input._data.shape)
-    return _make(_place((u < probs).astype(input.dtype.np), input.device))
+    out = _place(np.asarray(u < probs).astype(input.dtype.np), input.device)  # host: the draw
+    if p is None and input.requires_grad:   # (BernoulliBackward0: a zero gradient)
+        return _draw_op("bernoulli", "BernoulliBackward0")(input, out)
+    return _make(out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -746,6 +984,25 @@ def _poisson_op():
         from .ops._registry import defop
         _POISSON.append(defop("poisson", forward=lambda xp, self, draws: draws, self=None))
     return _POISSON[0]
+
+
+_DRAW_OPS = {}
+
+
+def _draw_op(name, node_name):
+    """The recorded op behind a draw from tensors that require grad (zero gradients, as
+    PyTorch's): draw_op(*tensors, draws) returns the draws."""
+    op = _DRAW_OPS.get(node_name)
+    if op is None:
+        from .ops._registry import defop
+        if name == "normal" and node_name == "NormalBackward3":
+            op = defop("normal_tt", forward=lambda xp, mean, std, draws: draws,
+                       node_name=node_name, mean=None, std=None)
+        else:
+            op = defop(f"{name}_{node_name}", forward=lambda xp, self, draws: draws,
+                       node_name=node_name, self=None)
+        _DRAW_OPS[node_name] = op
+    return op
 
 
 def binomial(count, prob, generator=None):

@@ -80,7 +80,14 @@ _rule("same", """gather take_along_dim scatter scatter_add scatter_reduce index_
     inverse aminmax msort triangular_solve norm argmax argmin sort argsort topk kthvalue
     median nanmedian slogdet qr svd lu_unpack lstsq geqrf var_mean std_mean
     histogram histc bincount renorm diff block_diag cartesian_prod lu_solve
-    polar complex conj_physical angle embedding""", _EXACT)
+    polar complex conj_physical angle embedding softmax log_softmax isin slice_scatter
+    frobenius_norm index_reduce""", _EXACT)
+_rule("cast", "threshold", _CAST)
+# (PyTorch's message names the result type twice for a float input; for an integer one its first
+# name is the input's, which this rule does not say)
+_rule("cast", "mvlgamma", "mvlgamma: result type {R} can't be cast to the desired output type {R}")
+_rule("same", "hardshrink", _FOUND)
+_rule("same", "nuclear_norm", "linalg.matrix_norm expected out tensor dtype {R} but got: {O}")
 _rule("same", "matmul dot vdot", "result dtype {O} does not match input dtype {R}")
 _rule("same", "logcumsumexp cummax cummin", "expected scalar_type {R} but found {O}")
 _rule("same", "tensordot inner", "tensordot: Expected the output tensor to have dtype {R}, but "
@@ -217,6 +224,12 @@ def _with_out(fn, name, rule):
             try:
                 return fn(*args, **kwargs)
             except Exception as e:  # PyTorch's argument errors, worked out only now
+                r = _argcheck.tf_retry(name, wrapper, args, kwargs)
+                if r is not _argcheck._NO_DISPATCH:
+                    return r
+                moved = _argcheck.number_self_moved(name, args, kwargs)
+                if moved is not None:
+                    return wrapper(*moved[0], **moved[1])
                 _argcheck.reraise(fn, name, args, kwargs, e)
                 raise
         from .autograd.grad_mode import is_grad_enabled

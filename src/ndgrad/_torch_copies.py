@@ -135,10 +135,13 @@ _VIEW_COPY = ("(Tensor input, torch.dtype dtype, *, Tensor out = None)",
 def view_copy(*args, **kwargs):
     """view_copy(input, size) or view_copy(input, dtype), as Tensor.view; being a copy, it
     takes any layout (PyTorch copies a non-contiguous input first), as reshape does."""
-    try:   # (PyTorch's parser: an input and a size or dtype, or none of its overloads fits)
-        input, size = _bind(("input", "size"), args, kwargs)
-    except TypeError:
-        input = size = None
+    input = size = None   # (PyTorch's parser: an input and a size or dtype, or none fits)
+    for names in (("input", "size"), ("input", "dtype")):
+        try:
+            input, size = _bind(names, args, kwargs)
+            break
+        except TypeError:
+            pass
     if not isinstance(input, Tensor) or not isinstance(size, (D.dtype, tuple, list)):
         raise _invalid_combination("view_copy", _VIEW_COPY, args, kwargs)
     if isinstance(size, D.dtype):
@@ -287,7 +290,7 @@ def _feature_dropout(input, p, train, inplace):
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     from .nn.functional import _channel_dropout
-    return _channel_dropout(input, p, train, inplace, input.ndim - 2)
+    return _channel_dropout(input, p, train, inplace)
 
 
 def feature_dropout(input, p, train):
@@ -397,10 +400,12 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
 def fill(*args, **kwargs):
     """torch.fill(input, value): a new tensor of input's shape and dtype, filled with value
     (fill_'s checks; gradients: zero for input, the sum for a tensor value)."""
-    if len(args) == 2 and not kwargs or len(args) == 1 and set(kwargs) == {"value"}:
-        input, value = args[0], (args + (kwargs.get("value"),))[1]
-        if isinstance(input, Tensor) and isinstance(value, (Tensor,) + _NUMBER):
-            return input.clone().fill_(value)
+    try:
+        input, value = _bind(("input", "value"), args, kwargs)
+    except TypeError:
+        input = value = None
+    if isinstance(input, Tensor) and isinstance(value, (Tensor,) + _NUMBER):
+        return input.clone().fill_(value)
     raise _fill_error(args, kwargs)
 
 

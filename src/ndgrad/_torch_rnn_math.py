@@ -8,6 +8,7 @@ from ._tensor import Tensor
 from ._backend import xp_of
 from ._spectral import _warn_once
 from .ops.indexing import _return_type
+from .ops.nn_ops import lstm_layer
 
 __all__ = ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
            "lstm", "gru", "rnn_tanh", "rnn_relu",
@@ -39,6 +40,8 @@ def _parsed(first, overloads=None):
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
+            if "batch_sizes" in kwargs and overloads:   # (the packed overload by keyword)
+                args, kwargs = _packed_by_keyword(args, kwargs)
             if args and not isinstance(args[0], Tensor):
                 if overloads:
                     raise _argcheck.combination_error(fn.__name__, overloads, args, kwargs)
@@ -49,6 +52,20 @@ def _parsed(first, overloads=None):
         checked._ndgrad_out = rule is not None
         return checked
     return wrap
+
+
+_PACKED = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+           "bidirectional")
+
+
+def _packed_by_keyword(args, kwargs):
+    """The RNN functions' packed overload, (data, batch_sizes, hx, ...), given by keyword:
+    its arguments by position (the function tells the overloads apart by their types)."""
+    kwargs = dict(kwargs)
+    named = _PACKED[len(args):]
+    if all(n in kwargs for n in named):
+        args = tuple(args) + tuple(kwargs.pop(n) for n in named)
+    return args, kwargs
 
 
 # ---------------------------------------------------------------- RNN cells and layers
@@ -153,7 +170,8 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
     if x.shape[0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     step = _stepper(mode, params[0].shape[0] // _GATES[mode])
-    layer_in, h_n, c_n = x, [], []
+    fused = mode == "LSTM" and not proj and lengths is None and _oneDNN_dtype(x)
+    layer_in, h_n, c_n = (x.contiguous() if fused else x), [], []  # (mkldnn_rnn's copy)
     for layer in range(num_layers):
         outs = []
         for d in range(D):
@@ -161,8 +179,19 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
             w_hr = w[-1] if proj else None
-            gi = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
             h, c = h0[layer * D + d], (c0[layer * D + d] if c0 is not None else None)
+            if fused:  # Note [Fused LSTM layer]: one node for the layer, as PyTorch's oneDNN path
+                from ._creation import zeros
+                if not has_biases:
+                    b_ih = b_hh = zeros(w_ih.shape[0], dtype=w_ih.dtype, device=w_ih.device)
+                out, h, c, _ = lstm_layer(layer_in, w_ih, w_hh, b_ih, b_hh, h, c, bool(d), (), 2,
+                                          w_hh.shape[1], num_layers, has_biases, bidirectional,
+                                          False, train)
+                outs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+                continue
+            gi = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
             seq = [None] * x.shape[0]
             for t in (range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])):
                 if lengths is None:
@@ -177,6 +206,11 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
         if dropout and train and layer < num_layers - 1:
             layer_in = F.dropout(layer_in, dropout, True)
     return layer_in, stack(h_n, 0), (stack(c_n, 0) if c0 is not None else None)
+
+
+def _oneDNN_dtype(x):
+    """PyTorch's use_mkldnn for an LSTM on the CPU: a float32 input with elements."""
+    return x.device.type == "cpu" and str(x.dtype) == "torch.float32" and x.numel() != 0
 
 
 def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
@@ -262,6 +296,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     ones at the edges; spacing a scalar, a list of scalars or a list of 1-d coordinates."""
     from .ops.shape import cat
     ndim = input.dim()
+    if spacing is None:   # (PyTorch's overload gradient(input, *, spacing=None, ...))
+        spacing = 1
     if str(input.dtype) == "torch.uint8":
         raise RuntimeError("torch.gradient does not support uint8 input.")
     dims = [_wrap_dim(dim, ndim)] if isinstance(dim, int) else \
@@ -466,7 +502,7 @@ _HISTOGRAMDD_OVERLOADS = tuple(
 
 
 @_parsed("input", _HISTOGRAMDD_OVERLOADS)
-def histogramdd(input, bins, *, range=None, weight=None, density=False):
+def histogramdd(input, bins, range=None, weight=None, density=False):
     """torch.histogramdd(input, bins, *, range=None, weight=None, density=False) ->
     (hist, bin_edges): the N-dimensional histogram of the points input[..., :] (N = the last
     dim); bins an int, N ints or N 1-d tensors of edges; the last bin of each dim is closed."""

@@ -10,9 +10,11 @@ __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "qr", "svd", "svdvals",
 from .ops.reduction import vector_norm  # noqa: E402
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     """torch.linalg.norm: a vector norm over `dim` (int or 1-tuple, or everything when ord and
-    dim are None), or a matrix norm over a 2-tuple `dim` (or a 2-d input with `ord`)."""
+    dim are None), or a matrix norm over a 2-tuple `dim` (or a 2-d input with `ord`). (PyTorch
+    calls its tensor `input` here, `A` in the other linalg functions.)"""
+    A = input
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None and ord is None:

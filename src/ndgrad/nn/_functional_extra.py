@@ -63,6 +63,9 @@ def _sizes(output_size, input, nd):
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
+    given = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if given == (1, 1, 1):   # ATen's shortcut, before its checks (as in 2-d)
+        return input.mean((-1, -2, -3), keepdim=True)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
@@ -249,8 +252,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
             "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
             stacklevel=2)
     if input.ndim == 5:
-        return _F._channel_dropout(input, p, training, inplace, 3)
-    return _F._channel_dropout(input, p, training, inplace, input.ndim - 1 if input.ndim else 0)
+        return _F._channel_dropout(input, p, training, inplace)
+    return _F._unbatched_dropout(input, p, training, inplace)
 
 
 _ALPHA = 1.7580993408473766  # -SELU's negative saturation value, scale * alpha

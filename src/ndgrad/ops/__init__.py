@@ -1,12 +1,14 @@
 """The op families, and the Tensor methods and operators built on them."""
 from .. import _dtype as D
+from .._argcheck import renamed as _renamed
 from .._backend import device as _device, xp_of
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
+from . import _registry
 from .complex import conj as _conj
-from .pointwise import _check_bool_sub, _sub, _div
+from .pointwise import _check_bool_sub, _sub, _div, _rsub
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -16,7 +18,8 @@ from .shape import (sum_to, sum_to_size, expand, expand_as, broadcast_to, broadc
                     reshape, view, view_as, reshape_as, flatten, transpose, t, permute, squeeze,
                     unsqueeze, clone, contiguous, to_dtype, getitem, index_put, _normalize_key)
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+swapaxes = _renamed(transpose, "swapaxes", dim0="axis0", dim1="axis1")  # (PyTorch's names)
 negative = neg
 absolute = abs
 multiply = mul
@@ -69,11 +72,12 @@ _fill = defop("fill", _fill_fwd, node_name="FillBackward0", self=lambda grad: gr
               value=lambda grad: grad.sum())
 
 
-def zero_(self):
-    return inplace(self, _fill, 0)
+def zero_(input):
+    return inplace(input, _fill, 0)
 
 
-def fill_(self, value):
+def fill_(input, value):
+    self = input
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(
             "fill_ only supports 0-dimension value tensor but got tensor with "
@@ -103,8 +107,8 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return inplace(self, _fill_diagonal, fill_value, wrap)
 
 
-def copy_(self, src, non_blocking=False):
-    return inplace(self, _copy, src)
+def copy_(self, other, non_blocking=False):  # (PyTorch's Python name of its `src`)
+    return inplace(self, _copy, other)
 
 
 def _reshaping_inplace(fn):
@@ -123,22 +127,48 @@ def _reshaping_inplace(fn):
     return f
 
 
+_TO_TAIL = ("non_blocking", "copy")
+_TO_OVERLOADS = (   # PyTorch's parser's (its stub calls the tensor `other`; the parser `tensor`)
+    ("device", "dtype") + _TO_TAIL, ("dtype",) + _TO_TAIL, ("tensor",) + _TO_TAIL)
+_TO_SIGNATURES = tuple(s + ", bool non_blocking = False, bool copy = False, *, "
+                       "torch.memory_format memory_format = None)" for s in (
+                           "(torch.device device = None, torch.dtype dtype = None",
+                           "(torch.dtype dtype", "(Tensor tensor"))
+
+
+def _to_args(args, kwargs):
+    """Tensor.to's (dtype, device, copy) from its three overloads, as PyTorch's parser reads
+    them: to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, non_blocking,
+    copy), to(tensor, non_blocking, copy); memory_format by keyword in each."""
+    first = args[0] if args else None
+    if isinstance(first, Tensor) or (not args and "tensor" in kwargs):
+        names = _TO_OVERLOADS[2]
+    elif isinstance(first, D.dtype) or (isinstance(first, type) and first is not str) or \
+            (args and not isinstance(first, (str, _device, int)) and first is not None):
+        names = _TO_OVERLOADS[1]   # (a dtype, or what stands for one: float, numpy's)
+    else:
+        names = _TO_OVERLOADS[0]
+    given = dict(zip(names, args))
+    if len(args) > len(names) or [
+            k for k in kwargs if k in given or (k not in names and k != "memory_format")]:
+        from .._argcheck import combination_error
+        raise combination_error("to", _TO_SIGNATURES, args, kwargs)
+    given.update(kwargs)
+    other = given.get("tensor")
+    if other is not None:
+        return other.dtype, other.device, given.get("copy", False)
+    dtype = given.get("dtype")
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        dtype = D.to_dtype(dtype)
+    return dtype, given.get("device"), given.get("copy", False)
+
+
 def to(self, *args, **kwargs):
-    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype); self when unchanged."""
-    dtype = kwargs.get("dtype")
-    device = kwargs.get("device")
-    copy = kwargs.get("copy", False)
-    for a in args:
-        if isinstance(a, D.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (str, _device)):
-            device = a
-        elif a is None:
-            continue
-        else:
-            dtype = D.to_dtype(a)
+    """Tensor.to(dtype) / to(device) / to(tensor) / to(device, dtype); self when unchanged."""
+    if not kwargs and len(args) == 1 and args[0].__class__ is D.dtype:
+        dtype, device, copy = args[0], None, False   # (the common call, parsed inline)
+    else:
+        dtype, device, copy = _to_args(args, kwargs)
     out = self
     if device is not None and _device(device) != self.device:
         from .._backend import to_numpy
@@ -163,6 +193,10 @@ _move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",
 
 
 def _move(self, xp):
+    if self.dtype._special and self.dtype._special <= 2 and xp.__name__ != "numpy":
+        # (ml_dtypes' types live on the host only: CuPy has no bfloat16 or float8 arrays)
+        raise TypeError(f"ndgrad: {self.dtype} tensors cannot move to a CUDA device: CuPy has "
+                        f"no {self.dtype.name} type (keep them on the CPU, or use float16)")
     return _move_op(self, xp)
 
 
@@ -191,7 +225,8 @@ def _setitem(self, key, value):
     inplace(self, index_put, key, value)
 
 
-def index_put_(self, indices, values, accumulate=False):
+def index_put_(input, indices, values, accumulate=False):
+    self = input
     key = tuple(_normalize_key(tuple(indices), self))
     shape._check_index_put_dtype(self, key if key else (), values)
     return inplace(self, index_put, key, values, accumulate)
@@ -302,7 +337,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
-                 "torch.ByteTensor": D.uint8}
+                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16}
         dtype = names.get(dtype) or D.to_dtype(dtype)
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
         dtype = dtype.dtype  # a legacy class: x.type(torch.IntTensor)
@@ -320,14 +355,25 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 
 def _new_filled(value):
-    def f(self, *size, dtype=None, device=None, requires_grad=False):
-        from .._creation import _filled
-        return _filled(size, value, dtype or self.dtype,
+    def f(self, *sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+        from .._creation import _filled, _sizes
+        sizes = _sizes(sizes, size, "new_empty" if value is None else f"new_{_NEW[value]}")
+        if len(sizes) > 1 and isinstance(sizes[0], (tuple, list)):
+            # PyTorch's positional overload new_ones(size, dtype=None, device=None,
+            # requires_grad=False, pin_memory=False)
+            sizes, rest = sizes[:1], sizes[1:]
+            dtype, device, requires_grad = (rest + (dtype, device, requires_grad)[len(rest):])[:3]
+        return _filled(sizes, value or 0, dtype or self.dtype,
                        self.device if device is None else device, requires_grad)
     return f
 
 
-def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+_NEW = {0: "zeros", 1: "ones"}
+
+
+def _new_full(self, size, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad=False, pin_memory=False):
     from .._creation import _filled
     return _filled((tuple(size),), fill_value, dtype or self.dtype,
                    self.device if device is None else device, requires_grad)
@@ -384,6 +430,8 @@ def _sub_operator(self, other):
         raise
 
 
+_registry._OPERATOR_CODES[_sub_operator.__code__] = ("sub", 2)  # (see _tf_dispatch)
+
 METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
@@ -400,25 +448,25 @@ METHODS = {
     "reshape": reshape, "view": view, "view_as": view_as, "reshape_as": reshape_as,
     "expand": expand, "expand_as": expand_as, "broadcast_to": broadcast_to,
     "sum_to_size": sum_to_size, "flatten": flatten, "transpose": transpose,
-    "swapaxes": transpose, "swapdims": transpose, "t": t, "permute": permute,
+    "swapaxes": swapaxes, "swapdims": transpose, "t": t, "permute": permute,
     "squeeze": squeeze, "unsqueeze": unsqueeze, "contiguous": contiguous, "clone": clone,
     "unbind": unbind, "to": to, "type": _type, "type_as": _type_as,
     "float": _type_conv(D.float32), "double": _type_conv(D.float64),
     "half": _type_conv(D.float16), "long": _type_conv(D.int64), "int": _type_conv(D.int32),
     "short": _type_conv(D.int16), "char": _type_conv(D.int8), "byte": _type_conv(D.uint8),
-    "bool": _type_conv(D.bool),
+    "bool": _type_conv(D.bool), "bfloat16": _type_conv(D.bfloat16),
     # in-place
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "index_put_": index_put_,
     "fill_diagonal_": fill_diagonal_, "t_": _reshaping_inplace(t),
-    "transpose_": _reshaping_inplace(transpose), "swapaxes_": _reshaping_inplace(transpose),
+    "transpose_": _reshaping_inplace(transpose), "swapaxes_": _reshaping_inplace(swapaxes),
     "swapdims_": _reshaping_inplace(transpose), "squeeze_": _reshaping_inplace(squeeze),
     "unsqueeze_": _reshaping_inplace(unsqueeze),
     "uniform_": _uniform_, "normal_": _normal_,
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
-    "new_empty": _new_filled(0), "new_full": _new_full,
+    "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
-    "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
@@ -476,7 +524,8 @@ SHAPE_METHODS = {
     "unflatten": unflatten, "movedim": movedim, "moveaxis": moveaxis, "narrow": narrow,
     "select": select, "unfold": unfold, "diagonal": diagonal, "diag_embed": diag_embed,
     "repeat": repeat, "tile": tile, "repeat_interleave": repeat_interleave, "flip": flip,
-    "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90, "split": split,
+    "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
+    "split": shape.split_method,
     "chunk": chunk, "tensor_split": tensor_split, "unbind": unbind,
     "index_put": shape.index_put_method,
 }

@@ -49,9 +49,7 @@ def _can_cast(src, dst):
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+    return d._cname  # (PyTorch's ScalarType name: Float, Long, BFloat16, ...)
 
 
 def _write(self, result):
@@ -247,9 +245,10 @@ def _check_view_inplace(self, base):
 
 
 def make_inplace(fn):
-    """fn_(self, ...) from the out-of-place fn."""
-    def fn_(self, *args, **kwargs):
-        return inplace(self, fn, *args, **kwargs)
+    """fn_(input, ...) from the out-of-place fn (`input`: torch.abs_(input=t), PyTorch's name
+    in its functions; the method form takes it positionally)."""
+    def fn_(input, *args, **kwargs):
+        return inplace(input, fn, *args, **kwargs)
     fn_.__name__ = fn.__name__ + "_"
     return fn_
 

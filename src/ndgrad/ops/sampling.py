@@ -185,11 +185,17 @@ def is_shared(self):
     return False
 
 
-def new(self, *args, dtype=None, device=None):
+def new(self, *args, dtype=None, device=None, size=None, other=None):
     """Tensor.new(...): the deprecated constructor; sizes give an uninitialised tensor, data
-    gives a tensor of it, both of self's dtype."""
+    gives a tensor of it, both of self's dtype (size=, other=: PyTorch's overloads by
+    keyword)."""
     from .._creation import tensor, empty
     from .._tensor import Size
+    for given in (size, other):
+        if given is not None:
+            if args:
+                raise TypeError("new(): received an invalid combination of arguments")
+            args = (Size(given),) if given is size else (given,)
     dt = self.dtype if dtype is None else dtype
     dev = self.device if device is None else device
     if not args:

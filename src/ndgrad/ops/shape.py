@@ -22,6 +22,16 @@ def _shape_arg(size):
     return tuple(int(s) for s in size)
 
 
+def _sizes(sizes, keyword, name, word):
+    """The sizes of f(*sizes), or of PyTorch's overload that takes them as one sequence by
+    keyword (`t.view(size=(2, 3))`, `t.permute(dims=...)`, `word` its name)."""
+    if keyword is None:
+        return _shape_arg(sizes)
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument '{word}'")
+    return _shape_arg((keyword,))
+
+
 def broadcast_shapes(*shapes):
     """torch.broadcast_shapes with PyTorch's error message."""
     out = []
@@ -65,12 +75,14 @@ def _sum_to_fwd(xp, self, shape):
 sum_to = defop("sum_to", _sum_to_fwd, self=lambda grad, self_shape: expand(grad, self_shape))
 
 
-def sum_to_size(self, *size):
+def sum_to_size(self, *sizes, size=None):
     """Tensor.sum_to_size(*size): sum broadcast dimensions so the result has `size`."""
-    size = _shape_arg(size)
+    size = _shape_arg(sizes) if size is None else _sizes(sizes, size, "sum_to_size", "size")
     if not _expandable(size, self._data.shape):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, self.shape))}}}.")
+    if not size:        # (ATen's sum_to: a full sum, so a bool tensor gives int64)
+        return self.sum()
     return sum_to(self, size) if self._data.shape != size else self
 
 
@@ -84,16 +96,22 @@ def _expandable(small, big):
 
 
 def _expand_fwd(xp, self, size):
-    return xp.broadcast_to(self, size)
+    out = xp.broadcast_to(self, size)
+    # NumPy marks every broadcast read-only; PyTorch's expand is writable where it repeats no
+    # element (sizes kept, or size-1 dimensions added), so those are plain views
+    if out.size == self.size:
+        return self.reshape(out.shape)
+    return out
 
 
 _expand = defop("expand", _expand_fwd, view=True,
                 self=lambda grad, self_shape: sum_to(grad, self_shape))
 
 
-def expand(self, *sizes):
-    """Tensor.expand(*sizes): a broadcast view; -1 keeps a dimension."""
-    sizes = _shape_arg(sizes)
+def expand(self, *sizes, size=None, implicit=False):
+    """Tensor.expand(*sizes): a broadcast view; -1 keeps a dimension (`implicit`: ATen's flag
+    for expansions it inserts itself; no effect on the result)."""
+    sizes = _shape_arg(sizes) if size is None else _sizes(sizes, size, "expand", "size")
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
@@ -162,9 +180,11 @@ _view = defop("view", _view_fwd, view=True,
               self=lambda grad, self_shape: reshape(grad, self_shape))
 
 
-def reshape(self, *shape):
+def reshape(input, *sizes, shape=None):
     """A view when the strides allow it, else a copy (torch.reshape)."""
-    shape = _infer_size(_shape_arg(shape), self._data.size)
+    self = input
+    shape = _infer_size(_shape_arg(sizes) if shape is None else
+                        _sizes(sizes, shape, "reshape", "shape"), self._data.size)
     if shape == self._data.shape:
         return _view(self, shape)
     try:
@@ -173,11 +193,14 @@ def reshape(self, *shape):
         return _reshape_copy(self, shape)
 
 
-def view(self, *shape):
+def view(self, *sizes, size=None, dtype=None):
     """Tensor.view(*shape): always a view; PyTorch's error when the strides do not allow one."""
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _view_dtype(self, shape[0])
-    shape = _infer_size(_shape_arg(shape), self._data.size)
+    if dtype is not None and not sizes and size is None:
+        sizes = (dtype,)
+    if len(sizes) == 1 and isinstance(sizes[0], D.dtype):
+        return _view_dtype(self, sizes[0])
+    shape = _infer_size(_shape_arg(sizes) if size is None else
+                        _sizes(sizes, size, "view", "size"), self._data.size)
     try:
         return _view(self, shape)
     except AttributeError:
@@ -245,8 +268,8 @@ _permute = defop("permute", lambda xp, self, dims: xp.transpose(self, dims), vie
                  self=lambda grad, dims: _permute(grad, _inverse_perm(dims)))
 
 
-def permute(input, *dims):
-    dims = _shape_arg(dims)
+def permute(input, *order, dims=None):
+    dims = _shape_arg(order) if dims is None else _sizes(order, dims, "permute", "dims")
     nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -302,8 +325,8 @@ def _to_fwd(xp, self, dtype):
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=4)
-        return self.real.astype(dtype.np)
-    return self.astype(dtype.np)
+        return D.cast(self.real, dtype) if dtype._special else self.real.astype(dtype.np)
+    return D.cast(self, dtype) if dtype._special else self.astype(dtype.np)
 
 
 def _to_grad(grad, self):
@@ -653,7 +676,7 @@ def _unfold_fwd(xp, self, dimension, size, step):
     shape = self.shape[:dimension] + (nwin,) + self.shape[dimension + 1:] + (size,)
     st = self.strides
     strides = st[:dimension] + (st[dimension] * step,) + st[dimension + 1:] + (st[dimension],)
-    return xp.lib.stride_tricks.as_strided(self, shape, strides, writeable=step >= size)
+    return D.as_strided(xp, self, shape, strides, writeable=step >= size)
 
 
 def _unfold_backward_fwd(xp, grad, shape, dimension, size, step):
@@ -696,7 +719,7 @@ def _diag_view_fwd(xp, self, offset, dim1, dim2):
     st = a.strides
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(st[i] for i in keep) + (st[dim1] + st[dim2],)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return D.as_strided(xp, a, shape, strides, writeable=a.flags.writeable)
 
 
 def _diag_backward_fwd(xp, grad, shape, offset, dim1, dim2):
@@ -765,8 +788,8 @@ def _repeat_grad(grad, self_shape, repeats):
 _repeat = defop("repeat", _repeat_fwd, self=_repeat_grad)
 
 
-def repeat(self, *sizes):
-    sizes = _shape_arg(sizes)
+def repeat(self, *sizes, repeats=None):
+    sizes = _shape_arg(sizes) if repeats is None else _sizes(sizes, repeats, "repeat", "repeats")
     if len(sizes) < self._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -781,7 +804,20 @@ def tile(input, dims):
     return _repeat(input, dims)
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+class _Absent:
+    def __repr__(self):
+        return "<required>"
+
+
+_ABSENT = _Absent()
+
+
+def repeat_interleave(input=_ABSENT, repeats=None, dim=None, *, output_size=None):
+    if input is _ABSENT:   # (PyTorch's repeat_interleave(repeats) overload by keyword)
+        if repeats is None:
+            raise TypeError("repeat_interleave() missing 1 required positional argument: "
+                            "'input'")
+        input, repeats = repeats, None
     if repeats is None:  # torch.repeat_interleave(repeats)
         from .._creation import arange
         r = input
@@ -877,7 +913,7 @@ def roll(input, shifts, dims=None):
         shifts = tuple(int(x) for x in shifts)
     else:
         shifts = int(shifts)
-    if dims is None:
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):  # (dims=(): none)
         if isinstance(shifts, tuple) and len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return _roll(input, shifts[0] if isinstance(shifts, tuple) else shifts, None)
@@ -1161,6 +1197,25 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_sizes(tensor, dim, sizes, "Split")
 
 
+def split_method(self, split_size, dim=0):
+    """Tensor.split(split_size, dim=0): torch.split under the method's parameter name."""
+    return split(self, split_size, dim)
+
+
+def _overloaded(name, given, **by_keyword):
+    """The argument given by position (`given`), or by the keyword of one of PyTorch's overloads
+    (tensor_split's sections= / indices= / tensor_indices_or_sections=)."""
+    for k, v in by_keyword.items():
+        if v is not None:
+            if given is not None:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            given = v
+    if given is None:
+        raise TypeError(f"{name}() missing 1 required positional argument: "
+                        f"'{next(iter(by_keyword))}'")
+    return given
+
+
 def chunk(input, chunks, dim=0):
     if chunks.__class__ is float:  # (an int in PyTorch's parser)
         raise TypeError("chunk(): argument 'chunks' (position 2) must be int, not float")
@@ -1178,8 +1233,12 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
     """torch.tensor_split: separate slices (each a SliceBackward0 view)."""
+    indices_or_sections = _overloaded(
+        "tensor_split", indices_or_sections, sections=sections, indices=indices,
+        tensor_indices_or_sections=tensor_indices_or_sections)
     shape = input._data.shape
     if not shape:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
@@ -1249,11 +1308,12 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
-def index_put_method(self, indices, values, accumulate=False):
-    """Tensor.index_put(indices, values, accumulate=False): the out-of-place index_put_."""
-    key = tuple(_normalize_key(tuple(indices), self))
-    _check_index_put_dtype(self, key, values)
-    return index_put(self, key, values, accumulate)
+def index_put_method(input, indices, values, accumulate=False):
+    """torch.index_put / Tensor.index_put(indices, values, accumulate=False): the out-of-place
+    index_put_."""
+    key = tuple(_normalize_key(tuple(indices), input))
+    _check_index_put_dtype(input, key, values)
+    return index_put(input, key, values, accumulate)
 
 
 # ---------------------------------------------------------------- more ops (PyTorch parity)
@@ -1278,20 +1338,22 @@ def _split_dir(name, input, indices_or_sections, dim, min_dim):
     return tensor_split(input, indices_or_sections, dim)
 
 
-def hsplit(input, indices_or_sections):
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """torch.hsplit: tensor_split along dim 1 (dim 0 of a 1-d input); an int must divide it."""
-    return _split_dir("hsplit", input, indices_or_sections,
-                      0 if input._data.ndim == 1 else 1, 1)
+    ios = _overloaded("hsplit", indices_or_sections, sections=sections, indices=indices)
+    return _split_dir("hsplit", input, ios, 0 if input._data.ndim == 1 else 1, 1)
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """torch.vsplit: tensor_split along dim 0 of an at least 2-d input."""
-    return _split_dir("vsplit", input, indices_or_sections, 0, 2)
+    ios = _overloaded("vsplit", indices_or_sections, sections=sections, indices=indices)
+    return _split_dir("vsplit", input, ios, 0, 2)
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """torch.dsplit: tensor_split along dim 2 of an at least 3-d input."""
-    return _split_dir("dsplit", input, indices_or_sections, 2, 3)
+    ios = _overloaded("dsplit", indices_or_sections, sections=sections, indices=indices)
+    return _split_dir("dsplit", input, ios, 2, 3)
 
 
 def split_with_sizes(input, split_sizes, dim=0):
@@ -1299,7 +1361,11 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split(input, list(split_sizes), dim)
 
 
-unsafe_split = split
+def unsafe_split(input, split_size, dim=0):
+    """torch.unsafe_split(input, split_size, dim=0): split (ndgrad's views are safe)."""
+    return split(input, split_size, dim)
+
+
 unsafe_chunk = chunk
 
 

@@ -56,8 +56,7 @@ def _check_strided(size, stride, offset, numel, itemsize):
 
 
 def _as_strided_fwd(xp, self, size, stride, offset, flat):
-    st = xp.lib.stride_tricks.as_strided(flat[offset:], shape=size,
-                                         strides=tuple(s * flat.itemsize for s in stride))
+    st = D.as_strided(xp, flat[offset:], size, tuple(s * flat.itemsize for s in stride))
     return st
 
 
@@ -323,7 +322,11 @@ def dist(input, other, p=2):
 
 # ---------------------------------------------------------------- resizing and storage
 
-def _resize_(self, *sizes, memory_format=None):
+def _resize_(self, *sizes, size=None, memory_format=None):
+    if size is not None:  # (PyTorch's resize_(size) by keyword)
+        if sizes:
+            raise TypeError("resize_() got multiple values for argument 'size'")
+        sizes = (size,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)
@@ -348,8 +351,8 @@ def _resize_(self, *sizes, memory_format=None):
     return self
 
 
-def _resize_as_(self, other, memory_format=None):
-    return _resize_(self, tuple(other.shape))
+def _resize_as_(self, the_template, *, memory_format=None):
+    return _resize_(self, tuple(the_template.shape))
 
 
 def _resize(self, *sizes):
@@ -357,9 +360,9 @@ def _resize(self, *sizes):
     return _resize_(self.detach().clone(), *sizes)
 
 
-def _resize_as(self, other):
+def _resize_as(self, tensor):
     warnings.warn("non-inplace resize_as is deprecated")
-    return _resize_as_(self.detach().clone(), other)
+    return _resize_as_(self.detach().clone(), tensor)
 
 
 def _set_(self, source=None, storage_offset=0, size=None, stride=None):
@@ -670,19 +673,20 @@ def _deprecated(fn, name, keyword, tensors, method):
     new = f"{name}({head}{params}, *, Number {keyword} = 1{', Tensor out = None' if not method else ''})"
 
     @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        # (argument checking's frame passes the keyword's default on: 1 is "not given")
-        if len(args) == len(tensors) + 1 and isinstance(args[0], numbers.Number) \
-                and not isinstance(args[0], bool) and kwargs.get(keyword, 1) == 1 \
-                and all(isinstance(a, Tensor) for a in args[1:]):
+    def wrapper(*args, **kwargs):
+        # args: (self, number, *tensors) in the old order (self by keyword is the new one's);
+        # argument checking's frame passes the keyword's default on: 1 is "not given"
+        if len(args) == len(tensors) + 2 and isinstance(args[1], numbers.Number) \
+                and not isinstance(args[1], bool) and kwargs.get(keyword, 1) == 1 \
+                and all(isinstance(a, Tensor) for a in args[2:]):
             if not _DEPRECATED_WARNED[0]:
                 _DEPRECATED_WARNED[0] = True
                 from ..autograd.graph import warn_at_user
                 warn_at_user(f"This overload of {name} is deprecated:\n\t{old}\nConsider using "
                              f"one of the following signatures instead:\n\t{new}" + _PARSER_SITE)
-            kwargs[keyword] = args[0]
-            args = args[1:]
-        return fn(self, *args, **kwargs)
+            kwargs[keyword] = args[1]
+            args = args[:1] + args[2:]
+        return fn(*args, **kwargs)
     # (the signature argument checking binds against: fn's, taking one positional more)
     import inspect
     ps = list(inspect.signature(fn).parameters.values())
