@@ -439,7 +439,8 @@ def add_scaled(xp, self, other, alpha):
     if fusable(self, other):
         if is_array(self) and self.ndim:
             return fma(scalar(alpha, self), other, self)
-        if not is_array(self) and is_array(other) and other.ndim:    # rsub(t, number)
+        if is_array(other) and other.ndim and (not is_array(self) or not self.ndim):
+            # rsub(t, number): the number (or its 0-d array) minus alpha * t
             return fma(scalar(alpha, other), other, xp.asarray(self, dtype=other.dtype))
     return xp.add(self, xp.multiply(other, alpha))
 
