@@ -605,3 +605,36 @@ def test_rmsprop_long_float32_trajectory_is_torchs(monkeypatch):
     assert abs(losses[0] - ref_losses[0]) <= 1e-6 * ref_losses[0]
     for t in (99, 499, 999, 1399):
         assert abs(losses[t] - ref_losses[t]) <= 1e-2 * ref_losses[t], t
+
+
+def test_functional_forms_and_tensor_lr_schedules_as_torch():
+    torch = _torch()
+    rng = np.random.default_rng(3)
+    p0, g0 = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    out = []
+    for L in (ndgrad, torch):
+        p, g = L.tensor(p0), L.tensor(g0)
+        m, v = L.zeros_like(p), L.zeros_like(p)
+        step = L.tensor(0.0)
+        adam = importlib.import_module(L.__name__ + ".optim.adam").adam
+        functional = importlib.import_module(L.__name__ + ".optim._functional")
+        with L.no_grad():
+            adam([p], [g], [m], [v], [], [step], amsgrad=False, beta1=0.9, beta2=0.99, lr=0.1,
+                 weight_decay=0.0, eps=1e-8, maximize=False)
+            functional.sgd([p], [g], [None], weight_decay=0.0, momentum=0.0, lr=0.1,
+                           dampening=0.0, nesterov=False, maximize=False)
+        out.append((p.numpy().copy(), m.numpy().copy(), step.item()))
+        # a Tensor lr stays the same tensor, filled in place by the scheduler
+        w = L.zeros(2, requires_grad=True)
+        lr = L.tensor(0.5)
+        opt = L.optim.SGD([w], lr=lr)
+        sched = L.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        w.grad = L.ones(2)
+        opt.step()
+        sched.step()
+        assert opt.param_groups[0]["lr"] is lr
+        out.append((lr.item(), w.detach().numpy().copy(),
+                    [float(x) for x in sched.get_last_lr()]))
+    for a, b in zip(out[:2], out[2:]):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
