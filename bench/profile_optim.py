@@ -3,7 +3,8 @@
     python bench/profile_optim.py [--rounds 15]
 
 1. The SGD update `p.add_(g, alpha=-lr)` on W2's 235 k float32 parameters, four ways: ndgrad's
-   fused multiply-add certified in float32 (ops/_fma.py), the float64 round trip it replaced,
+   fused multiply-add (ops/_fma.py: float64 in work arrays, ties rounded to odd), the float64
+   round trip with fresh temporaries it replaced,
    NumPy's `p -= lr * g` (two roundings: not PyTorch's bits), PyTorch's add_.
 2. Adam's four array updates on one 400 k-element parameter (lerp_, mul_, addcmul_, addcdiv_
    with its denominator), ndgrad and PyTorch.
@@ -66,7 +67,7 @@ def sgd_update(rounds):
     p = (rng.standard_normal(n) / 28).astype(np.float32)
     g = (rng.standard_normal(n) * 1e-2).astype(np.float32)
     a = np.float32(-0.01)
-    fns = {"ndgrad add_ (fused, certified)": lambda: _fma.add_(p, g, -0.01),
+    fns = {"ndgrad add_ (fused, exact)": lambda: _fma.add_(p, g, -0.01),
            "float64 round trip (before)": lambda: _float64_round_trip(p, g, a),
            "NumPy p -= lr * g (two roundings)": lambda: p.__iadd__(a * g)}
     if torch is not None:

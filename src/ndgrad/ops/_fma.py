@@ -45,34 +45,35 @@ def scalar(value, arr):
 
 
 # Note [fused multiply-add without fma]
-# NumPy has no fma. Forming a * b + c in a wider type costs three slow conversion passes (a
-# float32 -> float64 cast runs at a fifth of an add's speed) and float64 has no wider type. `fma`
-# instead certifies the result in the arrays' own dtype:
+# NumPy has no fma.
 #
+# float32: the product of two float32 values is exact in float64, so fl64(c + a * b) is the sum
+# rounded once, and rounding that to float32 is the fused result unless it lands exactly on a
+# float32 tie (then the float64 sum is rounded to odd first: `_round_odd`) or below float32's
+# normal range (where the ties sit elsewhere). `_exact32` does that in this thread's float64 work
+# arrays: a fresh multi-megabyte temporary costs more in page faults than the arithmetic on it.
+# About 7 array passes, 7-8 x a plain `p -= lr * g` (docs/performance.md has the figures).
+#
+# float64 has no wider type. `_certified` proves the result in float64 itself:
 # 1. Two products that bracket the exact a * b: for a scalar `a`, `a`'s two neighbouring floats
 #    times `b`; for two arrays, t = fl(a * b) scaled by (1 - u) and (1 + 2u), u = 2^-p. Rounding
 #    is monotone, so lo <= a * b <= hi (in magnitude order) for every product in the normal
 #    range.
 # 2. A = fl(c + lo) and B = fl(c + hi). Rounding is monotone again, so the correctly rounded
 #    fl(c + a * b) lies between A and B: where A == B it *is* A.
-# 3. The few elements where A != B (a rounding boundary between the two sums: about 2 % for an
-#    SGD update) and, when present, those where a product may have left the normal range (the
+# 3. The few elements where A != B (a rounding boundary between the two sums: ~0.3 % for an SGD
+#    update) and, when present, those where a product may have left the normal range (the
 #    result below 2^(emin + p + 3) in magnitude with a nonzero product, or infinite), are
-#    computed exactly on their own (`_exact`): float32 through float64 (the product is exact
-#    there) rounded to odd then to nearest; float64 through Dekker's exact product and Boldo and
+#    computed exactly on their own (`_exact64`): Dekker's exact product and Boldo and
 #    Melquiond's rounding-to-odd sum (Emulation of FMA and correctly-rounded sums: proved
 #    algorithms using rounding to odd, IEEE Trans. Computers 57(4), 2008). The one
-#    approximation: float64 sums whose addend and product are both nonzero and below 2^-960
-#    (Dekker's error term underflows there) take the plain sum, which differs from a fused one
-#    only at ties of the product.
-#
-# That is six array passes plus two reductions, about five times a plain float32 `p -= lr * g`
-# and a fifth of the float64 route (docs/performance.md has the figures). Small float32 arrays
-# (below _SMALL elements) take the float64 route whole: there the calls cost more than the
-# passes.
+#    approximation: sums whose addend and product are both nonzero and below 2^-960 (Dekker's
+#    error term underflows there) take the plain sum, which differs from a fused one only at
+#    ties of the product.
+# (The certificate works for float32 too, with float64 for the flagged elements; measured, it
+# costs as much as the float64 route whole for sparse flags and more for dense ones: an
+# exponential average's update has a quarter of its elements at a boundary.)
 
-_SMALL = 16384
-_DENSE = 16         # above 1/_DENSE of the elements flagged, float32 takes the float64 route
 _MID = (1 << 28, (1 << 29) - 1)    # float64 bits of a float32 tie: bit 28 set, bits 0-27 clear
 
 
@@ -125,7 +126,7 @@ def fma(a, b, c, out=None):
             # 0-d: ufuncs would return scalars; one element in a 1-d array instead
             r = fma(a.reshape(1) if is_array(a) else a, b.reshape(1), c.reshape(1))
             return _store(r.reshape(()), out)
-        if dt.itemsize == 4 and b.size <= _SMALL and c.size <= _SMALL:
+        if dt.itemsize == 4:
             return _exact32(a, b, c, xp, out)
         return _certified(a, b, c, out, dt, xp)
 
@@ -140,10 +141,6 @@ def _store(r, out):
 def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
     shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
-    if dt.itemsize == 4 and _dense(a, b, c, dt, xp):
-        # many elements at a rounding boundary (a product as large as the addend, as in an
-        # exponential average's update): the float64 route whole costs less than the gathers
-        return _exact32(a, b, c, xp, out)
     c_lo, c_hi, tiny, big = _consts(dt)
     lo = _scratch("lo", shape, dt, xp) if out is not None else xp.empty(shape, dt)
     hi = _scratch("hi", shape, dt, xp)
@@ -181,30 +178,7 @@ def _certified(a, b, c, out, dt, xp):
     return out
 
 
-def _dense(a, b, c, dt, xp):
-    """Whether more than 1/_DENSE of the elements would be flagged, judged on an even sample
-    of a few thousand elements (contiguous operands of one shape only; else no)."""
-    n = b.size
-    if n < _SAMPLE_MIN or c.shape != b.shape or not (b.flags.c_contiguous and
-                                                       c.flags.c_contiguous):
-        return False
-    k = n // 2048
-    bs, cs = b.reshape(-1)[::k], c.reshape(-1)[::k]
-    c_lo, c_hi = _consts(dt)[:2]
-    if is_array(a):
-        if a.shape != b.shape or not a.flags.c_contiguous:
-            return False
-        t = a.reshape(-1)[::k] * bs
-        lo, hi = t * c_lo, t * c_hi
-    else:
-        lo = bs * np.nextafter(a, dt.type(0))                    # host: a scalar
-        hi = bs * np.nextafter(a, dt.type(np.inf) * np.sign(a))  # host: a scalar
-    lo += cs
-    hi += cs
-    return int(xp.count_nonzero(lo != hi)) * _DENSE > lo.size
-
-
-_SAMPLE_MIN = 1 << 16
+_WORK_MIN = 1 << 16      # (smaller temporaries come from NumPy's allocator cache)
 _local = threading.local()
 
 
@@ -217,7 +191,7 @@ def _scratch(name, shape, dtype, xp):
     n = 1
     for d in shape:
         n *= d
-    key = (name, np.dtype(dtype).str, xp)
+    key = (name, dtype, xp)
     buf = cache.get(key)
     if buf is None or buf.size < n:
         buf = cache[key] = xp.empty(max(n, 1), dtype)
@@ -243,22 +217,29 @@ def _exact32(a, b, c, xp, out=None):
     """fl32(a * b + c) exactly rounded: the float64 product is exact, the float64 sum rounds once;
     rounding that to float32 is right unless it sits on a float32 tie (then the sum is rounded to
     odd first) or below float32's normal range (where the ties sit elsewhere). Into `out` (a new
-    array if None), through this thread's float64 work arrays."""
+    array if None); large operands through this thread's float64 work arrays."""
     f8 = np.float64
-    shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
-    p = _scratch("p64", shape, f8, xp)
-    p[...] = b
-    if is_array(a):
-        p *= a
-    else:
-        p *= f8(a)
-    s = _scratch("s64", shape, f8, xp)
-    s[...] = c
-    s += p
-    low = _scratch("i64", shape, xp.int64, xp)
-    xp.bitwise_and(s.view(xp.int64), _MID[1], out=low)
-    tie = xp.equal(low, _MID[0], out=_scratch("tie", shape, bool, xp))
-    mag = xp.abs(s, out=low.view(f8))
+    shape = b.shape
+    if c.shape != shape or (is_array(a) and a.shape != shape):
+        shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+    if b.size >= _WORK_MIN:
+        p = _scratch("p64", shape, f8, xp)
+        p[...] = b
+        p *= a if is_array(a) else f8(a)
+        s = _scratch("s64", shape, f8, xp)
+        s[...] = c
+        s += p
+        low = _scratch("i64", shape, xp.int64, xp)
+        xp.bitwise_and(s.view(xp.int64), _MID[1], out=low)
+        tie = xp.equal(low, _MID[0], out=_scratch("tie", shape, bool, xp))
+        mag = xp.abs(s, out=low.view(f8))
+    else:    # (small temporaries come from NumPy's own cache)
+        p = b.astype(f8)
+        p *= a if is_array(a) else f8(a)
+        s = c.astype(f8)
+        s = s + p if s.shape != shape else s.__iadd__(p)
+        tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])
+        mag = xp.abs(s)
     if bool(tie.any()) or not mag.min() >= 2.0 ** -125 and bool(
             ((mag < 2.0 ** -125) & (mag > 0)).any()):   # (exact zeros are no tie)
         bb = s - c
@@ -386,7 +367,7 @@ def _work(name, x, y, ufunc):
     shape and dtype (an in-place update's temporary: no fresh memory per call)."""
     xp = xp_of(x) if is_array(x) else xp_of(y)
     f = getattr(xp, ufunc)
-    if is_array(x) and (not is_array(y) or y.shape == x.shape) and x.size >= _SAMPLE_MIN:
+    if is_array(x) and (not is_array(y) or y.shape == x.shape) and x.size >= _WORK_MIN:
         dt = xp.result_type(x, y)
         if dt == x.dtype:
             return f(x, y, out=_scratch(name, x.shape, dt, xp))
