@@ -15,8 +15,8 @@ import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
 
-__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
-           "lerp"]
+__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv",
+           "lerp_", "lerp"]
 
 _CONSTS = {}
 
