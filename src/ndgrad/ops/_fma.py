@@ -142,8 +142,9 @@ def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
     shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
     c_lo, c_hi, tiny, big = _consts(dt)
-    lo = _scratch("lo", shape, dt, xp) if out is not None else xp.empty(shape, dt)
-    hi = _scratch("hi", shape, dt, xp)
+    work = b.size <= _WORK_MAX
+    lo = _scratch("lo", shape, dt, xp) if out is not None and work else xp.empty(shape, dt)
+    hi = _scratch("hi", shape, dt, xp) if work else xp.empty(shape, dt)
     if is_array(a):
         xp.multiply(a, b, out=lo)
         xp.multiply(lo, c_hi, out=hi)
@@ -153,7 +154,7 @@ def _certified(a, b, c, out, dt, xp):
         xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)), out=hi)  # host: a scalar
     xp.add(c, lo, out=lo)
     xp.add(c, hi, out=hi)
-    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp))
+    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp) if work else None)
     bad = bool(flag.any())
     mag = xp.abs(hi, out=hi)
     if not (mag.min() >= tiny and mag.max() <= big):
@@ -178,7 +179,9 @@ def _certified(a, b, c, out, dt, xp):
     return out
 
 
-_WORK_MIN = 1 << 16      # (smaller temporaries come from NumPy's allocator cache)
+_WORK_MIN = 1 << 16     # (smaller temporaries come from NumPy's allocator cache)
+_CHUNK = 1 << 18        # float64 work arrays of at most 2 MiB each
+_WORK_MAX = 1 << 22     # larger temporaries are allocated (16 MiB and up: no cache that big)
 _local = threading.local()
 
 
@@ -217,7 +220,20 @@ def _exact32(a, b, c, xp, out=None):
     """fl32(a * b + c) exactly rounded: the float64 product is exact, the float64 sum rounds once;
     rounding that to float32 is right unless it sits on a float32 tie (then the sum is rounded to
     odd first) or below float32's normal range (where the ties sit elsewhere). Into `out` (a new
-    array if None); large operands through this thread's float64 work arrays."""
+    array if None); large operands through this thread's float64 work arrays, in pieces of at
+    most _CHUNK elements (the work arrays stay small whatever the parameter's size)."""
+    n = b.size
+    if n > _CHUNK and c.shape == b.shape and (not is_array(a) or a.shape == b.shape) and all(
+            x.flags.c_contiguous for x in (b, c) + ((a,) if is_array(a) else ())) and (
+            out is None or (out.shape == b.shape and out.flags.c_contiguous)):
+        if out is None:
+            out = xp.empty(b.shape, np.float32)
+        flat = [x.reshape(-1) if is_array(x) else x for x in (a, b, c, out)]
+        for i in range(0, n, _CHUNK):
+            j = min(i + _CHUNK, n)
+            fa, fb, fc, fo = (x[i:j] if is_array(x) else x for x in flat)
+            _exact32(fa, fb, fc, xp, fo)
+        return out
     f8 = np.float64
     shape = b.shape
     if c.shape != shape or (is_array(a) and a.shape != shape):
@@ -367,7 +383,8 @@ def _work(name, x, y, ufunc):
     shape and dtype (an in-place update's temporary: no fresh memory per call)."""
     xp = xp_of(x) if is_array(x) else xp_of(y)
     f = getattr(xp, ufunc)
-    if is_array(x) and (not is_array(y) or y.shape == x.shape) and x.size >= _WORK_MIN:
+    if is_array(x) and (not is_array(y) or y.shape == x.shape) and \
+            _WORK_MIN <= x.size <= _WORK_MAX:
         dt = xp.result_type(x, y)
         if dt == x.dtype:
             return f(x, y, out=_scratch(name, x.shape, dt, xp))
