@@ -669,6 +669,7 @@ WORKLOADS = [
 ]
 WORKLOADS += __import__("workloads_cnn_rnn").WORKLOADS  # W9 CNN, W10 LSTM (issue 34)
 WORKLOADS += __import__("workloads_transformer").WORKLOADS  # GPT step, generation (issue 34)
+WORKLOADS += __import__("workloads_optim").workloads(_lib)  # W2-user, MLP with Adam (issue 34)
 
 
 def _fmt(v):

@@ -9,12 +9,14 @@ as PyTorch's vectorized CPU (and CUDA) kernels round them, for float32 and float
 
 Python scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`
 (float32, PyTorch's opmath, for float16 arrays)."""
+import threading
+
 import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
 
-__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
-           "lerp"]
+__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv",
+           "lerp_", "lerp"]
 
 _CONSTS = {}
 
@@ -43,33 +45,35 @@ def scalar(value, arr):
 
 
 # Note [fused multiply-add without fma]
-# NumPy has no fma. Forming a * b + c in a wider type costs three slow conversion passes (a
-# float32 -> float64 cast runs at a fifth of an add's speed) and float64 has no wider type. `fma`
-# instead certifies the result in the arrays' own dtype:
+# NumPy has no fma.
 #
+# float32: the product of two float32 values is exact in float64, so fl64(c + a * b) is the sum
+# rounded once, and rounding that to float32 is the fused result unless it lands exactly on a
+# float32 tie (then the float64 sum is rounded to odd first: `_round_odd`) or below float32's
+# normal range (where the ties sit elsewhere). `_exact32` does that in this thread's float64 work
+# arrays: a fresh multi-megabyte temporary costs more in page faults than the arithmetic on it.
+# About 7 array passes, 7-8 x a plain `p -= lr * g` (docs/performance.md has the figures).
+#
+# float64 has no wider type. `_certified` proves the result in float64 itself:
 # 1. Two products that bracket the exact a * b: for a scalar `a`, `a`'s two neighbouring floats
 #    times `b`; for two arrays, t = fl(a * b) scaled by (1 - u) and (1 + 2u), u = 2^-p. Rounding
 #    is monotone, so lo <= a * b <= hi (in magnitude order) for every product in the normal
 #    range.
 # 2. A = fl(c + lo) and B = fl(c + hi). Rounding is monotone again, so the correctly rounded
 #    fl(c + a * b) lies between A and B: where A == B it *is* A.
-# 3. The few elements where A != B (a rounding boundary between the two sums: about 2 % for an
-#    SGD update) and, when present, those where a product may have left the normal range (the
+# 3. The few elements where A != B (a rounding boundary between the two sums: ~0.3 % for an SGD
+#    update) and, when present, those where a product may have left the normal range (the
 #    result below 2^(emin + p + 3) in magnitude with a nonzero product, or infinite), are
-#    computed exactly on their own (`_exact`): float32 through float64 (the product is exact
-#    there) rounded to odd then to nearest; float64 through Dekker's exact product and Boldo and
+#    computed exactly on their own (`_exact64`): Dekker's exact product and Boldo and
 #    Melquiond's rounding-to-odd sum (Emulation of FMA and correctly-rounded sums: proved
 #    algorithms using rounding to odd, IEEE Trans. Computers 57(4), 2008). The one
-#    approximation: float64 sums whose addend and product are both nonzero and below 2^-960
-#    (Dekker's error term underflows there) take the plain sum, which differs from a fused one
-#    only at ties of the product.
-#
-# That is six array passes plus two reductions, about five times a plain float32 `p -= lr * g`
-# and a fifth of the float64 route (docs/performance.md has the figures). Small float32 arrays
-# (below _SMALL elements) take the float64 route whole: there the calls cost more than the
-# passes.
+#    approximation: sums whose addend and product are both nonzero and below 2^-960 (Dekker's
+#    error term underflows there) take the plain sum, which differs from a fused one only at
+#    ties of the product.
+# (The certificate works for float32 too, with float64 for the flagged elements; measured, it
+# costs as much as the float64 route whole for sparse flags and more for dense ones: an
+# exponential average's update has a quarter of its elements at a boundary.)
 
-_SMALL = 16384
 _MID = (1 << 28, (1 << 29) - 1)    # float64 bits of a float32 tie: bit 28 set, bits 0-27 clear
 
 
@@ -122,8 +126,8 @@ def fma(a, b, c, out=None):
             # 0-d: ufuncs would return scalars; one element in a 1-d array instead
             r = fma(a.reshape(1) if is_array(a) else a, b.reshape(1), c.reshape(1))
             return _store(r.reshape(()), out)
-        if dt.itemsize == 4 and b.size <= _SMALL and c.size <= _SMALL:
-            return _store(_exact32(a, b, c, xp), out)
+        if dt.itemsize == 4:
+            return _exact32(a, b, c, xp, out)
         return _certified(a, b, c, out, dt, xp)
 
 
@@ -136,20 +140,21 @@ def _store(r, out):
 
 def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
+    shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
     c_lo, c_hi, tiny, big = _consts(dt)
+    work = b.size <= _WORK_MAX
+    lo = _scratch("lo", shape, dt, xp) if out is not None and work else xp.empty(shape, dt)
+    hi = _scratch("hi", shape, dt, xp) if work else xp.empty(shape, dt)
     if is_array(a):
-        lo = xp.multiply(a, b)
-        hi = xp.multiply(lo, c_hi)
+        xp.multiply(a, b, out=lo)
+        xp.multiply(lo, c_hi, out=hi)
         xp.multiply(lo, c_lo, out=lo)
     else:
-        lo = xp.multiply(b, np.nextafter(a, dt.type(0)))                  # host: a scalar
-        hi = xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)))  # host: a scalar
-    if lo.shape == c.shape or lo.shape == xp.broadcast_shapes(lo.shape, c.shape):
-        xp.add(c, lo, out=lo)
-        xp.add(c, hi, out=hi)
-    else:
-        lo, hi = xp.add(c, lo), xp.add(c, hi)
-    flag = xp.not_equal(lo, hi)
+        xp.multiply(b, np.nextafter(a, dt.type(0)), out=lo)                   # host: a scalar
+        xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)), out=hi)  # host: a scalar
+    xp.add(c, lo, out=lo)
+    xp.add(c, hi, out=hi)
+    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp) if work else None)
     bad = bool(flag.any())
     mag = xp.abs(hi, out=hi)
     if not (mag.min() >= tiny and mag.max() <= big):
@@ -164,7 +169,7 @@ def _certified(a, b, c, out, dt, xp):
     if not bad:
         return _store(lo, out)
     where = xp.nonzero(flag)
-    sub = [_take(x, lo.shape, where) for x in (a, b, c)]
+    sub = [_take(x, shape, where) for x in (a, b, c)]
     exact = _exact32(*sub, xp) if dt.itemsize == 4 else _exact64(*sub, xp)
     if out is None:
         out = lo
@@ -172,6 +177,28 @@ def _certified(a, b, c, out, dt, xp):
         out[...] = lo
     out[where] = exact
     return out
+
+
+_WORK_MIN = 1 << 16     # (smaller temporaries come from NumPy's allocator cache)
+_CHUNK = 1 << 18        # float64 work arrays of at most 2 MiB each
+_WORK_MAX = 1 << 22     # larger temporaries are allocated (16 MiB and up: no cache that big)
+_local = threading.local()
+
+
+def _scratch(name, shape, dtype, xp):
+    """A thread's reusable work array of this shape and dtype (no page faults per call: a fresh
+    multi-megabyte temporary costs more than the arithmetic on it)."""
+    cache = getattr(_local, "cache", None)
+    if cache is None:
+        cache = _local.cache = {}
+    n = 1
+    for d in shape:
+        n *= d
+    key = (name, dtype, xp)
+    buf = cache.get(key)
+    if buf is None or buf.size < n:
+        buf = cache[key] = xp.empty(max(n, 1), dtype)
+    return buf[:n].reshape(shape)
 
 
 def _take(x, shape, where):
@@ -189,18 +216,54 @@ def _plain(a, b, c, out):
     return xp.add(a * b, c, out=out)
 
 
-def _exact32(a, b, c, xp):
+def _exact32(a, b, c, xp, out=None):
     """fl32(a * b + c) exactly rounded: the float64 product is exact, the float64 sum rounds once;
     rounding that to float32 is right unless it sits on a float32 tie (then the sum is rounded to
-    odd first) or below float32's normal range (where the ties sit elsewhere)."""
+    odd first) or below float32's normal range (where the ties sit elsewhere). Into `out` (a new
+    array if None); large operands through this thread's float64 work arrays, in pieces of at
+    most _CHUNK elements (the work arrays stay small whatever the parameter's size)."""
+    n = b.size
+    if n > _CHUNK and c.shape == b.shape and (not is_array(a) or a.shape == b.shape) and all(
+            x.flags.c_contiguous for x in (b, c) + ((a,) if is_array(a) else ())) and (
+            out is None or (out.shape == b.shape and out.flags.c_contiguous)):
+        if out is None:
+            out = xp.empty(b.shape, np.float32)
+        flat = [x.reshape(-1) if is_array(x) else x for x in (a, b, c, out)]
+        for i in range(0, n, _CHUNK):
+            j = min(i + _CHUNK, n)
+            fa, fb, fc, fo = (x[i:j] if is_array(x) else x for x in flat)
+            _exact32(fa, fb, fc, xp, fo)
+        return out
     f8 = np.float64
-    p = (a.astype(f8) if is_array(a) else f8(a)) * b.astype(f8)
-    s = c.astype(f8) + p
-    low = s.view(xp.int64) & _MID[1]
-    if bool(xp.equal(low, _MID[0]).any()) or not xp.abs(s).min() >= 2.0 ** -125:
+    shape = b.shape
+    if c.shape != shape or (is_array(a) and a.shape != shape):
+        shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+    if b.size >= _WORK_MIN:
+        p = _scratch("p64", shape, f8, xp)
+        p[...] = b
+        p *= a if is_array(a) else f8(a)
+        s = _scratch("s64", shape, f8, xp)
+        s[...] = c
+        s += p
+        low = _scratch("i64", shape, xp.int64, xp)
+        xp.bitwise_and(s.view(xp.int64), _MID[1], out=low)
+        tie = xp.equal(low, _MID[0], out=_scratch("tie", shape, bool, xp))
+        mag = xp.abs(s, out=low.view(f8))
+    else:    # (small temporaries come from NumPy's own cache)
+        p = b.astype(f8)
+        p *= a if is_array(a) else f8(a)
+        s = c.astype(f8)
+        s = s + p if s.shape != shape else s.__iadd__(p)
+        tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])
+        mag = xp.abs(s)
+    if bool(tie.any()) or not mag.min() >= 2.0 ** -125 and bool(
+            ((mag < 2.0 ** -125) & (mag > 0)).any()):   # (exact zeros are no tie)
         bb = s - c
         s = _round_odd(s, (c - (s - bb)) + (p - bb), xp)
-    return s.astype(np.float32)
+    if out is None:
+        return s.astype(np.float32)
+    out[...] = s
+    return out
 
 
 def _exact64(a, b, c, xp):
@@ -284,7 +347,8 @@ def add(self, other, alpha=1.0):
 
 def addcmul_(self, t1, t2, value=1.0):
     """self.addcmul_(t1, t2, value=value)."""
-    return fma(t1 if value == 1 else scalar(value, self) * t1, t2, self, out=self)
+    return fma(t1 if value == 1 else _work("vt", t1, scalar(value, self), "multiply"), t2, self,
+               out=self)
 
 
 def addcmul(self, t1, t2, value=1.0):
@@ -293,7 +357,8 @@ def addcmul(self, t1, t2, value=1.0):
 
 def addcdiv_(self, t1, t2, value=1.0):
     """self.addcdiv_(t1, t2, value=value): (value * t1) / t2, then the add."""
-    q = (t1 if value == 1 else scalar(value, self) * t1) / t2
+    q = _work("vt", t1, scalar(value, self), "multiply") if value != 1 else t1
+    q = _work("q", q, t2, "true_divide")
     self += q
     return self
 
@@ -309,8 +374,21 @@ def lerp_(self, end, weight):
         return _lerp_array(self, end, weight, out=self)
     w = scalar(weight, self)
     if abs(weight) < 0.5:
-        return fma(w, end - self, self, out=self)
-    return fma(self - end, scalar(1, self) - w, end, out=self)
+        return fma(w, _work("diff", end, self, "subtract"), self, out=self)
+    return fma(_work("diff", self, end, "subtract"), scalar(1, self) - w, end, out=self)
+
+
+def _work(name, x, y, ufunc):
+    """x (ufunc) y into this thread's work array `name` when x is an array of the result's
+    shape and dtype (an in-place update's temporary: no fresh memory per call)."""
+    xp = xp_of(x) if is_array(x) else xp_of(y)
+    f = getattr(xp, ufunc)
+    if is_array(x) and (not is_array(y) or y.shape == x.shape) and \
+            _WORK_MIN <= x.size <= _WORK_MAX:
+        dt = xp.result_type(x, y)
+        if dt == x.dtype:
+            return f(x, y, out=_scratch(name, x.shape, dt, xp))
+    return f(x, y)
 
 
 def lerp(self, end, weight):
@@ -359,7 +437,8 @@ def add_scaled(xp, self, other, alpha):
     if fusable(self, other):
         if is_array(self) and self.ndim:
             return fma(scalar(alpha, self), other, self)
-        if not is_array(self) and is_array(other) and other.ndim:    # rsub(t, number)
+        if is_array(other) and other.ndim and (not is_array(self) or not self.ndim):
+            # rsub(t, number): the number (or its 0-d array) minus alpha * t
             return fma(scalar(alpha, other), other, xp.asarray(self, dtype=other.dtype))
     return xp.add(self, xp.multiply(other, alpha))
 

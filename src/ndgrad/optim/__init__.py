@@ -23,6 +23,7 @@ from .sparse_adam import SparseAdam
 from ._muon import Muon
 from .lbfgs import LBFGS
 from ._stateless import swap_in_optimizer_params_and_state
+from . import _functional  # noqa: F401  (torch.optim._functional)
 from . import lr_scheduler
 from . import swa_utils
 

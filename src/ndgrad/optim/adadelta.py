@@ -3,6 +3,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _to_scalar, _ch
                         _step_tensor, _zeros_like, closure_loss, check_lr, check_nonnegative,
                         pick_kernel, set_defaults, tensor_steps, foreach_steps_, foreach_grads,
                         grouped)
+from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -32,15 +33,8 @@ class Adadelta(Optimizer):
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, acc_deltas,
                     state_steps):
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= p.is_complex()
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adadelta does not support sparse gradients")
-            grads.append(p.grad)
+        for p in dense_params(group, params_with_grad, grads,
+                              "Adadelta does not support sparse gradients"):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _step_tensor(0.0, group["capturable"], p.device)
@@ -49,7 +43,7 @@ class Adadelta(Optimizer):
             square_avgs.append(state["square_avg"])
             acc_deltas.append(state["acc_delta"])
             state_steps.append(state["step"])
-        return has_complex
+        return any(p.is_complex() for p in params_with_grad)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -4,6 +4,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _device_dtype_c
                         _get_value, _to_scalar, _view_as_real, _check_capturable, _step_tensor,
                         _zeros_like, closure_loss, check_lr, check_betas, check_nonnegative,
                         check_fused, pick_kernel, set_defaults, tensor_steps)
+from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -59,16 +60,9 @@ class Adam(Optimizer):
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
                     max_exp_avg_sqs, state_steps):
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= p.is_complex()
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adam does not support sparse gradients, please consider "
-                                   "SparseAdam instead")
-            grads.append(p.grad)
+        for p in dense_params(group, params_with_grad, grads,
+                              "Adam does not support sparse gradients, please consider "
+                              "SparseAdam instead"):
             state = self.state[p]
             if len(state) == 0:
                 if group["fused"]:
@@ -90,7 +84,7 @@ class Adam(Optimizer):
                 raise RuntimeError("lr as a Tensor is not supported for capturable=False and "
                                    "foreach=True")
             state_steps.append(state["step"])
-        return has_complex
+        return any(p.is_complex() for p in params_with_grad)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -4,6 +4,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _get_value, _to
                         _check_capturable, _step_tensor, _zeros_like, closure_loss, check_lr,
                         check_betas, check_nonnegative, pick_kernel, set_defaults,
                         tensor_steps, foreach_steps_, foreach_grads, grouped)
+from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -32,15 +33,8 @@ class Adamax(Optimizer):
             tensor_steps(self, group)
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= p.is_complex()
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adamax does not support sparse gradients")
-            grads.append(p.grad)
+        for p in dense_params(group, params_with_grad, grads,
+                              "Adamax does not support sparse gradients"):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _step_tensor(0.0, group["capturable"], p.device)
@@ -49,7 +43,7 @@ class Adamax(Optimizer):
             exp_avgs.append(state["exp_avg"])
             exp_infs.append(state["exp_inf"])
             state_steps.append(state["step"])
-        return has_complex
+        return any(p.is_complex() for p in params_with_grad)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -4,6 +4,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _get_value, _to
                         _check_capturable, _get_scalar_dtype, _zeros_like, closure_loss,
                         check_lr, check_nonnegative, pick_kernel, set_defaults, tensor_steps,
                         foreach_steps_, grouped)
+from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -38,15 +39,8 @@ class ASGD(Optimizer):
 
     def _init_group(self, group, params_with_grad, grads, mus, axs, etas, state_steps):
         from .. import zeros, ones, as_tensor
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= p.is_complex()
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("ASGD does not support sparse gradients")
-            grads.append(p.grad)
+        for p in dense_params(group, params_with_grad, grads,
+                              "ASGD does not support sparse gradients"):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = zeros((), device=p.device, dtype=_get_scalar_dtype())
@@ -58,7 +52,7 @@ class ASGD(Optimizer):
             axs.append(state["ax"])
             etas.append(state["eta"])
             state_steps.append(state["step"])
-        return has_complex
+        return any(p.is_complex() for p in params_with_grad)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

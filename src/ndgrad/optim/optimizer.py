@@ -587,6 +587,21 @@ def closure_loss(closure):
         return closure()
 
 
+def dense_params(group, params, grads, message):
+    """The group's parameters that have a gradient, each appended to `params` and its gradient
+    to `grads` as it comes (the start of PyTorch's _init_group), a sparse gradient refused with
+    `message`."""
+    for p in group["params"]:
+        g = p.grad
+        if g is None:
+            continue
+        params.append(p)
+        if g.is_sparse:
+            raise RuntimeError(message)
+        grads.append(g)
+        yield p
+
+
 def check_lr(lr, message="Invalid learning rate: {}"):
     """A learning rate given as a Tensor must have one element; a negative one is refused."""
     if isinstance(lr, Tensor) and lr.numel() != 1:

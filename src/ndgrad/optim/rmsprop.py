@@ -4,6 +4,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _to_scalar, _ch
                         _step_tensor, _zeros_like, closure_loss, check_lr, check_nonnegative,
                         pick_kernel, set_defaults, tensor_steps, foreach_steps_, foreach_grads,
                         grouped)
+from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -34,15 +35,8 @@ class RMSprop(Optimizer):
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list,
                     grad_avgs, state_steps):
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= p.is_complex()
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("RMSprop does not support sparse gradients")
-            grads.append(p.grad)
+        for p in dense_params(group, params_with_grad, grads,
+                              "RMSprop does not support sparse gradients"):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _step_tensor(0.0, group["capturable"], p.device)
@@ -57,7 +51,7 @@ class RMSprop(Optimizer):
                 momentum_buffer_list.append(state["momentum_buffer"])
             if group["centered"]:
                 grad_avgs.append(state["grad_avg"])
-        return has_complex
+        return any(p.is_complex() for p in params_with_grad)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -5,11 +5,11 @@ import math
 
 from .._tensor import _make
 from .optimizer import Optimizer, closure_loss
-from ._kernels import real_scalar, sqrt
+from ._kernels import real_scalar, sqrt, bump_versions
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["SparseAdam"]
+__all__ = ["SparseAdam", "sparse_adam"]
 
 
 class SparseAdam(Optimizer):
@@ -49,36 +49,48 @@ class SparseAdam(Optimizer):
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
         for group in self.param_groups:
-            lr, eps, maximize = real_scalar(group["lr"]), group["eps"], group["maximize"]
+            params, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]
             for p in group["params"]:
                 if p._grad is None:
                     continue
+                params.append(p)
+                grads.append(p._grad)
                 state = self.state[p]
                 if not state:
                     state["step"] = 0
                     state["exp_avg"] = _make(p._data * 0)
                     state["exp_avg_sq"] = _make(p._data * 0)
+                exp_avgs.append(state["exp_avg"])
+                exp_avg_sqs.append(state["exp_avg_sq"])
                 state["step"] += 1
-                g = p._grad.coalesce()          # the update is non-linear: unique indices
-                v = g._vals._data
-                if v.size == 0:
-                    continue
-                v = -v if maximize else v
-                key = tuple(g._idx)
-                m, s = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                old_m, old_s = m[key], s[key]
-                upd_m = (v - old_m) * (1 - beta1)          # old <- old + (1 - b) * (new - old)
-                m[key] += upd_m
-                upd_s = (v * v - old_s) * (1 - beta2)
-                s[key] += upd_s
-                numer = upd_m + old_m
-                denom = sqrt(upd_s + old_s)
-                denom += eps
-                step = state["step"]
-                step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-                p._data[key] += -step_size * (numer / denom)
-                p._bump_version()
-                state["exp_avg"]._vc[0] += 1
-                state["exp_avg_sq"]._vc[0] += 1
+                state_steps.append(state["step"])
+            sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, eps=group["eps"],
+                        beta1=beta1, beta2=beta2, lr=group["lr"], maximize=group["maximize"])
         return loss
+
+
+def sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, eps, beta1, beta2, lr,
+                maximize):
+    """Functional SparseAdam (torch.optim._functional.sparse_adam): the rows each sparse
+    gradient touches, in PyTorch's operation order (`state_steps`: Python ints)."""
+    lr = real_scalar(lr)
+    for p, grad, m_t, s_t, step in zip(params, grads, exp_avgs, exp_avg_sqs, state_steps):
+        g = grad.coalesce()          # the update is non-linear: unique indices
+        v = g._vals._data
+        if v.size == 0:
+            continue
+        v = -v if maximize else v
+        key = tuple(g._idx)
+        m, s = m_t._data, s_t._data
+        old_m, old_s = m[key], s[key]
+        upd_m = (v - old_m) * (1 - beta1)          # old <- old + (1 - b) * (new - old)
+        m[key] += upd_m
+        upd_s = (v * v - old_s) * (1 - beta2)
+        s[key] += upd_s
+        numer = upd_m + old_m
+        denom = sqrt(upd_s + old_s)
+        denom += eps
+        step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+        p._data[key] += -step_size * (numer / denom)
+        bump_versions(False, p, m_t, s_t)
