@@ -50,6 +50,9 @@ special = _importlib.import_module(".special", __name__)  # (`from .ops import *
 from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
+from . import signal  # noqa: E402  (torch.signal.windows)
+from . import masked  # noqa: E402  (torch.masked)
+from . import onnx  # noqa: E402  (torch.onnx: importable; export raises)
 
 __version__ = "0.1.0"
 

@@ -160,6 +160,8 @@ def _to_array(data, dtype, xp, copy):
         arr = _moved(data, xp)
         d = dtype or D.from_numpy_dtype(arr.dtype)
     else:
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
         if _contains_tensor(data):
             data = _tensors_to_lists(data)
         try:
@@ -169,8 +171,12 @@ def _to_array(data, dtype, xp, copy):
             raise
         if arr.dtype.kind in "fuO" and _may_hold_big_ints(arr):
             arr = _big_int_array(data, arr, dtype)  # PyTorch's overflow errors (issue 15)
-        if arr.dtype == object:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if arr.dtype == object:   # (PyTorch names the first leaf it cannot read)
+            bad = next((x for x in _leaves(data) if not isinstance(
+                x, (int, float, complex, bool, np.generic))), data)
+            raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}")
+        if arr.dtype.kind in "US":
+            raise ValueError(f"too many dimensions '{type(next(_leaves(data))).__name__}'")
         if isinstance(data, np.generic):
             d = dtype or D.from_numpy_dtype(arr.dtype)
         else:
@@ -401,6 +407,9 @@ def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
+    if not isinstance(fill_value, (int, float, complex, Tensor, np.number, np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = D.bool
@@ -447,6 +456,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _filled(input._data.shape, fill_value, d, dev, requires_grad)
 
 
+_RANDINT = tuple(
+    s + ", *, {}Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)".format(g)
+    for s in ("(int high, tuple of ints size", "(int low, int high, tuple of ints size")
+    for g in ("torch.Generator generator, ", ""))
 _ARANGE = tuple(
     s + ", *, {}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
     "bool pin_memory = False, bool requires_grad = False)".format(o) for s, o in (
@@ -472,6 +486,9 @@ def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=No
         start, end = 0, start
     elif start is _NO_START:
         start = 0
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if step == 0:
@@ -523,6 +540,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     xp = _xp(device)
     arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
@@ -531,6 +550,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
 
@@ -633,8 +655,8 @@ def set_rng_state(new_state):
 
 def _float_dtype(dtype, fname):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
+    if not (dtype.is_floating_point or dtype.is_complex):   # (PyTorch's dispatch error)
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
     return dtype
 
 
@@ -686,6 +708,10 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         low, high, size = 0, low, high
     elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
         low, high = 0, low
+    if size is None:   # (no overload without a size)
+        from ._argcheck import combination_error
+        given = (high,) if low == 0 else (low, high)
+        raise combination_error("randint", _RANDINT, given, {})
     if high is None:
         raise TypeError("randint() missing required argument 'high'")
     if low >= high:
@@ -715,7 +741,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     if isinstance(std, (int, float)) and std < 0 or isinstance(std, Tensor) and (s < 0).any():
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shown = f"{std:g}" if isinstance(std, (int, float)) else std   # (C++'s printing)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
     if size is not None:
         shape = _size((size,))
     else:
@@ -754,12 +781,31 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draw 0/1 with probabilities `input` (or the scalar p)."""
     probs = to_numpy(input._data) if p is None else p  # host: compared with a host draw
+    if p is None and probs.size and not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)")
     u = _rng(generator).random(input._data.shape)
     return _make(_place((u < probs).astype(input.dtype.np), input.device))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    if input._data.ndim not in (1, 2):   # (ATen's checks, in its order)
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_type_name(input.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input._data.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
     probs = np.asarray(to_numpy(input._data), dtype=np.float64)  # host: drawn on the host
+    with np.errstate(invalid="ignore"):  # host: error state (the host copy)
+        if probs.size and not ((probs < np.inf) & (probs >= 0)).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (probs.reshape(-1, probs.shape[-1]).sum(-1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = probs.reshape(-1, probs.shape[-1])
     out = np.empty((rows.shape[0], num_samples), dtype=np.int64)  # host: the draws
     rng = _rng(generator)

@@ -78,7 +78,8 @@ def from_numpy_dtype(np_dtype):
         return _BY_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            "only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
             "int8, uint8, and bool.") from None
 
@@ -124,6 +125,11 @@ def promote_types(type1, type2):
     a, b = type1, type2
     key = (a, b)
     r = _PROMOTE.get(key)
+    if r is None:
+        for i, t in enumerate(key):
+            if t.__class__ is not dtype:
+                raise TypeError(f"promote_types(): argument 'type{i + 1}' (position {i + 1}) "
+                                f"must be torch.dtype, not {_builtins.type(t).__name__}")
     if r is None:
         if a is b:
             r = a
@@ -192,7 +198,14 @@ class finfo:
     """torch.finfo: machine limits of a floating dtype, as Python floats."""
 
     def __init__(self, type=None):
-        f = np.finfo(to_dtype(type or _default[0]).np)
+        t = type or _default[0]
+        if t.__class__ is not dtype:
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{_builtins.type(t).__name__}")
+        if not (t.is_floating_point or t.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        f = np.finfo(t.np)
         self.bits = _builtins.int(f.bits)       # (this module's `int`/`float` are dtypes)
         self.eps, self.max, self.min = _builtins.float(f.eps), _builtins.float(f.max), \
             _builtins.float(f.min)
@@ -210,7 +223,15 @@ class iinfo:
     """torch.iinfo: machine limits of an integer dtype, as Python ints."""
 
     def __init__(self, type):
-        i = np.iinfo(to_dtype(type).np)
+        if type.__class__ is not dtype:
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{_builtins.type(type).__name__}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point or type.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        i = np.iinfo(type.np)
         self.bits, self.min, self.max = (_builtins.int(v) for v in (i.bits, i.min, i.max))
         self.dtype = str(i.dtype)
 

@@ -63,7 +63,7 @@ def _sizes(output_size, input, nd):
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
-    if output_size == 1 or tuple(output_size) == (1, 1, 1):   # ATen's shortcut, as in 2-d
+    if output_size == 1 or output_size in ((1, 1, 1), [1, 1, 1]):   # ATen's shortcut (2-d's)
         return input.mean((-1, -2, -3), keepdim=True)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
