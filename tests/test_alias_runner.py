@@ -63,7 +63,7 @@ def test_runner_sys_path_is_the_scripts_folder(tmp_path):
     """)
     r = _python("-m", "ndgrad.run", str(path))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == [str(tmp_path), "7", "ndgrad"]
+    assert r.stdout.split() == [str(tmp_path), "7", "torch"]
 
 
 def test_runner_missing_torch_submodule_names_it(tmp_path):
@@ -95,11 +95,11 @@ def test_runner_module_mode_and_command_mode(tmp_path):
     """))
     r = _python("-m", "ndgrad.run", "-m", "mypkg.train", "--epochs", "3", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "main ['--epochs', '3'] ndgrad 2.0\n"
+    assert r.stdout == "main ['--epochs', '3'] torch 2.0\n"
     r = _python("-m", "ndgrad.run", "-c", "import sys, torch; print(torch.__name__, sys.argv)",
                 "a")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "ndgrad ['-c', 'a']\n"
+    assert r.stdout == "torch ['-c', 'a']\n"
 
 
 def test_runner_exit_status_and_errors(tmp_path):
@@ -183,3 +183,101 @@ def test_real_programs_print_the_same_under_the_runner(name):
     assert got.returncode == 0, got.stderr
     assert got.stdout == ref.stdout
     assert ref.stdout.strip()
+
+
+def test_aliased_identity_is_torchs(tmp_path):
+    # what libraries ask to decide that PyTorch is there: name, version, metadata, spec
+    path = _script(tmp_path, """
+        import importlib.metadata as md, importlib.util, sys
+        import torch, torch.nn.functional as F, ndgrad
+        print(torch.__name__, F.__name__, ndgrad.__name__)
+        v = torch.__version__
+        print(type(v).__name__, isinstance(v, str), v.startswith("2.13.0+ndgrad"),
+              v >= (2, 1), v >= "2.0", v < "2.14", v > (2, 13), v < (2, 13, 1), v == "2.13.0")
+        print(v == ndgrad.version.__version__, torch.version.cuda, torch.version.hip)
+        print(md.version("torch") == v, md.distribution("torch").metadata["Name"],
+              md.packages_distributions()["torch"][0], md.metadata("torch")["Version"] == v,
+              [r for r in md.requires("torch") or [] if r.startswith("torch")],
+              md.files("torch") is not None)
+        print(importlib.util.find_spec("torch") is not None,
+              importlib.util.find_spec("torch.nn.functional") is not None)
+        try:
+            torch.not_an_attribute
+        except AttributeError as e:
+            print(e)
+    """)
+    r = _python("-m", "ndgrad.run", str(path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "torch torch.nn.functional torch",
+        "TorchVersion True True True True True True True False",
+        "True None None",
+        "True torch torch True [] True",
+        "True True",
+        "module 'torch' has no attribute 'not_an_attribute'"]
+
+
+def test_unaliased_ndgrad_keeps_its_name_and_no_torch_distribution():
+    r = _python("-c", textwrap.dedent("""
+        import importlib.metadata as md, sys
+        import ndgrad
+        print(ndgrad.__name__, ndgrad.__version__, ndgrad.version.ndgrad_version)
+        print(any(getattr(f, "find_distributions", None) and "ndgrad" in type(f).__module__
+                  for f in sys.meta_path))
+    """))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ndgrad", "0.1.0", "0.1.0", "False"]
+
+
+def test_version_matches_pyproject():
+    root = os.path.dirname(SRC)
+    text = open(os.path.join(root, "pyproject.toml"), encoding="utf-8").read()
+    assert f'version = "{ndgrad.version.ndgrad_version}"' in text
+
+
+VERSIONS = ["2.13.0", "2.13", "2.13.0+cpu", "2.13.0+ndgrad0.1.0", "2.13.0a0", "2.13.0rc1",
+            "2.13.0.dev20250101", "2.13.0.post1", "2.13.1", "2.12.99", "1!0.1", "2.13.0b2.dev3",
+            "2.13.0+ndgrad0.2", "2.13.0+abc.5", "2.13.0+5", "3", "2.13.0.0", "v2.13.0",
+            "2.13.0-1", "2.13.0.post1.dev2", "2.13.0a1.post2"]
+
+
+def test_version_order_is_packagings():
+    torch = pytest.importorskip("torch")
+    from torch._vendor.packaging.version import Version as Ref
+    from ndgrad.torch_version import Version
+    for a in VERSIONS:
+        assert str(Version(a)) == str(Ref(a))
+        for b in VERSIONS:
+            for op in ("__lt__", "__le__", "__eq__", "__ge__", "__gt__"):
+                assert getattr(Version(a), op)(Version(b)) == getattr(Ref(a), op)(Ref(b)), (a, op, b)
+
+
+def test_torch_version_compares_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    from torch.torch_version import TorchVersion as RefTV
+    from ndgrad.torch_version import TorchVersion
+    others = ["2.13", "2.13.0", "2.14", "1.0", (2, 13), (2, 13, 0), (2, 12, 9), [3], "parrot",
+              "2.13.0+ndgrad0.1.0"]
+    for s in ("2.13.0+ndgrad0.1.0", "2.13.0", "parrot"):
+        for o in others:
+            for op in ("__lt__", "__le__", "__eq__", "__ge__", "__gt__"):
+                assert getattr(TorchVersion(s), op)(o) == getattr(RefTV(s), op)(o), (s, op, o)
+    assert hash(TorchVersion("2.13.0")) == hash("2.13.0")
+
+
+def test_torch_dist_metadata_satisfies_requirements(tmp_path):
+    # `python -m ndgrad.torch_dist install`: a metadata-only torch that pip's resolver accepts
+    r = _python("-m", "ndgrad.torch_dist", "install", "--target", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    import importlib.metadata as md
+    (folder,) = [p for p in tmp_path.iterdir()]
+    assert folder.name == f"torch-{ndgrad.version.__version__}.dist-info"
+    dist = md.PathDistribution(folder)
+    assert dist.metadata["Name"] == "torch" and dist.version == ndgrad.version.__version__
+    assert sorted(str(f) for f in dist.files) == sorted(
+        f"{folder.name}/{n}" for n in ("METADATA", "INSTALLER", "top_level.txt", "RECORD"))
+    assert not (tmp_path / "torch").exists()            # no module: import torch needs the alias
+    r = _python("-m", "ndgrad.torch_dist", "status", "--target", str(tmp_path))
+    assert "ndgrad metadata" in r.stdout
+    r = _python("-m", "ndgrad.torch_dist", "remove", "--target", str(tmp_path))
+    assert r.returncode == 0 and list(tmp_path.iterdir()) == []

@@ -98,15 +98,17 @@ def test_cuda_scaler_and_autocast_disable_themselves_without_cuda():
             ndgrad.cuda.amp.GradScaler()
 
 
-def test_cpu_autocast_says_it_is_not_mixed_precision():
-    with pytest.warns(UserWarning, match="ndgrad: autocast on CPU"):
-        with ndgrad.autocast("cpu"):
-            y = ndgrad.ones(2, 2) @ ndgrad.ones(2, 2)
-    assert y.dtype == ndgrad.float32
+def test_cpu_autocast_is_mixed_precision_in_bfloat16():
+    # (op by op against PyTorch: tests/test_autocast.py)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with ndgrad.autocast("cpu", enabled=False):
-            pass
+        with ndgrad.autocast("cpu"):
+            y = ndgrad.ones(2, 2) @ ndgrad.ones(2, 2)
+            assert ndgrad.is_autocast_enabled("cpu")
+            with ndgrad.autocast("cpu", enabled=False):
+                z = ndgrad.ones(2, 2) @ ndgrad.ones(2, 2)
+    assert y.dtype == ndgrad.bfloat16 and z.dtype == ndgrad.float32
+    assert not ndgrad.is_autocast_enabled("cpu")
 
 
 def test_compile_returns_the_model_and_matmul_precision_is_accepted():

@@ -488,9 +488,6 @@ def outcome(name, lib):
 
 # probe -> why ndgrad still answers otherwise (PyTorch wrong, or a documented limit)
 DIFFERENT = {
-    # (the message lists the dtypes from_numpy takes: PyTorch's has uint16/32/64, which ndgrad
-    # does not have yet; another branch adds them, and with them this entry goes)
-    "from_numpy object": "uint16/32/64 in PyTorch's list",
 }
 
 

@@ -258,12 +258,14 @@ def test_conv_large_batch_is_chunked(monkeypatch):
     from ndgrad.ops import nn_ops
     x, w = _t(7, 3, 6, 6, grad=False), _t(4, 3, 3, 3, seed=1, grad=False)
     ref = F.conv2d(x, w).numpy()
-    calls = []
+    chunks = []
     real = nn_ops._chunks
-    monkeypatch.setattr(nn_ops, "_IM2COL_BUDGET", 3 * 16 * 9 * 2)
-    monkeypatch.setattr(nn_ops, "_chunks", lambda n, per: calls.append(1) or real(n, per))
+    # (the flat windows of a sample: 27 taps x 4 rows x 6 columns, float64)
+    monkeypatch.setattr(nn_ops, "_SCRATCH_MAX", 27 * 24 * 8 * 2)
+    monkeypatch.setattr(nn_ops, "_chunks", lambda n, per, size: chunks.append(
+        real(n, per, size)) or chunks[-1])
     np.testing.assert_allclose(F.conv2d(x, w).numpy(), ref, atol=1e-12)
-    assert len(real(7, 3 * 16 * 9)) == 4
+    assert [len(c) for c in chunks] == [4]
 
 
 def test_conv_scratch_is_per_thread():
@@ -288,15 +290,17 @@ def test_conv_scratch_is_per_thread():
     assert not bad
 
 
-def test_conv_chunked_grads_match_unchunked(monkeypatch):
-    """All three kernels of the convolution family give the same result in batch chunks."""
+@pytest.mark.parametrize("stride", [(2, 1), (1, 1)])
+def test_conv_chunked_grads_match_unchunked(monkeypatch, stride):
+    """All three kernels of the convolution family give the same result in batch chunks (with
+    stride 1 the flat windows of Note [Flat windows])."""
     from ndgrad.ops import nn_ops
     x, w = _t(5, 4, 6, 5), _t(6, 2, 3, 2, seed=1)
 
     def run():
         for p in (x, w):
             p.grad = None
-        y = F.conv2d(x, w, None, (2, 1), 1, (1, 2), 2)
+        y = F.conv2d(x, w, None, stride, 1, (1, 2), 2)
         gx, gw = ndgrad.autograd.grad((y * y).sum(), (x, w), create_graph=True)
         (gx.sum() + (gw * gw).sum()).backward()
         return [a.detach().numpy() for a in (y, gx, gw, x.grad, w.grad)]
@@ -304,9 +308,9 @@ def test_conv_chunked_grads_match_unchunked(monkeypatch):
     ref = run()
     calls = []
     real = nn_ops._chunks
-    monkeypatch.setattr(nn_ops, "_IM2COL_BUDGET", 2 * 2 * 6 * 5)
-    monkeypatch.setattr(nn_ops, "_chunks", lambda n, per: calls.append(len(real(n, per)))
-                        or real(n, per))
+    monkeypatch.setattr(nn_ops, "_SCRATCH_MAX", 2 * 2 * 6 * 5 * 8)
+    monkeypatch.setattr(nn_ops, "_chunks", lambda n, per, size: calls.append(
+        len(real(n, per, size))) or real(n, per, size))
     for a, b in zip(run(), ref):
         np.testing.assert_allclose(a, b, atol=1e-12)
     assert max(calls) > 1

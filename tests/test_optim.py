@@ -199,8 +199,10 @@ def test_add_param_group_fills_defaults_and_names():
     assert named.param_groups[0]["param_names"] == ["w"]
     with pytest.raises(ValueError, match="with/without names"):
         named.add_param_group({"params": [b]})
+    from ndgrad.optim.optimizer import required
     with pytest.raises(ValueError, match="required optimization parameter lr"):
-        from ndgrad.optim.optimizer import required
+        optim.Optimizer([a], {"lr": required})
+    with pytest.raises(TypeError, match="'<' not supported"):   # as PyTorch's SGD
         optim.SGD([a], lr=required)
 
 
@@ -332,3 +334,95 @@ def test_float32_trajectory_close_to_torch(name, kwargs):
     ours = run(ndgrad)
     assert ours.dtype == np.float32
     np.testing.assert_allclose(ours, run(torch), rtol=1e-5, atol=1e-6)
+
+
+def _subclass_events(lib):
+    """A wrapper that skips Optimizer.__init__ (as Lookahead-style libraries do) and a subclass
+    with its own step(): what runs, in which grad mode, and what fails, as seen from outside."""
+    from collections import defaultdict
+    out = []
+
+    class Lookahead(lib.optim.Optimizer):
+        def __init__(self, optimizer, k=2):
+            self.optimizer = optimizer
+            self.k = k
+            self.param_groups = self.optimizer.param_groups
+            self.state = defaultdict(dict)
+            self.defaults = optimizer.defaults
+
+        def step(self, closure=None):
+            out.append(("lookahead grad mode", lib.is_grad_enabled()))
+            return self.optimizer.step(closure)
+
+    class Plain(lib.optim.Optimizer):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        def step(self, closure=None):
+            out.append(("plain grad mode", lib.is_grad_enabled()))
+            for g in self.param_groups:
+                for p in g["params"]:
+                    if p.grad is not None:
+                        p.data.add_(p.grad, alpha=-g["lr"])
+
+    w = lib.ones(3, requires_grad=True)
+    w.grad = lib.ones(3)
+    la = Lookahead(lib.optim.SGD([w], lr=0.1))
+    out.append(("step before zero_grad", la.step(), w.detach().numpy().tolist()))
+    la.zero_grad(set_to_none=False)   # patches the class's step, as PyTorch's does
+    for what, f in (("step", la.step), ("hook", lambda: la.register_step_pre_hook(print)),
+                    ("state_dict", la.state_dict)):
+        try:
+            f()
+            out.append((what, "ok"))
+        except AttributeError as e:
+            out.append((what, str(e)))
+    p = Plain([w])
+    calls = []
+    p.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    w.grad = lib.ones(3)
+    p.step()
+    with lib.no_grad():
+        p.step()
+    out.append(("hooks", calls, w.detach().numpy().tolist()))
+    return out
+
+
+def test_subclass_steps_and_skipped_init_behave_as_torch():
+    # PyTorch runs only its own optimizers' step() under no_grad: a subclass's step runs in the
+    # caller's mode; a subclass that never calls Optimizer.__init__ has no hook tables
+    torch = pytest.importorskip("torch")
+    ours, ref = _subclass_events(ndgrad), _subclass_events(torch)
+    assert ours == ref
+    assert ("plain grad mode", True) in ours and ("plain grad mode", False) in ours
+
+
+def test_deprecated_overloads_optimizer_libraries_use():
+    # PyTorch 2.13 still takes add_(alpha, other), addcmul_(value, t1, t2), addcdiv_(value, ...)
+    # (and the torch-level forms), warning once per process at the first one
+    import warnings
+    torch = pytest.importorskip("torch")
+    from ndgrad.ops import tensor_api
+    calls = [lambda L, x, o: x.clone().add_(0.5, o), lambda L, x, o: x.add(2, o),
+             lambda L, x, o: x.clone().sub_(0.5, o), lambda L, x, o: x.sub(0.25, o),
+             lambda L, x, o: x.clone().addcmul_(0.5, o, o), lambda L, x, o: x.addcmul(3, o, o),
+             lambda L, x, o: x.clone().addcdiv_(0.5, o, o + 1), lambda L, x, o: x.addcdiv(2, o, o),
+             lambda L, x, o: L.add(x, 0.5, o), lambda L, x, o: L.sub(x, 0.5, o),
+             lambda L, x, o: L.addcmul(x, 0.5, o, o), lambda L, x, o: L.addcdiv(x, 0.5, o, o)]
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(5), rng.standard_normal(5)
+    tensor_api._DEPRECATED_WARNED[0] = False
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for i, f in enumerate(calls):
+            ours = f(ndgrad, ndgrad.tensor(a), ndgrad.tensor(b)).numpy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = f(torch, torch.tensor(a), torch.tensor(b)).numpy()
+            np.testing.assert_array_equal(ours, ref, err_msg=str(i))
+    ours_w = [x for x in w if "deprecated" in str(x.message)]
+    assert len(ours_w) == 1 and ours_w[0].filename == __file__
+    assert str(ours_w[0].message).startswith(
+        "This overload of add_ is deprecated:\n\tadd_(Number alpha, Tensor other)\nConsider "
+        "using one of the following signatures instead:\n\tadd_(Tensor other, *, Number alpha "
+        "= 1) (Triggered internally at")

@@ -26,4 +26,5 @@ def test_license_ships_in_the_wheel_metadata():
     pyproject = _read("pyproject.toml")
     assert 'license-files = ["LICENSE"]' in pyproject
     deps = re.search(r"^dependencies = \[(.*?)\]", pyproject, re.M).group(1)
-    assert re.findall(r'"([a-zA-Z0-9_-]+)', deps) == ["numpy"]   # NumPy is the only runtime dep
+    # NumPy, and ml_dtypes for bfloat16/float8 (a NumPy extension needing nothing else)
+    assert re.findall(r'"([a-zA-Z0-9_-]+)', deps) == ["numpy", "ml_dtypes"]

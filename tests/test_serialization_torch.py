@@ -164,7 +164,10 @@ def test_torch_untyped_storage_dtypes_and_whole_objects(tmp_path):
     torch.save({"u": torch.tensor([1, 70000], dtype=torch.int32)}, path)
     assert ndgrad.load(path)["u"].tolist() == [1, 70000]
     torch.save({"b": torch.ones(2, dtype=torch.bfloat16)}, path)
-    with pytest.raises(RuntimeError, match="ndgrad has no dtype torch.bfloat16"):
+    b = ndgrad.load(path)["b"]
+    assert b.dtype is ndgrad.bfloat16 and b.tolist() == [1.0, 1.0]
+    torch.save({"e": torch.ones(2).to(torch.float8_e8m0fnu)}, path)
+    with pytest.raises(RuntimeError, match="ndgrad has no dtype torch.float8_e8m0fnu"):
         ndgrad.load(path)
     torch.save(torch.nn.Linear(2, 2), path)          # a whole module: refused by default
     with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.linear.Linear was not an "

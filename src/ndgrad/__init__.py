@@ -8,6 +8,8 @@
 """
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+                     uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, complex32, chalf,
                      get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._dtype import result_type as _result_type
 from ._backend import device
@@ -54,7 +56,8 @@ from . import signal  # noqa: E402  (torch.signal.windows)
 from . import masked  # noqa: E402  (torch.masked)
 from . import onnx  # noqa: E402  (torch.onnx: importable; export raises)
 
-__version__ = "0.1.0"
+from . import version, torch_version  # noqa: E402
+__version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
 from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
@@ -145,7 +148,7 @@ def _legacy_type(dt):
         return empty(*args, dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "float16": "Half"}.get(dt.name, dt.name.capitalize())
+            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())
     return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
@@ -156,6 +159,7 @@ IntTensor = _legacy_type(int32)
 BoolTensor = _legacy_type(bool)
 ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
+BFloat16Tensor = _legacy_type(bfloat16)
 
 
 from . import cuda, accelerator, random  # noqa: E402
@@ -163,7 +167,13 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E4
                      set_rng_state)
 
 from . import amp  # noqa: E402
-from .amp import autocast, is_autocast_enabled  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache,
+                  autocast_increment_nesting, autocast_decrement_nesting,
+                  is_autocast_available, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  is_autocast_cpu_enabled, set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_gpu_dtype)
 
 _matmul_precision = "highest"
 
@@ -205,6 +215,7 @@ from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pd
 from ._torch_copies import *  # noqa: E402,F401,F403
 from ._torch_nn_aten import *  # noqa: E402,F401,F403
 from ._torch_rnn_math import *  # noqa: E402,F401,F403
+from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 
 # sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
@@ -227,9 +238,15 @@ matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
 
 
-def spmm(input, mat2):
-    """torch.spmm(input, mat2): mm of a sparse (or dense) input."""
-    return mm(input, mat2)
+def dsmm(*args, **kwargs):
+    """torch.dsmm(input, mat2): the dense product of a sparse (or dense) input and a dense mat2
+    (PyTorch's older name for mm, whose argument errors it gives)."""
+    return mm(*args, **kwargs)
+
+
+def spmm(*args, **kwargs):
+    """torch.spmm(input, mat2): mm of a sparse (or dense) input (mm's argument errors)."""
+    return mm(*args, **kwargs)
 
 
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
@@ -269,3 +286,27 @@ _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck
     "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
     "tensor_split repeat_interleave narrow movedim".split())))
 
+# ---------------------------------------------------------------- internals libraries read
+from . import _C, jit, overrides, compiler  # noqa: E402,F401
+from .futures import Future  # noqa: E402,F401
+from ._torch_private import *  # noqa: E402,F401,F403
+from ._torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
+                             _check_not_implemented, _check_is_size, _check_with, _assert,
+                             _assert_async, _shape_as_tensor, _sym_sqrt)
+from .distributions.gamma import _standard_gamma  # noqa: E402,F401
+
+# submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
+_LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
+                              "nested", "multiprocessing", "_jit_internal", "storage", "xpu",
+                              "mps", "types", "_utils", "_logging", "_subclasses", "fx",
+                              "onnx"))
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        try:
+            return _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -180,6 +180,8 @@ OVERLOADS = {n: tuple(s.format(o=_OUT) for s in sigs) for names, sigs in (
                f"(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype{_SCALED})")),
     ("baddbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",
                  f"(Tensor input, Tensor batch1, Tensor batch2, torch.dtype out_dtype{_SCALED})")),
+    ("mm bmm", ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+                "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)")),
     ("addmv", (f"(Tensor input, Tensor mat, Tensor vec{_SCALED})",)),
     ("addr", (f"(Tensor input, Tensor vec1, Tensor vec2{_SCALED})",)),
     ("addbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",)),
@@ -681,6 +683,48 @@ def wrap_methods(cls, names):
             setattr(cls, n, tensor_method(f, n))
 
 
+_NO_DISPATCH = object()
+
+
+def tf_retry(name, default, args, kwargs):
+    """After a call failed: when an argument overrides __torch_function__ (a non-Tensor such as
+    linear_operator's LinearOperator, which the function could not take), its answer, as
+    PyTorch dispatches before it parses arguments; else _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    import sys
+    # the torch-level name when it is this function (maybe wrapped again), else the wrapper
+    # itself (torch.linalg.svd's, not torch.svd)
+    torch = sys.modules[__name__.rpartition(".")[0]]
+    public = getattr(torch, name, None)
+    f = public
+    while f is not None and f is not default:
+        f = getattr(f, "__wrapped__", None)
+    if f is None:
+        public = default
+    return overrides._dispatch_builtin(public, relevant, args, kwargs)
+
+
+def tf_method(name, args, kwargs=None):
+    """Tensor.<name>(*args) with an operand that overrides __torch_function__: its answer (the
+    function it gets is the Tensor method, as PyTorch's operators and methods pass); else
+    _NO_DISPATCH."""
+    from .ops._registry import _tf_relevant
+    relevant = _tf_relevant(args, kwargs)
+    if not relevant:
+        return _NO_DISPATCH
+    from . import overrides
+    if not overrides.has_torch_function(relevant):
+        return _NO_DISPATCH
+    from ._tensor import Tensor
+    return overrides._dispatch_builtin(getattr(Tensor, name), relevant, args, kwargs or {})
+
+
 def torch_errors(fn, name=None, binding_first=False, attr=None):
     """`fn`, raising PyTorch's argument errors (bad_args) when a call fails. attr: PyTorch's
     Python function reads this attribute of its first argument first (AttributeError)."""
@@ -693,6 +737,9 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
+            r = tf_retry(name, checked, args, kwargs)
+            if r is not _NO_DISPATCH:
+                return r
             from ._tensor import Tensor
             moved = number_self_moved(name, args, kwargs)
             if moved is not None:

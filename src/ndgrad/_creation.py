@@ -186,7 +186,7 @@ def _to_array(data, dtype, xp, copy):
             _check_int_range(arr, dtype)
         arr = (xp or np).asarray(arr)
     if arr.dtype != d.np:
-        arr = arr.astype(d.np)
+        arr = arr.astype(d.np) if not d._special else D.cast(arr, d)
     elif copy:
         arr = arr.copy()
     return arr
@@ -241,7 +241,7 @@ def _big_int_array(data, arr, dtype):
     kind = complex if any(isinstance(v, (complex, np.complexfloating)) for v in _leaves(data)) \
         or (target is not None and target.is_complex) else float
     objs = np.asarray(data, dtype=object)  # host: Python ints beyond int64
-    return np.asarray(np.vectorize(kind, otypes=[kind])(objs))  # host: converted one by one
+    return objs.astype(kind)  # (float(int) per object: the same OverflowError beyond float's range)
 
 
 def _check_int_range(arr, dtype):
@@ -263,7 +263,9 @@ def _check_int_range(arr, dtype):
 
 _C_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
             "uint8": "uint8_t", "float32": "float", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}
+            "bfloat16": "c10::BFloat16", "uint16": "uint16_t", "uint32": "uint32_t",
+            "uint64": "uint64_t"}
+_C_NAMES.update((d.name, "c10::" + d._cname) for d in D.FLOAT8)
 
 
 def check_fill_value(value, dtype):
@@ -272,7 +274,7 @@ def check_fill_value(value, dtype):
         return
     if dtype.is_floating_point:  # a finite value beyond the type's range (inf and nan pass)
         if isinstance(value, (int, float)) and math.isfinite(value) and \
-                abs(value) > float(np.finfo(dtype.np).max):
+                abs(value) > D.finfo(dtype).max:
             raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name)} "
                                f"without overflow")
         return
@@ -287,7 +289,8 @@ def check_fill_value(value, dtype):
     else:
         return
     info = np.iinfo(dtype.np)
-    low = -info.max if info.min == 0 else info.min
+    # (an unsigned type takes a negative int down to -max, which wraps, but no negative float)
+    low = (0 if isinstance(v, float) else -info.max) if info.min == 0 else info.min
     if not (low <= v <= info.max) or v != v or (isinstance(v, float) and v >= 2.0 ** 63):
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name, dtype.name)}"
                            f" without overflow")
@@ -372,6 +375,8 @@ def _filled(size, value, dtype, device, requires_grad, fname="full"):
         arr = xp.zeros(size, dtype=dtype.np)
     elif value == 1:
         arr = xp.ones(size, dtype=dtype.np)
+    elif dtype._special:  # (through float32, as PyTorch's fill)
+        arr = D.cast(xp.full(size, value), dtype)
     else:
         arr = xp.full(size, value, dtype=dtype.np)
     return _finish(arr, requires_grad)
@@ -476,9 +481,23 @@ class _NoStart:
 _NO_START = _NoStart()   # arange(end=5): PyTorch's arange(end) overload by keyword
 
 
+def _scalar_value(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _trunc_int(v):
+    """A Number as ATen's Scalar.to<int64_t>() reads it: truncated toward zero."""
+    return int(v) if not isinstance(v, complex) else int(v.real)
+
+
 def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
-    """torch.arange: int64 for integer arguments, the default float dtype otherwise."""
+    """torch.arange: int64 for integer arguments, the default float dtype otherwise.
+
+    As ATen's kernel: the checks and the length read the arguments as doubles, but an int64
+    result truncates start, end and step first and counts in integers (arange(3.1,
+    dtype=torch.int64) has 3 elements); integer results step in int64 from the truncated start
+    by the truncated step, float results in double."""
     if end is None:
         if start is _NO_START:
             from ._argcheck import combination_error
@@ -486,25 +505,43 @@ def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=No
         start, end = 0, start
     elif start is _NO_START:
         start = 0
+    vals = [_scalar_value(v) for v in (start, end, step)]
+    start, end, step = vals
     for v in (start, end):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_cnum(start)} -> {_cnum(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in vals) else D.get_default_dtype()
     dtype = D.to_dtype(dtype)
-    n = max(0, math.ceil((end - start) / step))
     xp = _xp(device)
-    if dtype.is_floating_point:
-        arr = (start + xp.arange(n, dtype=np.float64) * step).astype(dtype.np)
+    if dtype.is_floating_point or dtype.is_complex:
+        n = max(0, math.ceil((end - start) / step))
+        # start + step * i in double, fused as the kernel's scalar loop (its vector loop, for
+        # long results, may differ in the last bit: its lanes depend on the CPU)
+        arr = _stored(_fma(xp.arange(n, dtype=np.float64), float(step), float(start)), dtype)
+        return _finish(arr, requires_grad)
+    xs, xe, xst = _trunc_int(start), _trunc_int(end), _trunc_int(step)
+    if dtype is D.int64:
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        sgn = (xst > 0) - (xst < 0)
+        q = xe - xs + xst - sgn
+        n = max(0, abs(q) // abs(xst) * (1 if (q >= 0) == (xst > 0) else -1))  # C's q / xst
     else:
-        arr = xp.arange(start, start + n * step, step)[:n].astype(dtype.np)
+        n = max(0, math.ceil((end - start) / step))
+    arr = (xs + xp.arange(n, dtype=np.int64) * xst).astype(dtype.np)
     return _finish(arr, requires_grad)
+
+
+def _cnum(v):
+    """A double as C++'s stream prints it (0, 0.5, inf, nan, 1e+20)."""
+    return f"{v:g}"
 
 
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
@@ -518,34 +555,174 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     return _finish(arr, requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False, pin_memory=False):
-    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+def _space_sigs(name):
+    base = ", float base = 10.0" if name == "logspace" else ""
+    return tuple(f"({a} start, {b} end, int steps{base}, *, Tensor out = None, torch.dtype dtype "
+                 "= None, torch.layout layout = None, torch.device device = None, bool "
+                 "pin_memory = False, bool requires_grad = False)"
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
+                              ("Number", "Number")))
+
+
+def _space_args(name, start, end, steps, dtype, extra=()):
+    """linspace's and logspace's argument checks (PyTorch's messages) -> (start, end, steps,
+    dtype): Numbers, an int and the result dtype."""
+    from ._argcheck import combination_error
+    if isinstance(steps, Tensor) and not steps.dtype.is_floating_point and \
+            steps.dtype is not D.bool and steps.ndim == 0:
+        steps = steps.item()
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise combination_error(name, _space_sigs(name), (start, end, steps) + extra, {})
+    bad = [f"{what} with {t.ndim} dimension(s)" for what, t in (("start", start), ("end", end))
+           if isinstance(t, Tensor) and t.ndim != 0]
+    if bad:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(bad)}.")
     steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    xp = _xp(device)
-    if not dtype.is_floating_point:
-        arr = xp.trunc(xp.linspace(float(start), float(end), steps)).astype(dtype.np)
+    start, end = _scalar_value(start), _scalar_value(end)
+    if dtype is None:
+        dtype = D.get_default_dtype().to_complex() if any(
+            isinstance(v, complex) for v in (start, end)) else D.get_default_dtype()
+    return start, end, steps, D.to_dtype(dtype)
+
+
+def _space_scalar(v, dtype):
+    """A Number as ATen's checked Scalar.to<dtype>() reads it: PyTorch's overflow error, else
+    the value in the dtype (integers truncated toward zero and wrapped, floats rounded)."""
+    check_fill_value(v, dtype)
+    if dtype is D.complex64:
+        big = float(np.finfo(np.float32).max)
+        if any(math.isfinite(p) and abs(p) > big for p in (v.real, v.imag)):
+            raise RuntimeError("value cannot be converted to type c10::complex<float> without "
+                               "overflow")
+    if dtype.is_complex:
+        return complex(dtype.np.type(v))
+    if dtype.is_floating_point:
+        return float(dtype.np.type(v))
+    with np.errstate(all="ignore"):  # host: one Python number (the wrap of -3 into uint8)
+        return int(np.array(_trunc_int(v)).astype(dtype.np))  # host: one Python number
+
+
+def _space(xp, start, end, steps, dtype):
+    """ATen's linspace kernel on the points 0 .. steps-1 (steps >= 2): the first half steps up
+    from start, the second half down from end. Floating results in the output dtype's precision
+    (start, end and step rounded to it; the multiply-add unrounded, as the fused one), integer
+    results from the truncated start and end with a double step (truncated when stored)."""
+    s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+    i = xp.arange(steps, dtype=np.float64)
+    half = i < steps // 2
+    if dtype.is_complex:    # each part as a real one of the part's dtype
+        part = dtype.to_real()
+        c = part.np.type        # (a complex divided by the integer steps - 1: each part)
+        re = _space_line(xp, i, half, s.real, e.real,
+                         ((c(e.real) - c(s.real)) / c(steps - 1)).item(), part)
+        im = _space_line(xp, i, half, s.imag, e.imag,
+                         ((c(e.imag) - c(s.imag)) / c(steps - 1)).item(), part)
+        return re + 1j * im
+    if dtype.is_floating_point:
+        c = dtype.np.type       # (the difference and the quotient rounded to the dtype)
+        step = ((c(e) - c(s)) / c(steps - 1)).item()
     else:
-        # PyTorch's kernel: the first half steps up from start, the second half down from end,
-        # in the output dtype (so float32 results match bit for bit)
-        # (fused multiply-add: the product is not rounded before the sum, hence float64 here)
-        step = float(dtype.np.type((float(end) - float(start)) / (steps - 1))) if steps > 1 else 0.0
-        i = xp.arange(steps, dtype=np.float64)
-        s, e = float(dtype.np.type(start)), float(dtype.np.type(end))
-        arr = xp.where(i < steps // 2, s + i * step, e - (steps - 1 - i) * step).astype(dtype.np)
-    return _finish(arr, requires_grad)
+        step = float(e - s) / (steps - 1)
+    return _space_line(xp, i, half, s, e, step, dtype)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+def _space_line(xp, i, half, s, e, step, dtype):
+    """start + step * i up to the half, end - step * (steps - 1 - i) after it, each multiply-add
+    fused as the compiled kernel's (in double for a float32 result, which it rounds once);
+    for an integer result (a double step) 1.9999999999999998, not 2.0, then truncates to 1."""
+    if dtype is not D.float64 and dtype.is_floating_point:
+        return xp.where(half, s + i * step, e - (i[-1] - i) * step)
+    return xp.where(half, _fma(i, step, float(s)), _fma(i[-1] - i, -step, float(e)))
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once (the fused multiply-add), for double arrays a and Numbers b, c:
+    Dekker's exact product (p + err == a * b), then the two sums in order of size."""
+    xp = xp_of(a)
+    p = a * b
+    split = 134217729.0                       # 2**27 + 1: Veltkamp's splitter
+    ta = a * split
+    ah = ta - (ta - a)
+    al = a - ah
+    tb = b * split
+    bh = tb - (tb - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c                                 # TwoSum(p, c): s + t == p + c exactly
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    return xp.where(xp.isfinite(p), s + (t + err), s)
+
+
+def _stored(arr, dtype):
+    """Doubles stored into the dtype as C++ converts them (integers toward zero)."""
+    with np.errstate(all="ignore"):  # host: error state (out of range: inf, or undefined in C++)
+        if dtype.is_floating_point or dtype.is_complex:
+            return arr.astype(dtype.np)
+        return xp_of(arr).trunc(arr).astype(dtype.np)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    dtype = D.to_dtype(dtype) or D.get_default_dtype()
+    start, end, steps, dtype = _space_args("linspace", start, end, steps, dtype)
+    if dtype is D.bool:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
     xp = _xp(device)
-    arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(dtype.np)
+    if steps == 1:     # ATen fills start (converted to the dtype)
+        arr = xp.full((1,), _space_scalar(start, dtype), dtype=dtype.np)
+    elif steps == 0:
+        arr = xp.empty((0,), dtype=dtype.np)
+    else:
+        arr = _stored(_space(xp, start, end, steps, dtype), dtype)
     return _finish(arr, requires_grad)
+
+
+class _Ten(float):
+    """logspace's default base: 10.0, but not one the caller gave (its errors list those)."""
+
+
+_BASE10 = _Ten(10.0)
+
+
+def logspace(start, end, steps, base=_BASE10, *, out=None, dtype=None, layout=None,
+             device=None, requires_grad=False, pin_memory=False):
+    """base ** linspace(start, end, steps), as ATen's kernels: real results take the exponents
+    in double from start and end in the dtype (integers truncated) and the power in double,
+    then store it into the dtype (an integer one truncates); complex results compute in the
+    dtype's precision throughout; one step is base ** start filled in."""
+    start, end, steps, dtype = _space_args("logspace", start, end, steps, dtype,
+                                           () if base is _BASE10 else (base,))
+    if dtype is D.bool:
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\'')
+    xp = _xp(device)
+    if steps == 0:
+        return _finish(xp.empty((0,), dtype=dtype.np), requires_grad)
+    if steps == 1:
+        with np.errstate(all="ignore"):  # host: one Python number
+            v = complex(base) ** complex(start) if dtype.is_complex else float(
+                np.power(float(base), float(getattr(start, "real", start))))  # host: a number
+        return _finish(xp.full((1,), _space_scalar(v, dtype), dtype=dtype.np), requires_grad)
+    if dtype.is_complex:   # std::pow(complex) in the dtype: exp(y log(base))
+        s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+        c = dtype.np.type
+        step = c((c(e) - c(s)) / c(steps - 1))
+        i = xp.arange(steps).astype(dtype.np)
+        expo = xp.where(xp.arange(steps) < steps // 2, c(s) + step * i,
+                        c(e) - step * (c(steps - 1) - i))
+        with np.errstate(all="ignore"):  # host: error state
+            arr = xp.exp(expo * xp.log(c(base))) if base != 0 else xp.power(c(base), expo)
+        return _finish(arr.astype(dtype.np), requires_grad)
+    s, e = _space_scalar(start, dtype), _space_scalar(end, dtype)
+    diff = float(dtype.np.type(e - s)) if dtype.is_floating_point else float(e - s)
+    step = diff / (steps - 1)
+    i = xp.arange(steps, dtype=np.float64)
+    expo = xp.where(i < steps // 2, s + step * i, e - step * (steps - 1 - i))
+    with np.errstate(all="ignore"):  # host: error state
+        arr = xp.power(float(base), expo)
+    return _finish(_stored(arr, dtype), requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -755,7 +932,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if device is None and t is not None:
         device = t.device
     z = _place(_rng(generator).standard_normal(shape, dtype=np.float64), device)
-    return _finish((m + s * z).astype(dtype.np), requires_grad)
+    xp = xp_of(z)
+    out = xp.asarray(m + s * z).astype(dtype.np)   # (0-d: an array, not a NumPy scalar)
+    given = [a for a in (mean, std) if isinstance(a, Tensor)]
+    if any(a.requires_grad for a in given) and not requires_grad:
+        # PyTorch records the draw with zero gradients: NormalBackward1 (tensor mean),
+        # NormalBackward2 (tensor std), NormalBackward3 (both)
+        k = (1 if isinstance(mean, Tensor) else 0) + (2 if isinstance(std, Tensor) else 0)
+        return _draw_op("normal", f"NormalBackward{k}")(*given, out)
+    return _finish(out, requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
@@ -786,7 +971,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
             "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
             "message be improved?  If so, please report an enhancement request to PyTorch.)")
     u = _rng(generator).random(input._data.shape)
-    return _make(_place((u < probs).astype(input.dtype.np), input.device))
+    out = _place(np.asarray(u < probs).astype(input.dtype.np), input.device)  # host: the draw
+    if p is None and input.requires_grad:   # (BernoulliBackward0: a zero gradient)
+        return _draw_op("bernoulli", "BernoulliBackward0")(input, out)
+    return _make(out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -840,6 +1028,25 @@ def _poisson_op():
         from .ops._registry import defop
         _POISSON.append(defop("poisson", forward=lambda xp, self, draws: draws, self=None))
     return _POISSON[0]
+
+
+_DRAW_OPS = {}
+
+
+def _draw_op(name, node_name):
+    """The recorded op behind a draw from tensors that require grad (zero gradients, as
+    PyTorch's): draw_op(*tensors, draws) returns the draws."""
+    op = _DRAW_OPS.get(node_name)
+    if op is None:
+        from .ops._registry import defop
+        if name == "normal" and node_name == "NormalBackward3":
+            op = defop("normal_tt", forward=lambda xp, mean, std, draws: draws,
+                       node_name=node_name, mean=None, std=None)
+        else:
+            op = defop(f"{name}_{node_name}", forward=lambda xp, self, draws: draws,
+                       node_name=node_name, self=None)
+        _DRAW_OPS[node_name] = op
+    return op
 
 
 def binomial(count, prob, generator=None):

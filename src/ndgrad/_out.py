@@ -224,6 +224,9 @@ def _with_out(fn, name, rule):
             try:
                 return fn(*args, **kwargs)
             except Exception as e:  # PyTorch's argument errors, worked out only now
+                r = _argcheck.tf_retry(name, wrapper, args, kwargs)
+                if r is not _argcheck._NO_DISPATCH:
+                    return r
                 moved = _argcheck.number_self_moved(name, args, kwargs)
                 if moved is not None:
                     return wrapper(*moved[0], **moved[1])

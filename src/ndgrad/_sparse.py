@@ -135,6 +135,7 @@ class _ValuesAutograd:
 
 class SparseTensor(_ValuesAutograd, Tensor):
     """A COO sparse tensor (layout torch.sparse_coo): Note [Sparse autograd through the values]."""
+    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     def __init__(self, *a, **k):  # (made by sparse_coo_tensor / _sparse, never directly)
         raise TypeError("use torch.sparse_coo_tensor")

@@ -192,6 +192,7 @@ def _err_layout(what, expected, got):
 
 class SparseCompressedTensor(_ValuesAutograd, Tensor):
     """A CSR or CSC tensor (2-D, scalar values): Note [Sparse autograd through the values]."""
+    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     def __init__(self, *a, **k):
         raise TypeError("use torch.sparse_csr_tensor or torch.sparse_csc_tensor")

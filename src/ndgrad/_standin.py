@@ -172,6 +172,15 @@ class ndarray:
 
     def __init__(self, a):
         self._a = a
+        if a.base is None:   # (an array owning its memory: counted as allocated, see _Pool)
+            pool.used += a.nbytes
+            if pool.used > pool.peak:
+                pool.peak = pool.used
+
+    def __del__(self):
+        a = self._a
+        if a.base is None and pool is not None:   # (None at interpreter exit)
+            pool.used -= a.nbytes
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(ERR_IMPLICIT)
@@ -305,6 +314,30 @@ for _n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift"
 del _n
 
 
+class _Pool:
+    """The stand-in's memory pool, in CuPy's MemoryPool terms: the bytes of the live device
+    arrays that own their memory (`used`), the most there were (`peak`, which torch.cuda's
+    max_memory_allocated reads), nothing cached (total_bytes() is used_bytes())."""
+
+    def __init__(self):
+        self.used = self.peak = 0
+
+    def used_bytes(self):
+        return self.used
+
+    def total_bytes(self):
+        return self.used
+
+    def free_bytes(self):
+        return 0
+
+    def free_all_blocks(self, stream=None):
+        pass
+
+
+pool = _Pool()
+
+
 class _Pointer:
     __slots__ = ("ptr",)
 
@@ -360,6 +393,7 @@ def _build():
     mod.lib = lib
     mod.random = None   # ndgrad draws on the host generator and transfers explicitly
     mod.ndarray = ndarray
+    mod.get_default_memory_pool = lambda: pool
     return mod
 
 

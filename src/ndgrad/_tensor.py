@@ -22,6 +22,42 @@ __all__ = ["Tensor", "Size"]
 
 _BY_NP = D._BY_NP
 _new = object.__new__
+
+
+class _DisabledTorchFunctionImpl:
+    """`__torch_function__ = torch._C._disabled_torch_function_impl` on a Tensor subclass turns
+    the protocol off for it (nn.Parameter's): functions run as for a plain Tensor. An object,
+    not a function, so that as a class attribute it is never bound (PyTorch's is a builtin)."""
+    __slots__ = ()
+    __name__ = __qualname__ = "_disabled_torch_function_impl"
+
+    def __call__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        return func(*args, **kwargs)
+
+    def __repr__(self):
+        return "<built-in function _disabled_torch_function_impl>"
+
+
+_disabled_torch_function_impl = _DisabledTorchFunctionImpl()
+
+
+def _dispatching(cls):
+    tf = getattr(cls, "__torch_function__", None)
+    return tf is not None and getattr(tf, "__func__", tf) is not _disabled_torch_function_impl
+
+
+def _convert(ret, cls):
+    """Tensor results (also inside tuples and lists) as instances of cls (PyTorch's)."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        ret = type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else \
+            type(ret)(*(_convert(r, cls) for r in ret))
+    return ret
 _state = grad_mode._state
 
 ERR_REQUIRES_GRAD_DTYPE = "only Tensors of floating point dtype can require gradients"
@@ -129,6 +165,30 @@ class Tensor:
     is_meta = False
     is_nested = False
     layout = None            # torch.strided (set by ndgrad/_sparse.py, which defines layouts)
+    # Note [__torch_function__]: a subclass whose __torch_function__ is not the disabled one
+    # (every subclass, unless it opts out as nn.Parameter does) takes over the torch functions
+    # and methods called with its instances (overrides.py); _tf marks such classes, so a plain
+    # Tensor pays one class-identity test per op.
+    _tf = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._tf = _dispatching(cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: run func with subclass dispatch off, then give Tensor results the
+        subclass's type (as PyTorch's Tensor.__torch_function__)."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        from .overrides import DisableTorchFunctionSubclass, get_default_nowrap_functions
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in get_default_nowrap_functions():
+                return ret
+            return _convert(ret, cls)
 
     def __new__(cls, *args, **kwargs):
         """torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (default dtype)."""
@@ -149,7 +209,16 @@ class Tensor:
             return obj
         return t
 
-    def _make_subclass(cls, data, requires_grad=False):
+    def _make_subclass(cls, data, require_grad=False, dispatch_strides=False,
+                       dispatch_device=False, device_for_backend_keys=None):
+        """Tensor._make_subclass(cls, data, require_grad): a cls instance sharing data's
+        storage, a new leaf (PyTorch's static method, which nn.Parameter is built on)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("cls must be a type (got " + type(cls).__name__ + ")")
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {type(data).__name__}")
+        requires_grad = require_grad
         obj = _new(cls)
         obj._data, obj.dtype, obj._requires_grad, obj.grad_fn, obj._vc = (
             data._data, data.dtype, False, None, data._vc)
@@ -157,7 +226,7 @@ class Tensor:
             obj.requires_grad_(True)
         return obj
 
-    _make_subclass = classmethod(_make_subclass)
+    _make_subclass = staticmethod(_make_subclass)
 
     # ---------------------------------------------------------------- metadata
     @property
@@ -267,6 +336,8 @@ class Tensor:
                     "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
                     "the tensor to host memory first.")
             return to_numpy(self._data)  # host: numpy(force=True) copies, as PyTorch
+        if self.dtype._special == 1 or self.dtype._special == 2:  # (NumPy has no such type)
+            raise TypeError(f"Got unsupported ScalarType {self.dtype._cname}")
         return self._data
 
     def __array__(self, dtype=None, copy=None):

@@ -225,6 +225,8 @@ def _grad_fn_name(grad_fn):
 def tensor_repr(t):
     """repr(t) / str(t) exactly as PyTorch prints a dense tensor."""
     a = _to_numpy(t._data)
+    if t.dtype._special == 1 or t.dtype._special == 2:  # bfloat16, float8: exact in float32
+        a = a.astype(np.float32)
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []

@@ -84,8 +84,7 @@ def _view(storage, dtype, offset, size, stride):
     if numel and all(s == c for s, c, n in zip(stride, _contiguous(size), size) if n > 1):
         return base[:numel].reshape(size)         # keeps the storage's type (np.memmap) in .base
     item = dtype.itemsize
-    return np.lib.stride_tricks.as_strided(base, shape=size,
-                                           strides=tuple(s * item for s in stride))
+    return D.as_strided(np, base, size, tuple(s * item for s in stride))
 
 
 def _contiguous(size):
@@ -197,7 +196,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
         if new_type is Parameter:
             ret = Parameter(ret, ret.requires_grad)
         else:
-            ret = new_type._make_subclass(ret, ret.requires_grad)
+            ret = new_type._make_subclass(new_type, ret, ret.requires_grad)
     return _set_state(ret, state)
 
 

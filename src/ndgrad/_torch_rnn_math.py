@@ -8,6 +8,7 @@ from ._tensor import Tensor
 from ._backend import xp_of
 from ._spectral import _warn_once
 from .ops.indexing import _return_type
+from .ops.nn_ops import lstm_layer
 
 __all__ = ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
            "lstm", "gru", "rnn_tanh", "rnn_relu",
@@ -169,7 +170,8 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
     if x.shape[0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     step = _stepper(mode, params[0].shape[0] // _GATES[mode])
-    layer_in, h_n, c_n = x, [], []
+    fused = mode == "LSTM" and not proj and lengths is None and _oneDNN_dtype(x)
+    layer_in, h_n, c_n = (x.contiguous() if fused else x), [], []  # (mkldnn_rnn's copy)
     for layer in range(num_layers):
         outs = []
         for d in range(D):
@@ -177,8 +179,19 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
             w_ih, w_hh = w[0], w[1]
             b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
             w_hr = w[-1] if proj else None
-            gi = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
             h, c = h0[layer * D + d], (c0[layer * D + d] if c0 is not None else None)
+            if fused:  # Note [Fused LSTM layer]: one node for the layer, as PyTorch's oneDNN path
+                from ._creation import zeros
+                if not has_biases:
+                    b_ih = b_hh = zeros(w_ih.shape[0], dtype=w_ih.dtype, device=w_ih.device)
+                out, h, c, _ = lstm_layer(layer_in, w_ih, w_hh, b_ih, b_hh, h, c, bool(d), (), 2,
+                                          w_hh.shape[1], num_layers, has_biases, bidirectional,
+                                          False, train)
+                outs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+                continue
+            gi = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
             seq = [None] * x.shape[0]
             for t in (range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])):
                 if lengths is None:
@@ -193,6 +206,11 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
         if dropout and train and layer < num_layers - 1:
             layer_in = F.dropout(layer_in, dropout, True)
     return layer_in, stack(h_n, 0), (stack(c_n, 0) if c0 is not None else None)
+
+
+def _oneDNN_dtype(x):
+    """PyTorch's use_mkldnn for an LSTM on the CPU: a float32 input with elements."""
+    return x.device.type == "cpu" and str(x.dtype) == "torch.float32" and x.numel() != 0
 
 
 def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,

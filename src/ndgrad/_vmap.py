@@ -67,6 +67,7 @@ class _LogicalMeta:
 
 class _Batched(Tensor):
     """A mapped input (or intermediate) seen per sample; `_value` is the physical tensor."""
+    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     @property
     def _data(self):
@@ -370,7 +371,7 @@ hardsigmoid hardswish hardtanh heaviside hypot i0 isfinite isinf isnan isneginf 
 leaky_relu lerp lerp_tensor lgamma log log10 log1p log2 log_sigmoid logaddexp logaddexp2
 logical_and logical_not logical_or logical_xor logit lt maximum minimum mish mul mul3 ne neg
 nextafter nan_to_num pow pow_scalar_base pow_tensor rad2deg reciprocal relu remainder
-remainder_scalar round round_decimals rsqrt rsub sgn sigmoid sign signbit silu sin sinc sinh
+remainder_scalar round round_decimals rsqrt rsub rsub_tensor sgn sigmoid sign signbit silu sin sinc sinh
 softplus softshrink sqrt sub tan tanh threshold trunc where xlogy xlogy_scalar_other
 xlogy_scalar_self sigmoid_backward tanh_backward threshold_backward leaky_relu_backward
 hardtanh_backward hardshrink_backward softshrink_backward isclose special_i1 clone contiguous

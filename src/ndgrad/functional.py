@@ -16,7 +16,7 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
                             conv_transpose3d, pixel_unshuffle, prelu, hardshrink)
 from ._creation import zeros
 from ._argcheck import argument_error as _argument_error
-from ._tensor import Tensor
+from ._tensor import Tensor, _wrap_dim
 from .ops import cat, expand, install, meshgrid, stack, where
 from .ops import broadcast_shapes as _broadcast_tensor_shapes
 
@@ -158,9 +158,26 @@ def dist(input, other, p=2):
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """n-th forward difference along dim, after concatenating prepend and append."""
+    """n-th forward difference along dim, after concatenating prepend and append (ATen's: with
+    n=0 a copy of the input, prepend and append ignored)."""
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = dim + input.ndim if -input.ndim <= dim < 0 else dim
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(other.ndim):
+            if i != d and other.shape[i] != input.shape[i]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension; input.size({i}) = "
+                    f"{input.shape[i]}, but got tensor.size({i}) = {other.shape[i]}")
+    if n == 0:
+        return input.clone()
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
@@ -201,39 +218,54 @@ def _quantile_args(input, q, interpolation):
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles along dim (of the flattened input when dim is None), interpolated
-    between the sorted neighbours; a 1-d q adds a leading dim. Differentiable through sort."""
+    between the sorted neighbours; a 1-d q adds a leading dim. Differentiable through sort and,
+    for a tensor q, through the interpolation weights (ATen's composite quantile)."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    """ATen's quantile_compute on ndgrad ops: ranks q * (n - 1) (n the non-NaN count for
+    nanquantile; a slice holding a NaN takes its last, NaN, element for quantile), rounded as
+    the mode says, the sorted values at the rank's floor lerped toward its ceiling by the
+    fractional part (0.5 for midpoint)."""
+    from ._creation import tensor
     qs, vector = _quantile_args(input, q, interpolation)
-    shape = tuple(input.shape)
     if dim is None:
-        x, d = input.reshape(-1), 0
+        x = input.reshape(-1)
+        out_shape = (1,) * input.ndim if keepdim else ()
     else:
-        d = dim + input.ndim if dim < 0 else dim
-        x = input
-    srt = x.sort(d).values
-    n = srt.shape[d]
-    nan = srt.isnan().any(d, keepdim=True)
-    outs = []
-    for v in qs:
-        pos = v * (n - 1)
-        lo, hi = int(pos // 1), min(int(pos // 1) + 1, n - 1)
-        if interpolation == "nearest":
-            lo = hi = int(round(pos))
-        elif interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi = int(-(-pos // 1))
-        a, b = srt.narrow(d, lo, 1), srt.narrow(d, hi, 1)
-        frac = pos - lo
-        if interpolation == "midpoint":
-            frac = 0.5 if frac else 0.0
-        r = a if lo == hi else a + (b - a) * frac
-        r = where(nan, float("nan"), r)
-        if dim is None:
-            r = r.reshape((1,) * len(shape) if keepdim else ())
-        elif not keepdim:
-            r = r.squeeze(d)
-        outs.append(r)
-    return stack(outs) if vector else outs[0]
+        d = _wrap_dim(dim, max(input.ndim, 1))
+        x = input.reshape(1) if input.ndim == 0 else input.movedim(d, -1)
+        out_shape = tuple(1 if i == d else s for i, s in enumerate(input.shape)) if keepdim \
+            else tuple(s for i, s in enumerate(input.shape) if i != d)
+    srt = x.sort(-1).values                              # (..., n), NaNs last
+    n = srt.shape[-1]
+    qt = q.reshape(-1) if isinstance(q, Tensor) else \
+        tensor(qs, dtype=input.dtype, device=input.device)
+    nq = qt.shape[0]
+    ranks = qt.reshape((nq,) + (1,) * srt.ndim)          # (Q, 1, ..., 1)
+    srt = srt.unsqueeze(0).expand((nq,) + tuple(srt.shape))
+    if ignore_nan:
+        count = (~srt.isnan()).sum(-1, keepdim=True).to(input.dtype)
+        ranks = ranks * (count - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:
+        nan = srt.isnan().any(-1, keepdim=True)
+        ranks = (ranks * (n - 1)).expand(tuple(nan.shape)).masked_fill(nan, n - 1)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.long()
+    res = srt.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.new_full(tuple(ranks.shape), 0.5) if interpolation == "midpoint" \
+            else ranks - below
+        res = res.lerp(srt.gather(-1, ranks.ceil().long()), weights)
+    res = res.reshape((nq,) + out_shape)
+    return res if vector else res.squeeze(0)
 
 
 install({"quantile": quantile})
@@ -354,10 +386,10 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         S = linalg.svdvals(input)
         m, n = input.shape[-2], input.shape[-1]
         batch = tuple(input.shape[:-2])
-        return svd_type(_zeros(batch + (m, m), dtype=S.dtype, device=S.device), S,
-                        _zeros(batch + (n, n), dtype=S.dtype, device=S.device))
+        return svd_type(_zeros(batch + (m, m), dtype=input.dtype, device=S.device), S,
+                        _zeros(batch + (n, n), dtype=input.dtype, device=S.device))
     U, S, Vh = linalg.svd(input, full_matrices=False)
-    V = Vh.mT
+    V = Vh.mH
     if not some:
         # as PyTorch: the extra columns of the complete bases carry no gradient
         from .autograd.grad_mode import no_grad
@@ -365,7 +397,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         with no_grad():
             Uf, _, Vhf = linalg.svd(input.detach(), full_matrices=True)
         U = cat([U, Uf[..., k:]], -1)
-        V = cat([V, Vhf.mT[..., k:]], -1)
+        V = cat([V, Vhf.mH[..., k:]], -1)
     return svd_type(U, S, V)
 
 

@@ -6,13 +6,18 @@ chained with `then` run when the value is first needed (`wait`/`value`) or when 
 parent finished.
 """
 
+import types as _types
+
 __all__ = ["Future", "collect_all", "wait_all"]
 
 _UNSET = object()
 
 
 class Future:
-    """A value that becomes available later (torch.futures.Future)."""
+    """A value that becomes available later (torch.futures.Future); generic, as PyTorch's
+    (`Future[int]` in annotations)."""
+
+    __class_getitem__ = classmethod(_types.GenericAlias)
 
     def __init__(self, *, devices=None):
         self._value = _UNSET

@@ -10,6 +10,7 @@ The repr is PyTorch's; the classes live in this module (`ndgrad.return_types.max
 ndgrad classes name ndgrad modules), so they pickle by name and `load(weights_only=True)`
 refuses them as PyTorch refuses `torch.return_types.*`.
 """
+import sys
 from collections import namedtuple
 
 __all__ = ["make"]
@@ -30,6 +31,9 @@ def make(name, fields=("values", "indices")):
         cls.__repr__ = _repr
         _CACHE[name] = cls
         globals()[name] = cls
+        pytree = sys.modules.get(__name__.rpartition(".")[0] + ".utils._pytree")
+        if pytree is not None:
+            pytree._register_structseq(cls)
     return cls
 
 

@@ -46,6 +46,11 @@ import struct
 import sys
 import zipfile
 import zlib
+from typing import Callable as _Callable, Optional as _Optional, Union as _Union
+
+# the type of torch.load's map_location (PyTorch's alias, which libraries annotate with)
+MAP_LOCATION = _Optional[_Union[_Callable, "device", str, dict]]
+FILE_LIKE = _Union[str, os.PathLike, "io.IOBase"]
 
 import numpy as np
 
@@ -96,6 +101,8 @@ def _corrupt_message(what):
 # ---------------------------------------------------------------- save
 
 _REBUILD_V2 = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_V3 = TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED = TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
 _SIZE = TorchGlobal("torch", "Size")
 _REBUILD_SPARSE = TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
@@ -210,15 +217,20 @@ class _TorchPickler(pickle._Pickler):
         location = "cpu" if t.device.type == "cpu" else str(t.device)
         if type(arr) is np.ndarray:
             root = _root(arr)
-            if id(root) in self._shared and root.dtype == arr.dtype:
+            typed = root
+            if root.dtype != arr.dtype and root.ndim == 1 and root.flags.c_contiguous and \
+                    root.nbytes % arr.itemsize == 0:  # (bytes, as PyTorch's untyped storages load)
+                typed = root.view(arr.dtype)
+            if id(root) in self._shared and typed.dtype == arr.dtype:
                 item = arr.itemsize
                 offset = (arr.__array_interface__["data"][0]
                           - root.__array_interface__["data"][0])
-                if offset % item == 0 and all(s >= 0 and s % item == 0 for s in arr.strides):
-                    st = self._by_root.get(id(root))
+                st = self._by_root.get(id(root))
+                if offset % item == 0 and all(s >= 0 and s % item == 0 for s in arr.strides) \
+                        and (st is None or st.dtype is t.dtype):
                     if st is None:
                         st = self._by_root[id(root)] = self._new_storage(
-                            root.reshape(-1, order="A"), t.dtype, location)
+                            typed.reshape(-1, order="A"), t.dtype, location)
                         self._keep.append(root)
                     return (st, offset // item, tuple(arr.shape),
                             tuple(s // item for s in arr.strides))
@@ -256,14 +268,20 @@ class _TorchPickler(pickle._Pickler):
         return (_REBUILD_SPARSE, (t.layout, data))
 
     def _tensor_reduce(self, t, requires_grad=None):
-        if t.dtype not in _STORAGE_NAMES:
+        if t.dtype not in _STORAGE_NAMES and t.dtype._special not in (D._FLOAT8, D._UINT):
             raise pickle.PicklingError(f"cannot save a tensor of dtype {t.dtype}")
         storage, offset, size, stride = self._storage_of(t)
         rg = bool(t.requires_grad) if requires_grad is None else requires_grad
+        if t.dtype not in _STORAGE_NAMES:
+            # PyTorch's dtypes after the legacy storage classes (float8, uint16/32/64): an
+            # UntypedStorage of bytes, the dtype given to _rebuild_tensor_v3
+            return (_REBUILD_V3, (storage, offset, size, stride, rg, OrderedDict(), t.dtype))
         return (_REBUILD_V2, (storage, offset, size, stride, rg, OrderedDict()))
 
     def persistent_id(self, obj):
         if type(obj) is _SaveStorage:
+            if obj.dtype not in _STORAGE_TYPES:  # (numel counts bytes)
+                return ("storage", _UNTYPED, obj.key, obj.location, int(obj.array.nbytes))
             return ("storage", _STORAGE_TYPES[obj.dtype], obj.key, obj.location,
                     int(obj.array.size))
         return None
@@ -681,8 +699,8 @@ def _v1_checked_view(root, view):
     elif offset > root.nbytes:
         raise W.WeightsOnlyError(f"Tensor view {view!r} is out of bounds of its storage")
     flat = root.reshape(-1, order="A")
-    return np.lib.stride_tricks.as_strided(flat[offset // item:] if offset < root.nbytes
-                                           else flat[:0], shape=shape, strides=strides)
+    return D.as_strided(np, flat[offset // item:] if offset < root.nbytes else flat[:0],
+                        shape, strides)
 
 
 def _v1_loader(reader, relocate):

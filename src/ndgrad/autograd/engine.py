@@ -1,19 +1,19 @@
 """The backward engine: iterative, with dependency counting (PyTorch's design, in Python).
 
-1. Walk the graph once from the roots (an explicit stack, never recursion) and count, for each
-   node, how many edges lead into it.
-2. Pop a ready node (every consumer has delivered its gradient), run its formulas on the summed
-   incoming gradients, reduce each result to the input's shape (`sum_to`) and dtype, add it into
-   the next node's buffer, and decrement that node's count; at zero it is ready.
-3. Unless `retain_graph`, free each node's saved tensors as soon as it has run.
+`run_backward` runs in three phases:
 
-Without `create_graph`, a node with nothing observing its gradients (no hooks, retain_grad,
-capture, anomaly mode) runs its formulas' raw twins on the incoming gradient's array
-(`node._array_apply` for one input edge, input 0's or input 1's alone; `node._arrays_apply` for
-several) and hands the results on as bare NumPy arrays; whatever needs a Tensor (a leaf's
-AccumulateGrad, hooks, sums of several gradients, the Tensor-level apply) wraps them first. When
-a one-edge node's gradient goes to a node with no other incoming edge, that node is ready and
-would be popped next: it runs next with the gradient in hand (no buffer, count or stack).
+1. count (`_count`): walk the graph once from the roots (an explicit stack, never recursion)
+   and count, for each node, how many edges lead into it;
+2. run (`_Backward.tensors`, or `_Backward.arrays`): pop a ready node (every consumer has
+   delivered its gradient), run its formulas on the summed incoming gradients, reduce each
+   result to the input's shape (`sum_to`) and dtype, add it into the next node's buffer and
+   decrement that node's count (`hand_on`); at zero it is ready. Unless `retain_graph`, each
+   node's saved tensors are freed as soon as it has run;
+3. finish (`_run_callbacks`): the callbacks queued during the pass.
+
+`tensors` is the reference: every node through its Tensor-level `apply`, which create_graph
+and anomaly mode need. Without them, `arrays` gives the same results on bare arrays where
+nothing observes the gradients; Note [The array path] says why and what it must preserve.
 """
 from . import grad_mode
 from .graph import (AccumulateGrad, RELEASED, NO_RAW, ERR_BACKWARD_TWICE, annotated,
@@ -121,7 +121,7 @@ def _dependencies(root_nodes, sinks=None):
     return deps
 
 
-_CARRIED = ()  # run_backward's marker: the node's gradient came straight from its one consumer
+_CARRIED = ()  # the node's gradient came straight from its one consumer (Note [The array path])
 _SUM_TO = None  # ops.shape.sum_to, imported on first use (the ops import the engine)
 _make = None  # _tensor._make (wraps _array_apply's arrays), imported with it
 _raw = None  # ops._raw's state (its `enabled`: the raw execution's switch), imported with it
@@ -146,32 +146,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     site: the user's line of the call, when the caller has it already (one stack walk less).
     """
     sum_to = _SUM_TO or _sum_to()  # the engine undoes broadcasting with a registered op
-
     root_nodes = [roots[0][0]] if len(roots) == 1 else list(dict.fromkeys(n for n, _ in roots))
-    if targets is None:
-        deps, needed = _dependencies(root_nodes), None
-    else:
-        # Only the nodes on a path to a target run (`needed`). When every path ends at a
-        # target (each node without edges is one: autograd.grad of all the leaves a graph
-        # has, as in an HVP) that is every node, and the counting pass is enough
-        sinks = []
-        deps, needed = _dependencies(root_nodes, sinks), None
-        for n in sinks:
-            if n not in targets:
-                deps, needed = _walk(root_nodes, targets)
-                break
-    buffers = {}  # node -> [summed gradient per output]
-    owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
-    for (node, nr), g in zip(roots, root_grads):
-        if g.__class__ is _ndarray and node._nout == 1 and node not in buffers:
-            buffers[node] = [g]  # (backward()'s implicit gradient: an array, as the paths pass on)
-        else:
-            _add_to_buffer(buffers, owned, node, nr, g, create_graph)
-    captured = {}
-    capture_nodes = {n for n, _ in capture} if capture else ()
+    deps, needed = _count(root_nodes, targets)                          # 1. count the edges
     if site is NO_RAW:
         site = user_site()
-    freed_at = None if retain_graph else site  # named by a later second-backward error
+    run = _Backward(deps, needed, capture, retain_graph, create_graph, site, sum_to)
+    run.seed(roots, root_grads)
 
     state = grad_mode._state
     prev = state.enabled, state.in_backward, state.backward_site
@@ -179,47 +159,137 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if n not in deps and (needed is None or n in needed)]
-        # the array paths below: no graph of the backward, no anomaly mode (and, per node,
-        # no capture, hooks or retain_grad)
-        plain = not create_graph and not _anomaly.enabled
+        if create_graph or _anomaly.enabled:                            # 2. run the nodes
+            run.tensors(ready)
+        else:
+            run.arrays(ready)  # the same, on bare arrays where nothing observes them
+        _run_callbacks(_final_callbacks[-1])                            # 3. finish
+    finally:
+        _final_callbacks.pop()
+        state.enabled, state.in_backward, state.backward_site = prev
+    return run.captured
+
+
+def _count(root_nodes, targets):
+    """Phase 1: how many edges lead into each node, and which nodes must run (None: all)."""
+    if targets is None:
+        return _dependencies(root_nodes), None
+    # Only the nodes on a path to a target run (`needed`). When every path ends at a target
+    # (each node without edges is one: autograd.grad of all the leaves a graph has, as in an
+    # HVP) that is every node, and the counting pass is enough
+    sinks = []
+    deps = _dependencies(root_nodes, sinks)
+    for n in sinks:
+        if n not in targets:
+            return _walk(root_nodes, targets)
+    return deps, None
+
+
+def _run_callbacks(callbacks):
+    """Phase 3: the callbacks queued during the pass (they may queue more)."""
+    i = 0
+    while i < len(callbacks):
+        callbacks[i]()
+        i += 1
+
+
+# Note [The array path]
+# ~~~~~~~~~~~~~~~~~~~~~
+# Most backward passes (loss.backward() in a training step) build no graph of the backward, and
+# nobody looks at the gradients on their way to the leaves. Then a node's formulas need not run
+# on Tensors: each op's formulas have generated twins on arrays (ops/_raw.py), and the engine
+# hands bare arrays from node to node (`_Backward.arrays`). That saves, per node, a Tensor per
+# gradient, the grad-mode dispatch of every op in its formulas and the apply() frame: most of
+# a small op's backward cost (bench W1, W3). Three shortcuts on top of it:
+#   - a one-edge node's plain backward (`_bw1`/`_bw2`) is called from the loop itself;
+#   - a gradient for a node with no other incoming edge is carried: that node is ready, and the
+#     stack would pop it next, so it runs next with the gradient in hand (no buffer, count or
+#     trip through `ready`);
+#   - a leaf's array gradient goes into .grad directly (no AccumulateGrad.apply), adopted
+#     without a copy when reference counts prove that nothing else holds it.
+# The Tensor path (`_Backward.tensors`, which create_graph and anomaly mode take) is the
+# reference, and the array path must give what it gives: the same nodes run in the same order
+# (leaves as soon as they are ready, as PyTorch runs AccumulateGrad first), every gradient is
+# reduced to its input's shape and dtype (check_grad_output's rules), saved tensors are released
+# as each node runs (with the site that freed them, for a second backward's error), and errors
+# name the node's forward site. A node that someone observes (hooks, retain_grad, capture by
+# autograd.grad), that has no array twin, or whose twin declines (NO_RAW) runs through the
+# Tensor path's `apply` inside the array loop.
+
+
+class _Backward:
+    """One backward pass: what each node still waits for (`deps`), the gradients summed so far
+    (`buffers`), and what autograd.grad asked to capture."""
+    __slots__ = ("deps", "needed", "buffers", "owned", "capture", "capture_nodes", "captured",
+                 "retain_graph", "create_graph", "freed_at", "sum_to")
+
+    def __init__(self, deps, needed, capture, retain_graph, create_graph, site, sum_to):
+        self.deps, self.needed, self.sum_to = deps, needed, sum_to
+        self.buffers = {}  # node -> [summed gradient per output]
+        self.owned = set()  # (node, nr) whose buffer holds a sum this engine made: safe to add into
+        self.capture = capture
+        self.capture_nodes = {n for n, _ in capture} if capture else ()
+        self.captured = {}
+        self.retain_graph, self.create_graph = retain_graph, create_graph
+        self.freed_at = None if retain_graph else site  # named by a later second-backward error
+
+    def seed(self, roots, root_grads):
+        buffers = self.buffers
+        for (node, nr), g in zip(roots, root_grads):
+            if g.__class__ is _ndarray and node._nout == 1 and node not in buffers:
+                buffers[node] = [g]  # (backward()'s implicit gradient: an array, as the paths pass on)
+            else:
+                _add_to_buffer(buffers, self.owned, node, nr, g, self.create_graph)
+
+    def tensors(self, ready):
+        """Phase 2, the reference: every node through its Tensor-level apply."""
+        buffers, apply, hand_on = self.buffers, self.apply, self.hand_on
         leaves = []
-        carried = None  # a node whose one incoming gradient skipped the buffers: it is `g`
-        carry = carry_g = None  # (a node of several edges: the child it will carry, its grad)
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            outs = None  # (no stale references: AccumulateGrad counts them to adopt, not copy)
+            if grads is not None:
+                outs = apply(node, grads)
+            hand_on(node, outs, ready, leaves, False)
+
+    def arrays(self, ready):
+        """Phase 2 without create_graph or anomaly mode: the Tensor path's results on bare arrays
+        where nothing observes them (Note [The array path])."""
+        buffers, deps, needed, capture_nodes = self.buffers, self.deps, self.needed, self.capture_nodes
+        freed_at, sum_to, apply, hand_on = self.freed_at, self.sum_to, self.apply, self.hand_on
+        release = not self.retain_graph
+        leaves = []
+        carried = g = None  # a node whose one incoming gradient skipped the buffers: it is `g`
         while carried is not None or ready:
             if carried is None:
                 node = ready.pop()
                 grads = buffers.pop(node, None)
-                outs = g = None  # no stale references: AccumulateGrad counts them (no copy)
-                if grads is not None:
-                    g = grads[0]
-            else:  # (see below: the node the previous one's gradient went to, straight on)
-                node = carried
-                carried = outs = None
-                grads = _CARRIED
+                g = None if grads is None else grads[0]
+            else:
+                node, carried, grads = carried, None, _CARRIED
+            outs = None
             if grads is not None:
-                array_apply = node._array_apply
                 crest = node._crest  # one edge: input 0's, or input 1's alone (W @ x, W fixed)
                 ext = node._ext  # (hooks, retain_grad: graph.py's _NodeExtras, or None)
-                if array_apply is None or not plain or not (
-                        ext is None or not (ext.tensor_hooks or ext.retain or ext.pre_hooks or
-                                            ext.hooks)) or node in capture_nodes:
+                if node._array_apply is None or node in capture_nodes or ext is not None and (
+                        ext.tensor_hooks or ext.retain or ext.pre_hooks or ext.hooks):
                     if node.__class__ is AccumulateGrad and g.__class__ is _ndarray and \
-                            ext is None and plain and node not in capture_nodes:
-                        # a leaf's array gradient, nothing observing it: into .grad without
-                        # a Tensor-level apply. The array becomes .grad itself when only this
-                        # frame holds it (`g` and getrefcount's argument) and owns its memory
+                            ext is None and node not in capture_nodes:
+                        # a leaf's array gradient, nothing observing it. The array becomes
+                        # .grad itself when only this frame holds it (`g`, getrefcount's
+                        # argument) and owns its memory
                         grads = None
-                        own = _getrefcount(g) == 2 and g.base is None
-                        if _accumulate_array(node.variable, g, own):
+                        own = _getrefcount(g) == 2 and g.base is None  # (before the call:
+                        if _accumulate_array(node.variable, g, own):  # its arguments count)
                             g = None
                             node._freed = freed_at
                             continue
                         grads = [g]  # (hooks, a sparse or differentiable .grad: apply())
                 elif crest and (node._c0 is not None or len(crest) > 1):
-                    # several edges: the formulas' raw twins give each input's gradient,
-                    # arrays handed on as they are (the loop at the end, for arrays)
+                    # several edges: the formulas' twins give each input's gradient, as arrays
                     try:
-                        outs = node._arrays_apply(g, not retain_graph)
+                        outs = node._arrays_apply(g, release)
                     except Exception as e:
                         err = _error_in_backward(e, node)
                         if err is None:
@@ -229,47 +299,17 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                         outs = None
                     else:
                         g = grads = None
-                        if not retain_graph:  # (_arrays_apply has released the saved tensors)
+                        if release:  # (_arrays_apply has released the saved tensors)
                             node._freed = freed_at
                 else:
-                    # the edge's formula: its plain backward straight from here in the common
-                    # case (an array gradient, the saved values in place: OpNode._array_apply's
-                    # first test, one frame less per node), else through _array_apply
-                    bw = node._bw1 if not crest else node._bw2
-                    saved = node._saved
-                    r = NO_RAW
-                    if bw is not None and g.__class__ is _ndarray and saved is not RELEASED \
-                            and _raw.enabled and not _fw_state.levels:
-                        dt = g.dtype
-                        if dt.kind in "fc":
-                            try:
-                                r = bw(node, saved, g, dt, not retain_graph)
-                            except Exception:  # (_array_apply runs it again and says why)
-                                r = NO_RAW
-                            if r.__class__ is not _ndarray and r is not NO_RAW:
-                                r = node._raw_result(r, g, saved, 1 if crest else 0,
-                                                     not retain_graph)
-                    if r is NO_RAW:
-                        try:
-                            r = array_apply(g, not retain_graph) if not crest else \
-                                array_apply(g, not retain_graph, 1)
-                        except Exception as e:
-                            err = _error_in_backward(e, node)
-                            if err is None:
-                                raise
-                            raise err from e
+                    r = _edge_gradient(node, g, crest, release)
                     if r is not NO_RAW:  # the edge's gradient: an array, a Tensor or None
                         g = r
                         grads = r = None
-                        if not retain_graph:  # (_array_apply has released the saved tensors)
+                        if release:
                             node._freed = freed_at
-                        if crest:
-                            i = 1
-                            child, nr = crest[0]
-                        else:
-                            i = 0
-                            child = node._c0
-                            nr = node._n0
+                        i = 1 if crest else 0
+                        child, nr = crest[0] if crest else (node._c0, node._n0)
                         if child is None or (needed is not None and child not in needed):
                             continue
                         if g is not None:
@@ -279,153 +319,186 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
                                     g = _to_input(node, i, g, shape, dtype, sum_to)
                             elif g._data.shape != shape or g.dtype is not dtype:
                                 g = check_grad_output(node, i, g, shape, dtype, sum_to)
-                            buf = buffers.get(child)
-                            if buf is None and child._nout == 1:
-                                if deps[child] == 1:
-                                    # this was the child's last edge: it is ready, and the
-                                    # stack would pop it next. It runs next with `g` as its
-                                    # gradient, no buffer, no count, no trip through `ready`
+                            if child._nout == 1 and child not in buffers:
+                                if deps[child] == 1:  # its last edge: it runs next, with `g`
                                     carried = child
                                     continue
                                 buffers[child] = [g]
                             else:
-                                _add_to_buffer(buffers, owned, child, nr, g, create_graph)
+                                _add_to_buffer(buffers, self.owned, child, nr, g, False)
                             g = None
                         d = deps[child] - 1
                         deps[child] = d
                         if d == 0:
                             ready.append(child)
                         continue
-                if outs is None:  # the general path: Tensors, through apply()
+                if outs is None:  # the Tensor path, for this node
                     if grads is _CARRIED:
-                        grads = [_make(g) if g.__class__ is _ndarray else g]
-                    elif grads[0].__class__ is _ndarray:  # (an array from _array_apply: see above)
-                        grads[0] = _make(grads[0])
-                    g = None
-                    ext = node._ext
-                    if ext is not None and (ext.tensor_hooks or ext.retain or ext.pre_hooks):
-                        grads = _pre_hooks(node, grads)
-                    run = True
-                    if node in capture_nodes:
-                        for nr, g in enumerate(grads):
-                            slot = capture.get((node, nr))
-                            if slot is not None:
-                                captured[slot] = g
-                        g = None
-                        # a captured node runs only when other targets lie beyond it
-                        run = not isinstance(node, AccumulateGrad) and (any(
-                            c in needed for c, _ in node.next_functions if c is not None)
-                            if needed is not None else node._c0 is not None or bool(node._crest))
-                    if run:
-                        try:
-                            if _anomaly.enabled:
-                                outs = apply_checked(node, grads, create_graph)
-                            else:
-                                outs = node.apply(grads, create_graph)
-                        except Exception as e:
-                            err = _error_in_backward(e, node)
-                            if err is None:
-                                raise
-                            raise err from e
-                        ext = node._ext
-                        if ext is not None and ext.hooks:
-                            outs = _post_hooks(node, outs, grads)
-                        if not retain_graph:
-                            if node._saved:
-                                node.release_saved()
-                            node._freed = freed_at
-            meta = node._meta
-            crest = node._crest
-            if not crest:  # one edge (y * 2, y.tanh()): the loop below, for i = 0 alone
-                child = node._c0
-                if child is None or (needed is not None and child not in needed):
-                    continue
-                if outs is not None:
-                    g = outs[0]
-                    if g is not None:
-                        shape, dtype = meta[0]
-                        if g._data.shape != shape or g.dtype is not dtype:
-                            g = check_grad_output(node, 0, g, shape, dtype, sum_to)
-                        nr = node._n0
-                        buf = buffers.get(child)
-                        if buf is None:
-                            if child._nout == 1:
-                                buffers[child] = [g]
-                            else:
-                                buf = buffers[child] = [None] * child._nout
-                                buf[nr] = g
-                        else:
-                            _add_to_buffer(buffers, owned, child, nr, g, create_graph)
-                d = deps[child] - 1
-                deps[child] = d
-                if d == 0:  # (a leaf too: it runs next either way, as `leaves` below makes it)
-                    ready.append(child)
-                continue
-            # the first edge is in slots, the others in _crest (graph.py, Note [Edges in slots])
-            for i, (child, nr) in enumerate(((node._c0, node._n0),) + crest):
-                if child is None or (needed is not None and child not in needed):
-                    continue
-                if outs is not None:
-                    g = outs[i]
-                    if g is not None:
-                        shape, dtype = meta[i]  # (issue 15: checked)
-                        if g.__class__ is _ndarray:  # (from _arrays_apply)
-                            if g.shape != shape or g.dtype is not dtype.np:
-                                g = _to_input(node, i, g, shape, dtype, sum_to)
-                            if child.__class__ is AccumulateGrad and deps[child] == 1 and \
-                                    plain and child._ext is None and g.__class__ is _ndarray \
-                                    and child not in buffers and child not in capture_nodes:
-                                # a leaf whose only gradient this is: ready now, and it would
-                                # run next (leaves first, below). It accumulates here
-                                outs[i] = None  # (then `g` is the only reference, if fresh)
-                                own = _getrefcount(g) == 2 and g.base is None
-                                if _accumulate_array(child.variable, g, own):
-                                    g = None
-                                    deps[child] = 0
-                                    child._freed = freed_at
-                                    continue
-                        elif g._data.shape != shape or g.dtype is not dtype:
-                            g = check_grad_output(node, i, g, shape, dtype, sum_to)
-                        if child._nout == 1 and child not in buffers:
-                            if deps[child] == 1 and child.__class__ is not AccumulateGrad:
-                                # its only gradient: the child is ready. The last child made
-                                # ready here is the one the stack would pop next: it is carried
-                                # (below), the one before it goes onto the stack
-                                if carry is not None:
-                                    buffers[carry] = [carry_g]
-                                    ready.append(carry)
-                                carry, carry_g = child, g
-                                deps[child] = 0
-                                continue
+                        grads = [g]
+                    g = None  # (AccumulateGrad counts the references to adopt without a copy)
+                    outs = apply(node, grads)
+            c = hand_on(node, outs, ready, leaves, True)
+            if c is not None:
+                carried, g = c
+                c = None
+
+    def apply(self, node, grads):
+        """A node's Tensor-level run: hooks, capture by autograd.grad, apply() (checked in anomaly
+        mode), post hooks, the release of its saved tensors. Its gradients, or None if it does
+        not run."""
+        if grads[0].__class__ is _ndarray:  # (an array from the array path)
+            grads[0] = _make(grads[0])
+        ext = node._ext
+        if ext is not None and (ext.tensor_hooks or ext.retain or ext.pre_hooks):
+            grads = _pre_hooks(node, grads)
+        if node in self.capture_nodes:
+            capture, captured, needed = self.capture, self.captured, self.needed
+            for nr, g in enumerate(grads):
+                slot = capture.get((node, nr))
+                if slot is not None:
+                    captured[slot] = g
+            g = None
+            # a captured node runs only when other targets lie beyond it
+            if isinstance(node, AccumulateGrad) or not (
+                    any(c in needed for c, _ in node.next_functions if c is not None)
+                    if needed is not None else node._c0 is not None or bool(node._crest)):
+                return None
+        try:
+            if _anomaly.enabled:
+                outs = apply_checked(node, grads, self.create_graph)
+            else:
+                outs = node.apply(grads, self.create_graph)
+        except Exception as e:
+            err = _error_in_backward(e, node)
+            if err is None:
+                raise
+            raise err from e
+        ext = node._ext
+        if ext is not None and ext.hooks:
+            outs = _post_hooks(node, outs, grads)
+        if not self.retain_graph:
+            if node._saved:
+                node.release_saved()
+            node._freed = self.freed_at
+        return outs
+
+    def hand_on(self, node, outs, ready, leaves, plain):
+        """Each edge's gradient from `outs` (None: the node gave none) into its child's buffer;
+        a child whose last edge this was becomes ready. plain (the array path): a leaf's array
+        gradient accumulates at once, and the child made ready last is returned with its
+        gradient, (child, g), to be carried (Note [The array path]); else None."""
+        deps, needed, buffers = self.deps, self.needed, self.buffers
+        meta = node._meta
+        crest = node._crest
+        if not crest:  # one edge (y * 2, y.tanh()): the loop below, for i = 0 alone
+            child = node._c0
+            if child is None or (needed is not None and child not in needed):
+                return None
+            if outs is not None:
+                g = outs[0]
+                if g is not None:
+                    shape, dtype = meta[0]
+                    if g._data.shape != shape or g.dtype is not dtype:
+                        g = check_grad_output(node, 0, g, shape, dtype, self.sum_to)
+                    nr = node._n0
+                    buf = buffers.get(child)
+                    if buf is None:
+                        if child._nout == 1:
                             buffers[child] = [g]
                         else:
-                            _add_to_buffer(buffers, owned, child, nr, g, create_graph)
-                d = deps[child] - 1
-                deps[child] = d
-                if d == 0:
-                    if child.__class__ is AccumulateGrad:
-                        leaves.append(child)
+                            buf = buffers[child] = [None] * child._nout
+                            buf[nr] = g
                     else:
-                        ready.append(child)
-            if carry is not None:
-                if leaves:  # (they run first: the carried node goes onto the stack below them)
-                    buffers[carry] = [carry_g]
-                    ready.append(carry)
+                        _add_to_buffer(buffers, self.owned, child, nr, g, self.create_graph)
+            d = deps[child] - 1
+            deps[child] = d
+            if d == 0:  # (a leaf too: it runs next either way, as `leaves` below makes it)
+                ready.append(child)
+            return None
+        carry = carry_g = None
+        # the first edge is in slots, the others in _crest (graph.py, Note [Edges in slots])
+        for i, (child, nr) in enumerate(((node._c0, node._n0),) + crest):
+            if child is None or (needed is not None and child not in needed):
+                continue
+            if outs is not None:
+                g = outs[i]
+                if g is not None:
+                    shape, dtype = meta[i]  # (issue 15: checked)
+                    if g.__class__ is _ndarray:  # (from _arrays_apply)
+                        if g.shape != shape or g.dtype is not dtype.np:
+                            g = _to_input(node, i, g, shape, dtype, self.sum_to)
+                        if child.__class__ is AccumulateGrad and deps[child] == 1 and \
+                                plain and child._ext is None and g.__class__ is _ndarray \
+                                and child not in buffers and child not in self.capture_nodes:
+                            # a leaf whose only gradient this is: ready now, and it would
+                            # run next (leaves first, below). It accumulates here
+                            outs[i] = None  # (then `g` is the only reference, if fresh)
+                            own = _getrefcount(g) == 2 and g.base is None
+                            if _accumulate_array(child.variable, g, own):
+                                g = None
+                                deps[child] = 0
+                                child._freed = self.freed_at
+                                continue
+                    elif g._data.shape != shape or g.dtype is not dtype:
+                        g = check_grad_output(node, i, g, shape, dtype, self.sum_to)
+                    if child._nout == 1 and child not in buffers:
+                        if plain and deps[child] == 1 and child.__class__ is not AccumulateGrad:
+                            # its only gradient: the child is ready. The last child made ready
+                            # here is the one the stack would pop next: it is carried, the one
+                            # before it goes onto the stack
+                            if carry is not None:
+                                buffers[carry] = [carry_g]
+                                ready.append(carry)
+                            carry, carry_g = child, g
+                            deps[child] = 0
+                            continue
+                        buffers[child] = [g]
+                    else:
+                        _add_to_buffer(buffers, self.owned, child, nr, g, self.create_graph)
+            d = deps[child] - 1
+            deps[child] = d
+            if d == 0:
+                if child.__class__ is AccumulateGrad:
+                    leaves.append(child)
                 else:
-                    carried, g = carry, carry_g
-                carry = carry_g = None
-            if leaves:  # leaves accumulate as soon as they are ready (PyTorch runs AccumulateGrad
-                ready.extend(leaves)  # first): post-accumulate hooks and DDP buckets fire early
-                leaves.clear()
-        callbacks = _final_callbacks[-1]
-        i = 0
-        while i < len(callbacks):
-            callbacks[i]()
-            i += 1
-    finally:
-        _final_callbacks.pop()
-        state.enabled, state.in_backward, state.backward_site = prev
-    return captured
+                    ready.append(child)
+        if leaves:  # leaves accumulate as soon as they are ready (PyTorch runs AccumulateGrad
+            if carry is not None:  # first): post-accumulate hooks and DDP buckets fire early
+                buffers[carry] = [carry_g]  # (the carried node goes onto the stack below them)
+                ready.append(carry)
+                carry = None
+            ready.extend(leaves)
+            leaves.clear()
+        return None if carry is None else (carry, carry_g)
+
+
+def _edge_gradient(node, g, crest, release):
+    """A one-edge node's gradient for its edge from its array twin (an array, a Tensor or None),
+    or NO_RAW when it must run apply(). The plain backward is called directly in the common
+    case (an array gradient, the saved values in place: OpNode._array_apply's first test)."""
+    bw = node._bw1 if not crest else node._bw2
+    saved = node._saved
+    if bw is not None and g.__class__ is _ndarray and saved is not RELEASED and _raw.enabled \
+            and not _fw_state.levels:
+        dt = g.dtype
+        if dt.kind in "fc":
+            try:
+                r = bw(node, saved, g, dt, release)
+            except Exception:  # (_array_apply runs it again and says why)
+                r = NO_RAW
+            if r.__class__ is _ndarray:
+                return r
+            if r is not NO_RAW:
+                r = node._raw_result(r, g, saved, 1 if crest else 0, release)
+                if r is not NO_RAW:
+                    return r
+    try:
+        return node._array_apply(g, release) if not crest else node._array_apply(g, release, 1)
+    except Exception as e:
+        err = _error_in_backward(e, node)
+        if err is None:
+            raise
+        raise err from e
 
 
 def _to_input(node, i, g, shape, dtype, sum_to):

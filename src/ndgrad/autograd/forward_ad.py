@@ -307,7 +307,7 @@ def _call(f, env, extra):
 # JVP rules for core ops that declare none themselves (op.jvp wins). "formula": the op is
 # elementwise, so its Jacobian is diagonal (symmetric) and each backward formula applied to the
 # input's tangent is that input's contribution to the output tangent.
-_ELEMENTWISE = ("add", "sub", "rsub", "mul", "div", "pow", "pow_tensor", "pow_scalar_base", "neg",
+_ELEMENTWISE = ("add", "sub", "rsub", "rsub_tensor", "mul", "div", "pow", "pow_tensor", "pow_scalar_base", "neg",
                 "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "where", "clamp")
 _LINEAR = ("sum", "sum_dim", "mean", "mean_dim", "sum_to", "expand", "reshape", "view",
            "transpose", "permute", "squeeze", "unsqueeze", "clone", "contiguous", "index",

@@ -22,6 +22,7 @@ import itertools
 import os
 import sys
 import threading
+import weakref
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "RemovableHandle", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -37,7 +38,7 @@ ERR_VERSION = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
-_handle_ids = itertools.count()
+
 
 # saved_tensors_hooks: each thread's active (pack, unpack) pairs, innermost last, and its
 # disable_saved_tensors_hooks messages: thread-local, as in PyTorch. `_saved_hooks` counts the
@@ -62,23 +63,66 @@ from .._backend import xp_of  # noqa: E402
 
 
 class RemovableHandle:
-    """Returned by register_hook; `handle.remove()` unregisters the hook."""
-    __slots__ = ("_hooks", "id")
+    """A handle which provides the capability to remove a hook (torch.utils.hooks.RemovableHandle,
+    which nn.Module, Tensor and Node hooks all return): `handle.remove()` unregisters it, and
+    as a context manager it removes the hook on exit. The dicts are held weakly where they can
+    be (PyTorch's OrderedDicts), so a handle keeps no hook table alive."""
+    __slots__ = ("hooks_dict_ref", "id", "extra_dict_ref")
+    next_id = 0
 
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self.id = next(_handle_ids)
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = _ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        self.extra_dict_ref = ()
+        if isinstance(extra_dict, dict):
+            self.extra_dict_ref = (_ref(extra_dict),)
+        elif isinstance(extra_dict, list):
+            self.extra_dict_ref = tuple(_ref(d) for d in extra_dict)
 
     def remove(self):
-        if self._hooks is not None:
-            self._hooks.pop(self.id, None)
-            self._hooks = None
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+        for ref in self.extra_dict_ref:
+            extra_dict = ref()
+            if extra_dict is not None and self.id in extra_dict:
+                del extra_dict[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state):
+        from collections import OrderedDict
+        self.hooks_dict_ref = _ref(OrderedDict() if state[0] is None else state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = () if len(state) < 3 or state[2] is None else tuple(
+            _ref(d) for d in state[2])
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, type, value, tb):
         self.remove()
+
+
+class _StrongRef:
+    """A weakref-like holder for a plain dict (which cannot be weakly referenced)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __call__(self):
+        return self.obj
+
+
+def _ref(d):
+    try:
+        return weakref.ref(d)
+    except TypeError:
+        return _StrongRef(d)
 
 
 class _Released:
@@ -275,11 +319,8 @@ def _op_name(node):
 
 
 def _type_string(t):
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
     cuda = "cuda." if t.device.type == "cuda" else ""
-    return f"torch.{cuda}{names[t.dtype.name]}Tensor"
+    return f"torch.{cuda}{t.dtype._cname}Tensor"
 
 
 class SavedTensor:

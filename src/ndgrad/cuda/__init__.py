@@ -34,6 +34,7 @@ __all__ = [
     "mem_get_info", "memory_allocated", "memory_cached", "memory_reserved", "memory_stats",
     "memory_stats_as_nested_dict", "memory_summary", "memory_usage", "power_draw",
     "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats",
+    "reset_accumulated_memory_stats",
     "seed", "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
     "set_rng_state_all", "set_stream", "set_sync_debug_mode", "stream", "synchronize",
     "temperature", "utilization"]
@@ -92,7 +93,7 @@ def _device_index(device, optional=False):
 
 
 ipc_collect = _not_compiled
-current_stream = default_stream = current_blas_handle = current_solver_handle = _not_compiled
+current_blas_handle = current_solver_handle = _not_compiled
 get_sync_debug_mode = set_sync_debug_mode = cudart = _not_compiled
 caching_allocator_alloc = caching_allocator_delete = can_device_access_peer = _not_compiled
 set_per_process_memory_fraction = get_per_process_memory_fraction = _not_compiled
@@ -172,11 +173,18 @@ def get_device_capability(device=None):
 
 
 def mem_get_info(device=None):
+    """(free, total) bytes of the device (CuPy's runtime); the stand-in reports the host's."""
     _present()
     cp = _cupy()
     if cp is None:
-        return (0, 0)
-    return cp.cuda.runtime.memGetInfo()
+        import os
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            free = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return (0, 0)
+        return (int(free), int(total))
+    return tuple(int(v) for v in cp.cuda.runtime.memGetInfo())
 
 
 def is_bf16_supported(including_emulation=True):
@@ -224,25 +232,146 @@ class device_of(device):
 
 
 # ---------------------------------------------------------------- streams and events
+# With CuPy, torch.cuda.Stream/Event wrap CuPy's (cupy.cuda.Stream/Event: queued work, waits,
+# timing on the device). On the stand-in device, which computes synchronously on the host, a
+# stream is always idle and an event's time is the host clock's when it was recorded.
+
+def _stream_xp():
+    cp = _cupy()
+    return cp.cuda if cp is not None else None
+
 
 class Stream:
+    """torch.cuda.Stream(device=None, priority=0): CuPy's stream (non-blocking), or the stand-in's."""
+
     def __new__(cls, device=None, priority=0, **kwargs):
-        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+        if not cuda_available():
+            raise RuntimeError("torch.cuda.Stream requires CUDA support")
+        obj = object.__new__(cls)
+        obj.priority = priority
+        obj.device = _device("cuda", 0)
+        cc = _stream_xp()
+        obj._cp = kwargs.get("_cp") or (cc.Stream(non_blocking=True) if cc is not None else None)
+        return obj
+
+    @property
+    def cuda_stream(self):
+        return int(self._cp.ptr) if self._cp is not None else id(self)
+
+    def query(self):
+        return True if self._cp is None else bool(self._cp.done)
+
+    def synchronize(self):
+        if self._cp is not None:
+            self._cp.synchronize()
+
+    def wait_event(self, event):
+        if self._cp is not None:
+            self._cp.wait_event(event._cp)
+
+    def wait_stream(self, stream):
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event=None):
+        if event is None:
+            event = Event()
+        event.record(self)
+        return event
+
+    def __enter__(self):   # (`with stream:` makes it the current stream, as `torch.cuda.stream`)
+        self._ctx = StreamContext(self)
+        return self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self):
+        return hash((self.cuda_stream, "cuda:0"))
+
+    def __repr__(self):
+        return f"<torch.cuda.Stream device=cuda:0 cuda_stream={hex(self.cuda_stream)}>"
 
 
 class ExternalStream(Stream):
     def __new__(cls, stream_ptr, device=None, **kwargs):
-        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+        cc = _stream_xp()
+        ext = cc.ExternalStream(stream_ptr) if cc is not None else None
+        return Stream.__new__(cls, device, _cp=ext)
+
+
+_CURRENT = [None]   # the stand-in's current stream (CuPy keeps its own)
+_DEFAULT = [None]
+
+
+def default_stream(device=None):
+    _present()
+    if _DEFAULT[0] is None:
+        cc = _stream_xp()
+        _DEFAULT[0] = Stream(_cp=cc.Stream.null if cc is not None else None)
+        _DEFAULT[0]._null = True
+    return _DEFAULT[0]
+
+
+def current_stream(device=None):
+    _present()
+    cc = _stream_xp()
+    if cc is not None:
+        cur = cc.get_current_stream()
+        return default_stream() if cur == cc.Stream.null else Stream(_cp=cur)
+    return _CURRENT[0] or default_stream()
 
 
 class Event:
+    """torch.cuda.Event(enable_timing=False, blocking=False, interprocess=False)."""
+
     def __new__(cls, enable_timing=False, blocking=False, interprocess=False, external=False):
-        raise RuntimeError("Tried to instantiate dummy base class Event")
+        if not cuda_available():
+            raise RuntimeError("Tried to instantiate dummy base class Event")
+        obj = object.__new__(cls)
+        obj.enable_timing, obj.blocking, obj.interprocess = enable_timing, blocking, interprocess
+        cc = _stream_xp()
+        obj._cp = cc.Event(block=blocking, disable_timing=not enable_timing,
+                           interprocess=interprocess) if cc is not None else None
+        obj._time = None   # (the stand-in: host time at record())
+        return obj
+
+    def record(self, stream=None):
+        stream = current_stream() if stream is None else stream
+        if self._cp is not None:
+            self._cp.record(stream._cp)
+        else:
+            import time
+            self._time = time.perf_counter()
+
+    def wait(self, stream=None):
+        (current_stream() if stream is None else stream).wait_event(self)
+
+    def query(self):
+        return True if self._cp is None else bool(self._cp.done)
+
+    def synchronize(self):
+        if self._cp is not None:
+            self._cp.synchronize()
+
+    def elapsed_time(self, end_event):
+        """Milliseconds between this event's record() and end_event's (both timing events)."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._cp is not None:
+            return float(_cupy().cuda.get_elapsed_time(self._cp, end_event._cp))
+        if self._time is None or end_event._time is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end_event._time - self._time) * 1000.0
+
+    def __repr__(self):
+        return f"<torch.cuda.Event {id(self):#x}>"
 
 
 class StreamContext:
-    """`with torch.cuda.stream(s):`: stream None (the only one there is without CUDA) is a
-    no-op."""
+    """`with torch.cuda.stream(s):`: s is the current stream inside; None is a no-op."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -250,9 +379,19 @@ class StreamContext:
     def __enter__(self):
         if self.stream is None:
             return None
-        raise AssertionError(ERR_NOT_COMPILED)
+        _present()
+        self._prev = _CURRENT[0]
+        _CURRENT[0] = self.stream
+        if self.stream._cp is not None:
+            self.stream._cp.__enter__()
+        return self.stream
 
     def __exit__(self, *exc):
+        if self.stream is None:
+            return False
+        if self.stream._cp is not None:
+            self.stream._cp.__exit__(*exc)
+        _CURRENT[0] = self._prev
         return False
 
 
@@ -263,11 +402,16 @@ def stream(stream):
 def set_stream(stream):
     if stream is None:
         return
-    raise AssertionError(ERR_NOT_COMPILED)
+    _present()
+    _CURRENT[0] = stream
+    if stream._cp is not None:
+        stream._cp.use()
 
 
 def is_current_stream_capturing():
-    raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+    if not cuda_available():
+        raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+    return False
 
 
 # ---------------------------------------------------------------- random numbers
@@ -305,13 +449,96 @@ def set_rng_state_all(new_states):
 
 
 # ---------------------------------------------------------------- memory
+# Backed by CuPy's default memory pool (allocated: its used bytes; reserved: its total bytes,
+# cached blocks included), or the stand-in's. CuPy keeps no peak: a memory hook (entered the
+# first time a device is asked for) follows each allocation for the peaks and counts. Without
+# a device: PyTorch's CPU-build answers (zeros; reset_* raise).
+
+class _Counters:
+    def __init__(self):
+        self.peak_allocated = self.peak_reserved = 0
+        self.allocated_total = self.freed_total = self.n_alloc = self.n_free = 0
+        self.hook = None
+
+
+_mem = _Counters()
+
+
+def _pool():
+    from .. import _backend
+    if _backend._standin is not None:
+        return _backend._standin.get_default_memory_pool()
+    cp = _cupy()
+    if cp is None:
+        return None
+    if _mem.hook is None:
+        _mem.hook = _peak_hook(cp)
+    return cp.get_default_memory_pool()
+
+
+def _peak_hook(cp):
+    """A CuPy memory hook following the pool's allocations (for the peaks and counts)."""
+    try:
+        from cupy.cuda import memory_hook
+    except ImportError:
+        return False
+
+    class Peak(memory_hook.MemoryHook):
+        name = "ndgrad_peaks"
+
+        def malloc_postprocess(self, **kw):
+            _mem.n_alloc += 1
+            _mem.allocated_total += kw.get("mem_size", 0)
+            _sample()
+
+        def free_postprocess(self, **kw):
+            _mem.n_free += 1
+            _mem.freed_total += kw.get("mem_size", 0)
+
+    h = Peak()
+    h.__enter__()   # (for this thread, for the life of the process)
+    return h
+
+
+def _sample():
+    p = _pool()
+    if p is None:
+        return 0, 0
+    used, total = int(p.used_bytes()), int(p.total_bytes())
+    peak_used = getattr(p, "peak", 0)   # (the stand-in counts its own)
+    _mem.peak_allocated = max(_mem.peak_allocated, used, peak_used)
+    _mem.peak_reserved = max(_mem.peak_reserved, total, peak_used)
+    return used, total
+
 
 def memory_stats(device=None):
-    return collections.OrderedDict()
+    """PyTorch's allocator statistics (the keys real code reads), from the memory pool."""
+    if not cuda_available():
+        return collections.OrderedDict()
+    used, total = _sample()
+    s = collections.OrderedDict()
+    for kind, cur, peak in (("allocated_bytes", used, _mem.peak_allocated),
+                            ("reserved_bytes", total, _mem.peak_reserved),
+                            ("active_bytes", used, _mem.peak_allocated)):
+        s[f"{kind}.all.current"] = cur
+        s[f"{kind}.all.peak"] = peak
+    s["allocated_bytes.all.allocated"] = _mem.allocated_total
+    s["allocated_bytes.all.freed"] = _mem.freed_total
+    s["allocation.all.allocated"] = _mem.n_alloc
+    s["allocation.all.freed"] = _mem.n_free
+    s["num_alloc_retries"] = s["num_ooms"] = 0
+    return s
 
 
 def memory_stats_as_nested_dict(device=None):
-    return {}
+    out = {}
+    for k, v in memory_stats(device).items():
+        d = out
+        parts = k.split(".")
+        for p in parts[:-1]:
+            d = d.setdefault(p, {})
+        d[parts[-1]] = v
+    return out
 
 
 def host_memory_stats():
@@ -347,11 +574,24 @@ def max_memory_cached(device=None):
 
 
 def empty_cache():
-    pass
+    """Frees the pool's cached blocks (CuPy's free_all_blocks)."""
+    p = _pool() if cuda_available() else None
+    if p is not None:
+        p.free_all_blocks()
 
 
 def reset_peak_memory_stats(device=None):
-    raise AssertionError(ERR_NOT_COMPILED)
+    _present()
+    p = _pool()
+    used, total = int(p.used_bytes()), int(p.total_bytes())
+    if hasattr(p, "peak"):
+        p.peak = used
+    _mem.peak_allocated, _mem.peak_reserved = used, total
+
+
+def reset_accumulated_memory_stats(device=None):
+    _present()
+    _mem.allocated_total = _mem.freed_total = _mem.n_alloc = _mem.n_free = 0
 
 
 def reset_max_memory_allocated(device=None):
@@ -369,8 +609,20 @@ def reset_max_memory_cached(device=None):
 
 
 def memory_summary(device=None, abbreviated=False):
-    """PyTorch's CPU build fails reading the (empty) statistics the same way."""
-    raise KeyError("allocated_bytes.all.current")
+    """A short table of the statistics (PyTorch's CPU build fails reading its empty ones)."""
+    if not cuda_available():
+        raise KeyError("allocated_bytes.all.current")
+    s = memory_stats(device)
+    rows = [("Allocated memory", "allocated_bytes"), ("Active memory", "active_bytes"),
+            ("GPU reserved memory", "reserved_bytes")]
+    lines = ["|" + "=" * 75 + "|",
+             "|                  PyTorch CUDA memory summary, device ID 0                 |",
+             "|" + "-" * 75 + "|", "|        Metric         | Cur Usage  | Peak Usage |"]
+    for title, key in rows:
+        lines.append(f"| {title:<21} | {s[key + '.all.current']:>10} | "
+                     f"{s[key + '.all.peak']:>10} |")
+    lines.append("|" + "=" * 75 + "|")
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- legacy tensor types
@@ -403,7 +655,7 @@ ShortTensor = _legacy("ShortTensor", "int16")
 IntTensor = _legacy("IntTensor", "int32")
 LongTensor = _legacy("LongTensor", "int64")
 BoolTensor = _legacy("BoolTensor", "bool")
-BFloat16Tensor = _legacy("BFloat16Tensor", "float16")   # (NumPy has no bfloat16)
+BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")
 
 
 # ---------------------------------------------------------------- legacy storages, graphs, pools

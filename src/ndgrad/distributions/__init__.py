@@ -51,3 +51,20 @@ __all__ = [
     # matrix-variate and low-rank
     "LowRankMultivariateNormal", "Wishart", "LKJCholesky",
 ] + transforms.__all__
+
+
+def _signature_docstrings():
+    # Every public class gets a docstring (its constructor's signature) where it has none:
+    # libraries derive their own docs from these (pyro concatenates the torch class's __doc__).
+    import inspect
+    for name in __all__:
+        cls = globals().get(name)
+        if isinstance(cls, type) and cls.__doc__ is None:
+            try:
+                sig = str(inspect.signature(cls))
+            except (TypeError, ValueError):
+                sig = "(...)"
+            cls.__doc__ = f"\n    {name}{sig}\n"
+
+
+_signature_docstrings()

@@ -3,7 +3,7 @@ Laplace, Cauchy, Gumbel, HalfNormal, LogNormal, StudentT, and their KL pairs. Ev
 written in ndgrad ops, so log_prob, entropy, cdf and rsample differentiate to any order."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution, broadcast_all

@@ -7,7 +7,7 @@ are still evaluated there, see p = lims[0] instead, so no nan reaches the gradie
 through the icdf. Everything is written in ndgrad ops, so it differentiates to any order."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints as C

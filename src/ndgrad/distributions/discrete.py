@@ -1,7 +1,7 @@
 """Discrete families: Bernoulli, Categorical, OneHotCategorical, Geometric, Poisson, Binomial,
 Multinomial, and their KL pairs. A family given probs or logits keeps the one it was given and
 derives the other on first use."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F

@@ -2,7 +2,7 @@
 PyTorch's messages, expand, sample through rsample, and the repr."""
 import warnings
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Tensor, Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
@@ -35,6 +35,9 @@ def broadcast_all(*values):
     dtype = like.dtype if like is not None else _t.get_default_dtype()
     ts = [v if isinstance(v, Tensor) else _t.tensor(float(v), dtype=dtype) for v in values]
     return _t.broadcast_tensors(*ts)
+
+
+_PKG = __name__.split(".")[0]
 
 
 class Distribution:
@@ -71,10 +74,21 @@ class Distribution:
     batch_shape = property(lambda self: self._batch_shape)
     event_shape = property(lambda self: self._event_shape)
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """The instance `expand` fills (PyTorch's helper for subclasses' expand methods)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
+
     def expand(self, batch_shape, _instance=None):
         """A copy with the parameters expanded to batch_shape (views, no copies)."""
         batch_shape = Size(batch_shape)
-        new = type(self).__new__(type(self)) if _instance is None else _instance
+        # the class whose expand this is (ndgrad's family): a subclass that changes __init__
+        # must write its own expand, as in PyTorch
+        own = next(c for c in type(self).__mro__ if c.__module__.split(".")[0] == _PKG)
+        new = self._get_checked_instance(own, _instance)
         new.__dict__.update(self.__dict__)
         nb = len(self._batch_shape)
         for k, v in self.__dict__.items():

@@ -1,7 +1,7 @@
 """The Gamma-based families: Gamma (its sampler with the exact implicit reparameterisation
 gradient), Chi2, Dirichlet (normalised Gamma draws), Beta (through Dirichlet) and
 FisherSnedecor (a ratio of Gamma draws)."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from .._backend import numpy as _np, to_numpy
 from ..ops._registry import defop
@@ -194,7 +194,7 @@ class Dirichlet(Distribution):
         c = self.concentration
         m = (c - 1).clamp(min=0)
         m = m / m.sum(-1, keepdim=True)
-        peak = _t.nn.functional.one_hot(c.argmax(-1), c.size(-1)).to(c.dtype)
+        peak = _t.one_hot(c.argmax(-1), c.size(-1)).to(c.dtype)
         return _t.where((c < 1).all(-1, keepdim=True), peak, m)
 
     @property

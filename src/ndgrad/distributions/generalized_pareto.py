@@ -5,7 +5,7 @@ Reparameterised through its icdf. Unlike PyTorch's, log_prob and cdf also work i
 (PyTorch compares the concentration with a float32 zero there and raises)."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution, broadcast_all

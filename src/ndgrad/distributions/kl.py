@@ -3,7 +3,7 @@ most specific registered pair of superclasses (a tie between a more specific p a
 specific q warns, as PyTorch does)."""
 import warnings
 
-import ndgrad as _t
+from . import _torch as _t
 
 __all__ = ["register_kl", "kl_divergence"]
 

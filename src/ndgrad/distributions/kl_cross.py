@@ -4,7 +4,7 @@ Also TransformedDistribution pairs with the same transforms, and the exponential
 (Bregman) fallback."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .kl import register_kl, kl_divergence, _kl_expfamily_expfamily
 from .distribution import ExponentialFamily
 from .continuous import Normal, Uniform, Exponential, Laplace, Gumbel, _EULER

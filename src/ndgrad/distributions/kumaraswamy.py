@@ -4,7 +4,7 @@ log_prob, cdf, icdf and rsample come from TransformedDistribution. The n-th mome
 b B(1 + n/a, b)."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from . import constraints as C
 from .continuous import Uniform, _EULER
 from .distribution import broadcast_all

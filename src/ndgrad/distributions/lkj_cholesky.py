@@ -3,7 +3,7 @@ L L^T with density proportional to det(L L^T)^(concentration - 1) (the LKJ law),
 the onion method of Lewandowski, Kurowicka and Joe (2009)."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints as C

@@ -7,7 +7,7 @@ Nothing n x n is factorised. With the m x m capacitance matrix C = I + W^T D^-1 
 so a quadratic form x^T Sigma^-1 x is sum(x^2 / D) - |B x|^2."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution, lazy_property

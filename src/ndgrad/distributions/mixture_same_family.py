@@ -1,6 +1,6 @@
 """MixtureSameFamily: a Categorical over the rightmost batch dimension of a component
 distribution; log_prob by logsumexp over the components, moments by total expectation."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints as C

@@ -1,6 +1,6 @@
 """Multinomial: total_count draws from a Categorical, counted per category (its own module, as
 in PyTorch, whose name shows in messages)."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints as C

@@ -2,7 +2,7 @@
 all computations go through the (unbroadcast) Cholesky factor L of the covariance."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution, lazy_property

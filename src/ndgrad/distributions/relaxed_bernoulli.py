@@ -1,6 +1,6 @@
 """LogitRelaxedBernoulli (the logistic with location logits and scale 1 / temperature) and
 RelaxedBernoulli (its sigmoid): reparameterised relaxations of Bernoulli."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .discrete import _Binary

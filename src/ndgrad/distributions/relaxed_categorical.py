@@ -1,6 +1,6 @@
 """ExpRelaxedCategorical (log of a Gumbel-softmax sample) and RelaxedOneHotCategorical (the
 Gumbel-softmax / Concrete distribution on the simplex)."""
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import Distribution

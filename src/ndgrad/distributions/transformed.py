@@ -132,7 +132,7 @@ class LogisticNormal(TransformedDistribution):
 
 import math  # noqa: E402
 
-import ndgrad as _t  # noqa: E402
+from . import _torch as _t  # noqa: E402
 from .distribution import broadcast_all  # noqa: E402
 from .continuous import Exponential, Cauchy, _EULER, _Folded  # noqa: E402
 from .gamma import Gamma  # noqa: E402

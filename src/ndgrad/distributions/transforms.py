@@ -4,7 +4,7 @@ ndgrad ops, so they differentiate to any order."""
 import math
 import weakref
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Tensor, Size
 from ..nn import functional as F
 from . import constraints as C

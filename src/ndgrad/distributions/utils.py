@@ -1,7 +1,7 @@
 """torch.distributions.utils: the helpers families share."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .distribution import broadcast_all, lazy_property
 from .discrete import probs_to_logits, logits_to_probs
 
@@ -36,3 +36,18 @@ def vec_to_tril_matrix(vec, diag=0):
     mat = _t.zeros(tuple(vec.shape[:-1]) + (n, n), dtype=vec.dtype)
     mat[..., rows, cols] = vec
     return mat
+
+
+def _sum_rightmost(value, dim):
+    """Sum out the `dim` rightmost dimensions of `value` (PyTorch's private helper, which
+    libraries such as pyro and zuko import)."""
+    if dim == 0:
+        return value
+    required_shape = value.shape[:-dim] + (-1,)
+    return value.reshape(required_shape).sum(-1)
+
+
+def _standard_normal(shape, dtype, device):
+    """Standard normal draws of `shape` (PyTorch's private helper)."""
+    from .. import empty
+    return empty(shape, dtype=dtype, device=device).normal_()

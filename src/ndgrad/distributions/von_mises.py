@@ -4,7 +4,7 @@ values read as angles modulo 2 pi. Mean and mode are loc; the variance is the ci
 Fisher's wrapped-Cauchy rejection sampler, run in float64."""
 import math
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints as C

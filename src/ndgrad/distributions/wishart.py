@@ -7,7 +7,7 @@ import math
 import numbers
 import warnings
 
-import ndgrad as _t
+from . import _torch as _t
 from .._tensor import Size
 from . import constraints as C
 from .distribution import ExponentialFamily

@@ -63,7 +63,8 @@ def _sizes(output_size, input, nd):
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
-    if output_size == 1 or output_size in ((1, 1, 1), [1, 1, 1]):   # ATen's shortcut (2-d's)
+    given = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if given == (1, 1, 1):   # ATen's shortcut, before its checks (as in 2-d)
         return input.mean((-1, -2, -3), keepdim=True)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "

@@ -12,7 +12,7 @@ import numpy as _np
 from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
 from .._tensor import Tensor as _Tensor, _make, _wrap_dim
 from .. import _dtype as D
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad, _state as _grad_state
 from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
@@ -131,6 +131,9 @@ def linear(input, weight, bias=None):
     if weight.ndim != 2 or input.ndim == 0 or "_value" in input.__dict__ or \
             "_value" in weight.__dict__ or (bias is not None and "_value" in bias.__dict__):
         return K.linear(input, weight, bias)   # (vmap's batched tensors: the fused op's rule)
+    if not _grad_state.enabled or not (input._requires_grad or weight._requires_grad or (
+            bias is not None and bias._requires_grad)):
+        return K.linear(input, weight, bias)   # (no graph: one op instead of t, view, addmm)
     # PyTorch's graph: addmm(bias, input, weight.t()) (AddmmBackward0 whose edges are bias,
     # input, TBackward0), through 2-d views for other ranks; matmul without a bias.
     wt = weight.t()
@@ -155,8 +158,7 @@ def _linear_dtype_check(input, weight, bias):
 
 
 def _tname(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int"}.get(d.name, d.name)
+    return d._cname
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -665,16 +667,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    diff = input - mean
-    var = (diff * diff).mean(dims, keepdim=True)
-    out = diff / sqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != normalized_shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
+    if input.dtype is D.bfloat16:  # PyTorch's kernel: float32 throughout, rounded once
+        f = [None if t is None else t.float() for t in (weight, bias)]
+        return layer_norm(input.float(), normalized_shape, *f, eps).to(D.bfloat16)
+    return K.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -712,9 +713,29 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    n1 = clamp(x1.norm(2, dim, keepdim=True), min=eps)
-    n2 = clamp(x2.norm(2, dim, keepdim=True), min=eps)
+    """ATen's: the inputs broadcast against each other first, each is divided by its norm
+    along dim, clamped to eps without autograd (the gradient passes the clamp), and the
+    products summed along dim."""
+    from ..functional import broadcast_tensors
+    common = D.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype_cname(common)}")
+    x1 = x1.to(common) if x1.dtype._category < 2 else x1
+    x2 = x2.to(common) if x2.dtype._category < 2 else x2
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _dtype_cname(dtype):
+    """A dtype as ATen's messages print it (Float, Long, ComplexDouble, ...)."""
+    from ..ops._inplace import _type_name
+    return _type_name(dtype)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -901,7 +922,10 @@ def _pad_index(n, a, b, mode):
     if mode == "replicate":
         return _np.clip(i, 0, n - 1)  # host: index table
     if mode == "circular":
-        return i % n
+        # ATen's: negative pads crop first, positive ones then wrap around what is left
+        lo = max(-a, 0)
+        m = n - lo - max(-b, 0)
+        return _np.arange(-max(a, 0), m + max(b, 0)) % max(m, 1) + lo  # host: index table
     # reflect
     period = 2 * (n - 1)
     i = _np.abs(i) % period if period else _np.zeros_like(i)  # host: index table
@@ -931,6 +955,13 @@ def pad(input, pad, mode="constant", value=None):
         return _constant_pad(input, tuple(pairs), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if not (1 <= k <= 3 and input.ndim in (k + 1, k + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode != "circular" and input.ndim in (k + 1, k + 2) and \
             0 in tuple(input.shape)[input.ndim - k - 1:]:  # (only the batch may be empty)
         raise RuntimeError(
@@ -940,6 +971,10 @@ def pad(input, pad, mode="constant", value=None):
     for d in range(input.ndim - k, input.ndim):
         a, b = pairs[d]
         n = input.shape[d]
+        if mode == "circular" and (a > n or b > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and n + a + b < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if mode == "reflect" and (a >= n or b >= n):
             raise RuntimeError(
                 f"Argument #4: Padding size should be less than the corresponding input "
@@ -1325,7 +1360,27 @@ def _aten():
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    var = clamp(var, min=eps)
+    """The Gaussian negative log likelihood, as torch.nn.functional's: a var of input's shape
+    less its last dim (one variance per row: shape (N,) for an (N, D) input) gains that dim; a
+    var that differs from input in one dim only (the heteroscedastic case) broadcasts. var is
+    clamped to eps without autograd (its gradient passes the clamp unchanged)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input.shape)
+    elif (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
@@ -1359,22 +1414,70 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ---------------------------------------------------------------- attention
 
+def _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa):
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(
+            f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_aten_name(query.dtype)} key.dtype: {_aten_name(key.dtype)} and value.dtype: "
+            f"{_aten_name(value.dtype)} instead.")
+    if attn_mask is not None and attn_mask.dtype is not D.bool and \
+            attn_mask.dtype is not query.dtype:
+        raise RuntimeError(
+            f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_aten_name(attn_mask.dtype)} and  query.dtype: "
+            f"{_aten_name(query.dtype)} instead.")
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and value.ndim >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hk == 0 or hv == 0 or hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+
+
+def _aten_name(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "bool": "bool"}.get(dt.name, dt.name)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V. As PyTorch on CPU: 4-d query, key and value of one head
+    size without dropout run the fused kernel (ops/nn_ops.py: sdpa_flash, one node with its own
+    backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
+    grad) the composite math path. A row with no allowed key gives zeros."""
+    _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
+    E = query.shape[-1]
+    scale = 1.0 / math.sqrt(E) if scale is None else scale
+    if attn_mask is not None and attn_mask.dtype is D.bool:
+        attn_mask = _make(_xp(attn_mask).where(attn_mask._data, 0.0, -_np.inf).astype(
+            query.dtype.np))  # (PyTorch's conversion: True takes part)
+    fused = (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
+             and key.shape[-1] == value.shape[-1] == E
+             and query.shape[:-3] == key.shape[:-3] == value.shape[:-3]
+             and key.shape[-3] == value.shape[-3] and key.shape[-2] == value.shape[-2]
+             and (key.shape[-3] == query.shape[-3] or enable_gqa and key.shape[-3]
+                  and query.shape[-3] % key.shape[-3] == 0)
+             and (attn_mask is None or not attn_mask.requires_grad))
+    if fused:  # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
+        return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
+    if is_causal and attn_mask is not None:  # (PyTorch's math path)
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
     L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         xp = _xp(scores)
-        mask = xp.tril(xp.ones((L, S), dtype=bool))
-        scores = scores + _const(scores, xp.where(mask, 0.0, -_np.inf))
+        scores = scores + _const(scores, xp.triu(xp.full((L, S), -_np.inf,
+                                                         dtype=scores._data.dtype), 1))
     if attn_mask is not None:
-        if attn_mask.dtype is D.bool:
-            xp = _xp(attn_mask)
-            scores = scores + _const(scores, xp.where(attn_mask._data, 0.0, -_np.inf))
-        else:
-            scores = scores + attn_mask
-    attn = softmax(scores, -1)
+        scores = scores + attn_mask
+    dead = (scores == -_np.inf).all(-1, keepdim=True)  # (PyTorch's _safe_softmax: zeros there)
+    if dead._data.any():
+        attn = where(dead, 0.0, softmax(where(dead, 0.0, scores), -1))
+    else:
+        attn = softmax(scores, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return matmul(attn, value)

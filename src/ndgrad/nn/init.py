@@ -6,6 +6,7 @@ import numpy as _np
 
 from .._backend import xp_of
 from ..autograd.grad_mode import no_grad
+from ..ops._specfun import erf as _erf
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
@@ -77,13 +78,12 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 def _erfinv(y):
     """Inverse error function of a host draw: Giles' approximation refined by two Newton steps
-    (on the host: CuPy's namespace has no erf)."""
+    (on the host, where the draw is made)."""
     y = _np.asarray(y, dtype=_np.float64)  # host: a host draw
     w = -_np.log((1.0 - y) * (1.0 + y))  # host: a host draw
     x = _np.where(w < 5, _erfinv_central(w), _erfinv_tail(w)) * y  # host: a host draw
-    erf = _np.frompyfunc(math.erf, 1, 1)  # host: a host draw
     for _ in range(2):
-        err = erf(x).astype(_np.float64) - y
+        err = _erf(_np, x) - y
         x = x - err / (2 / math.sqrt(math.pi) * _np.exp(-x * x))  # host: a host draw
     return x
 

@@ -7,6 +7,7 @@ __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer
 
 class Parameter(Tensor):
     """torch.nn.Parameter(data=None, requires_grad=True)."""
+    from .._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -14,7 +15,7 @@ class Parameter(Tensor):
         if requires_grad and data.dtype._category < 2:   # (_make_subclass's words in PyTorch)
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients")
-        return cls._make_subclass(data, requires_grad)
+        return Tensor._make_subclass(cls, data, requires_grad)
 
     def __init__(self, data=None, requires_grad=True):
         pass
@@ -92,10 +93,11 @@ class UninitializedParameter(Parameter):
 class UninitializedBuffer(Tensor):
     """A buffer whose shape is not known yet (lazy modules); `materialize(shape)` gives it
     storage and turns it into a plain Tensor."""
+    from .._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        b = cls._make_subclass(empty(0, dtype=dtype, device=device), requires_grad)
+        b = Tensor._make_subclass(cls, empty(0, dtype=dtype, device=device), requires_grad)
         b.persistent = persistent
         b._is_buffer = True
         return b

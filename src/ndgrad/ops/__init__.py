@@ -6,8 +6,9 @@ from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
 from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
+from . import _registry
 from .complex import conj as _conj
-from .pointwise import _check_bool_sub, _sub, _div
+from .pointwise import _check_bool_sub, _sub, _div, _rsub
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -192,6 +193,10 @@ _move_op = defop("to_device", _move_fwd, node_name="ToCopyBackward0",
 
 
 def _move(self, xp):
+    if self.dtype._special and self.dtype._special <= 2 and xp.__name__ != "numpy":
+        # (ml_dtypes' types live on the host only: CuPy has no bfloat16 or float8 arrays)
+        raise TypeError(f"ndgrad: {self.dtype} tensors cannot move to a CUDA device: CuPy has "
+                        f"no {self.dtype.name} type (keep them on the CPU, or use float16)")
     return _move_op(self, xp)
 
 
@@ -335,8 +340,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
-                 "torch.ByteTensor": D.uint8, "torch.ShortTensor": D.int16,
-                 "torch.CharTensor": D.int8}
+                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16,
+                 "torch.ShortTensor": D.int16, "torch.CharTensor": D.int8}
         if dtype not in names:   # (PyTorch's type() takes the legacy class names only)
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = names[dtype]
@@ -440,6 +445,8 @@ def _sub_operator(self, other):
         raise
 
 
+_registry._OPERATOR_CODES[_sub_operator.__code__] = ("sub", 2)  # (see _tf_dispatch)
+
 METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
@@ -462,7 +469,7 @@ METHODS = {
     "float": _type_conv(D.float32), "double": _type_conv(D.float64),
     "half": _type_conv(D.float16), "long": _type_conv(D.int64), "int": _type_conv(D.int32),
     "short": _type_conv(D.int16), "char": _type_conv(D.int8), "byte": _type_conv(D.uint8),
-    "bool": _type_conv(D.bool),
+    "bool": _type_conv(D.bool), "bfloat16": _type_conv(D.bfloat16),
     # in-place
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "index_put_": index_put_,
     "fill_diagonal_": fill_diagonal_, "t_": _reshaping_inplace(t),
@@ -474,7 +481,7 @@ METHODS = {
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
-    "__rsub__": dunder(rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
     "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__rdiv__": _rdiv,
     "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,

@@ -49,9 +49,7 @@ def _can_cast(src, dst):
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+    return d._cname  # (PyTorch's ScalarType name: Float, Long, BFloat16, ...)
 
 
 def _write(self, result):

@@ -74,6 +74,7 @@ _PLAIN = frozenset({
     "JUMP_BACKWARD", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "RETURN_CONST",
     "BINARY_SUBSCR", "CALL_INTRINSIC_1", "TO_BOOL", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR",
     "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+    "UNPACK_SEQUENCE",  # (the tuple a multi-output op returns: of arrays here, of Tensors there)
 })
 _SCALARS = (int, float, complex, bool, str, type(None))
 _SUBSCRIPTABLE = ("grad", "result")  # tuples of arrays for ops with several outputs

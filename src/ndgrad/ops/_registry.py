@@ -541,7 +541,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params")
+                 "tensor_params", "call")
 
 
 def _fn_params(f):
@@ -686,9 +686,23 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 raise err from None
             raise
 
-    fn.__name__ = fn.__qualname__ = name
+    def call(*args, **kwargs):  # fn without the hook slot (for the hook's own use: amp.py)
+        try:
+            return apply(op, args, kwargs)
+        except Exception as e:
+            if promote is not None and isinstance(e, TypeError):
+                moved = _cpu_scalars_moved(args, kwargs)
+                if moved is not None:
+                    return call(*moved[0], **moved[1])
+            err = _bad_args(op, args, kwargs, e)
+            if err is not None:
+                raise err from None
+            raise
+
+    fn.__name__ = fn.__qualname__ = call.__name__ = call.__qualname__ = name
     fn._op = op
     op.fn = fn
+    op.call = call
     return fn
 
 
@@ -701,15 +715,20 @@ _NO_KW = {}  # (never written: apply copies keywords before changing them)
 _UNSET = object()
 
 
-def dunder(fn, none=_UNSET):
+_OPERATOR_CODES = {}  # operator method code -> (Tensor method, its operands) or None (dunder's)
+
+
+def dunder(fn, none=_UNSET, name=None):
     """`fn` (a defop function) as a binary operator method: an operand PyTorch refuses (None, a
     string) gives NotImplemented, so Python raises its own "unsupported operand type(s)";
-    none: the result for a None operand (`t == None` is False)."""
+    none: the result for a None operand (`t == None` is False); name: the Tensor method an
+    operand's __torch_function__ gets (default: the op's)."""
     op = fn._op
+    name = name or op.name
 
     def method(self, other):
-        if _VMAP[0] is not None:
-            return _VMAP[0](op, (self, other), {})
+        if _VMAP[0] is not None:  # (`name` is read from this frame by _tf_dispatch)
+            return _VMAP[0](op, (self, other), {}) if name else None
         try:
             return apply(op, (self, other), _NO_KW)
         except Exception as e:
@@ -724,6 +743,7 @@ def dunder(fn, none=_UNSET):
                 raise err from None
             raise
 
+    _OPERATOR_CODES[method.__code__] = None   # (its name: the frame's `name`)
     if none is not _UNSET:
         def compare(self, other):
             if other is None:
@@ -802,7 +822,8 @@ def _promote(op, args, arrays, kwargs):
             if isinstance(a, Tensor) and a.dtype._category < 2:
                 arrays[i] = arrays[i].astype(_DEFAULT[0].np)
         return
-    tensors = [a for a in args if isinstance(a, Tensor)]
+    skip = args[0] if op.name == "where" else None  # (where's condition takes no part)
+    tensors = [a for a in args if isinstance(a, Tensor) and a is not skip]
     scalars = [a for a in args if a.__class__ in (int, float, bool, complex)]
     if kwargs:
         tensors += [v for v in kwargs.values() if isinstance(v, Tensor)]
@@ -821,7 +842,7 @@ def _promote(op, args, arrays, kwargs):
         target = _DEFAULT[0]
     tnp = target.np
     for i, a in enumerate(args):
-        if isinstance(a, Tensor) and a.dtype is not target:
+        if isinstance(a, Tensor) and a.dtype is not target and a is not skip:
             arrays[i] = arrays[i].astype(tnp)
     if kwargs:
         for k, v in kwargs.items():
@@ -840,12 +861,15 @@ def apply(op, args, kwargs):
     # None, no forward-mode levels; an op that does not promote takes tensors of any dtypes):
     # only that work is done. Anything else takes the general path, with the same result.
     n = len(args)
-    if 0 < n < 4 and not kwargs and not _fw_state.levels:
+    if 0 < n < 4 and not kwargs and not _fw_state.levels and not _TF_MODES:
         a = args[0]
-        if isinstance(a, Tensor):
+        # (a Tensor subclass that takes over torch functions: the general path dispatches)
+        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):
             d = a._data
             if type(d) is _ndarray:
                 dtype = a.dtype
+                if dtype._special:  # (Note [Special dtypes])
+                    return _apply(op, args, kwargs)
                 cat = dtype._category
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
@@ -861,8 +885,10 @@ def apply(op, args, kwargs):
                                 return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
                             e = b._data
-                            if (b.dtype is not dtype and promote is not None) or \
-                                    type(e) is not _ndarray:
+                            if (b.dtype is not dtype and (promote is not None or
+                                                          b.dtype._special)) or \
+                                    type(e) is not _ndarray or \
+                                    (b.__class__ is not Tensor and b._tf):
                                 return _apply(op, args, kwargs)
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
@@ -1033,8 +1059,91 @@ def _refused(op, pos, a, keyword=False):
                      f"must be Tensor, not {type(a).__name__}")
 
 
+# Note [__torch_function__] (see _tensor.py): the general path hands a call with an argument
+# that overrides torch functions (a Tensor subclass, or any object with __torch_function__) or
+# under a TorchFunctionMode to overrides.handle_torch_function, with the op's public function.
+_TF_MODES = 0        # TorchFunctionModes entered (any thread; overrides.py keeps the count)
+_TF_TYPES = {}       # type -> whether it dispatches (cached)
+_PUBLIC = {}         # op -> the public function __torch_function__ receives
+_PLAIN_TYPES = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis),
+                          _np.ndarray))
+
+
+def _tf_type(c):
+    r = _TF_TYPES.get(c)
+    if r is None:
+        from .. import overrides
+        r = _TF_TYPES[c] = overrides._dispatches(c)
+    return r
+
+
+def _tf_relevant(args, kwargs):
+    """The arguments (sequence items included) that override torch functions, or None."""
+    found = None
+    for group in (args, kwargs.values() if kwargs else ()):
+        for a in group:
+            c = a.__class__
+            if c is Tensor or c in _PLAIN_TYPES:
+                continue
+            if c is list or c is tuple:
+                for x in a:
+                    if x.__class__ is not Tensor and x.__class__ not in _PLAIN_TYPES and \
+                            _tf_type(x.__class__):
+                        found = found or []
+                        found.append(x)
+                continue
+            if _tf_type(c):
+                found = found or []
+                found.append(a)
+    return found
+
+
+def _public(op):
+    """The function a __torch_function__ override gets for op: torch.<name>, else
+    Tensor.<name>, else one that runs the op."""
+    f = _PUBLIC.get(op)
+    if f is None:
+        import sys
+        torch = sys.modules[Tensor.__module__.split(".")[0]]
+        f = getattr(torch, op.name, None)
+        if not callable(f):
+            f = getattr(Tensor, op.name, None)
+        if not callable(f):
+            def f(*args, **kwargs):
+                return apply(op, args, kwargs)
+            f.__name__ = f.__qualname__ = op.name
+        _PUBLIC[op] = f
+    return f
+
+
+def _tf_dispatch(op, args, kwargs):
+    from .. import overrides
+    relevant = _tf_relevant(args, kwargs) or []
+    if not overrides.has_torch_function(relevant):
+        return NO_RAW
+    public = _public(op)
+    # called by an operator (`t + x`): PyTorch passes the Tensor method (Tensor.add)
+    f = _getframe(1)
+    for _ in range(4):
+        f = f.f_back
+        if f is None:
+            break
+        if f.f_code in _OPERATOR_CODES:
+            known = _OPERATOR_CODES[f.f_code]
+            name, n = known if known is not None else (f.f_locals.get("name"), 2)
+            method = getattr(Tensor, name, None) if name else None
+            if callable(method):
+                public, args = method, args[:n]
+            break
+    return overrides._dispatch_builtin(public, relevant, args, kwargs or {})
+
+
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
+    if _TF_MODES or _tf_relevant(args, kwargs):
+        r = _tf_dispatch(op, args, kwargs)
+        if r is not NO_RAW:
+            return r
     if not args and kwargs:  # torch.add(input=x, other=y): the first argument by keyword
         args, kwargs = _first_by_keyword(op, kwargs)
     arrays = list(args)
@@ -1042,9 +1151,12 @@ def _apply(op, args, kwargs):
     xp = dtype = None
     same = True      # every tensor argument has `dtype` (then no promotion is needed...)
     scalar_cat = -1  # (...unless a Python scalar argument is of a higher category)
+    special = False  # a tensor of a dtype NumPy lacks (Note [Special dtypes])
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arrays[i] = d = a._data
+            if a.dtype._special:
+                special = True
             if xp is None:
                 xp = _np if type(d) is _ndarray else xp_of(d)
                 dtype = a.dtype
@@ -1073,6 +1185,8 @@ def _apply(op, args, kwargs):
                     raise _refused(op, pos, v, keyword=True)
             if isinstance(v, Tensor):
                 kw[k] = v._data
+                if v.dtype._special:
+                    special = True
                 same = False  # keyword tensors: let _promote decide
                 if xp is None:
                     xp = xp_of(v._data)
@@ -1089,9 +1203,12 @@ def _apply(op, args, kwargs):
     if promote is not None and not (
             same and dtype is not None and scalar_cat <= dtype._category
             and (promote == "binary" or dtype._category >= 2)):
-        _promote(op, args, arrays, kw)
+        target = _promote(op, args, arrays, kw)
+        if target is not None and target._special:
+            special = True
     try:
-        out = op.forward(xp, *arrays, **kw)
+        out = op.forward(xp, *arrays, **kw) if not special else \
+            _special_forward(op, xp, args, arrays, kw)
     except ValueError as e:
         _raise_broadcast_error(e, arrays, kw)
         raise
@@ -1136,6 +1253,133 @@ def _first_by_keyword(op, kwargs):
             kwargs = dict(kwargs)
             return (kwargs.pop(k),), kwargs
     return (), kwargs
+
+
+# Note [Special dtypes]
+# The dtypes beyond NumPy's own eleven (dtype._special, _dtype.py) take apply's general path,
+# which runs their forwards here:
+# - bfloat16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels, every op
+#   computes in float32 and rounds its result once (round to nearest even): the bfloat16
+#   inputs are widened to float32, the forward runs, and its float32 outputs are rounded
+#   back. So a sum accumulates in float32, a matmul is float32 BLAS rounded once, and a fused
+#   op (softplus, gelu) rounds once, as PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
+#   arrays themselves, so views stay views. An explicit dtype argument other than bfloat16
+#   keeps its outputs (sum(x, dtype=torch.float32)).
+# - uint16/32/64 and the float8 types: PyTorch 2.13 computes few ops on them (views, copies,
+#   indexing, cat, mul, eq, ...); the ops it refuses (_REFUSED) raise its
+#   NotImplementedError naming its kernel, the rest run on NumPy's / ml_dtypes' arrays.
+_BF16_NATIVE = frozenset((
+    "clone", "contiguous", "cat", "stack", "index_select", "gather", "take", "getitem",
+    "index", "masked_select", "flip", "roll", "repeat", "tile", "tril", "triu", "to_device",
+    "to_dtype", "zeros_like", "ones_like", "empty_like", "full_like", "where", "constant_pad_nd",
+    "fill", "scatter", "index_put", "narrow_copy", "movedim_copy", "diag", "diag_embed"))
+
+
+# ops whose Python float operands PyTorch casts to bfloat16 before its float32 compute (its
+# TensorIterator casts the wrapped number to the common dtype; mul, div, lerp, clamp keep it
+# in float32): measured bit for bit against PyTorch 2.13's CPU kernels
+_BF16_SCALARS = frozenset(("add", "sub", "rsub", "pow", "fmod", "remainder", "add_scalar",
+                           "sub_scalar", "pow_scalar"))
+
+
+def _dtype_position(op):
+    try:
+        return op.params.index("dtype")
+    except ValueError:
+        return -1
+
+
+def _special_forward(op, xp, args, arrays, kw):
+    """op.forward on arrays among which a dtype NumPy lacks (Note [Special dtypes])."""
+    dts = [a.dtype for a in arrays if isinstance(a, xp.ndarray)]
+    dts += [v.dtype for v in kw.values() if isinstance(v, xp.ndarray)]
+    low = None   # the bfloat16/float8 dtype the op computes in float32 for
+    for dt in dts:
+        d = _BY_NP.get(dt)
+        if d is not None and d._special:
+            if d._special >= 2:
+                _check_supported(op, d, args)
+            if d._special <= 2:
+                low = dt
+    if low is None or op.view or op.name in _BF16_NATIVE or any(
+            dt.kind == "f" and not _BY_NP[dt]._special for dt in dts):
+        return op.forward(xp, *arrays, **kw)
+    f32 = _np.dtype(_np.float32)
+    down = True
+    pos = _dtype_position(op)
+    explicit = kw.get("dtype") if "dtype" in kw else (
+        args[pos] if 0 <= pos < len(args) else None)
+    if explicit is not None:
+        if explicit is _BY_NP[low]:
+            if "dtype" in kw:
+                kw = dict(kw, dtype=D.float32)
+            else:
+                arrays = list(arrays)
+                arrays[pos] = D.float32
+        else:
+            down = False
+    rounded = op.name in _BF16_SCALARS   # (a Python float operand: rounded to `low` first)
+    arrays = [a.astype(f32) if isinstance(a, xp.ndarray) and a.dtype == low else
+              (float(low.type(a)) if rounded and a.__class__ is float else a) for a in arrays]
+    kw = {k: (v.astype(f32) if isinstance(v, xp.ndarray) and v.dtype == low else
+              (float(low.type(v)) if rounded and v.__class__ is float else v))
+          for k, v in kw.items()}
+    out = op.forward(xp, *arrays, **kw)
+    if not down:
+        return out
+
+    def round_(o):
+        if isinstance(o, _np.generic):
+            o = xp.asarray(o)
+        return o.astype(low) if isinstance(o, xp.ndarray) and o.dtype == f32 else o
+    return round_(out) if op.nout == 1 else tuple(round_(o) for o in out)
+
+
+# The ops PyTorch 2.13 refuses on each family, with the CPU kernel its "not implemented for"
+# error names (measured op by op: tests/test_dtypes_new.py)
+_ORDERING = ("lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin", "clamp",
+             "clamp_min", "clamp_max", "remainder", "fmod", "flip", "neg", "sign", "sgn")
+_REFUSED_COMMON = dict(
+    {n: n + "_cpu" for n in _ORDERING}, add="add_stub", sub="add_stub", rsub="add_stub",
+    max="max_all", min="min_all", amax="amax_cpu", amin="amin_cpu", argmax="argmax_cpu",
+    argmin="argmin_cpu", pow="pow", masked_fill="masked_fill", clamp="clamp_scalar_cpu",
+    floor_divide="div_floor_cpu", div_floor="div_floor_cpu", cummax="cummax_cpu",
+    cummin="cummin_cpu", topk="topk_cpu", kthvalue="kthvalue_cpu", median="median_out",
+    lerp="lerp_kernel_scalar", logsumexp="logsumexp_cpu")
+_REFUSED = {
+    D._UINT: dict(_REFUSED_COMMON, abs="abs_cpu", bitwise_not="bitwise_not_cpu",
+                  bitwise_left_shift="lshift_cpu", bitwise_right_shift="rshift_cpu",
+                  mm="addmm_impl_cpu_", matmul="addmm_impl_cpu_", addmm="addmm_impl_cpu_",
+                  bmm="bmm", dot="dot", mv="addmv_impl_cpu", arange="arange_cpu"),
+    D._FLOAT8: dict(_REFUSED_COMMON, sum="sum_cpu", mean="sum_cpu", prod="prod_out_cpu",
+                    cumsum="cumsum_out_cpu", cumprod="cumprod_out_cpu",
+                    sort="sorting_kernel_method_name", argsort="sorting_kernel_method_name",
+                    unique="unique", div="div_cpu", true_divide="div_cpu",
+                    bitwise_and="bitwise_and_cpu", bitwise_or="bitwise_or_cpu",
+                    bitwise_xor="bitwise_xor_cpu", var="std_var_cpu", std="std_var_cpu", norm="norm_cpu",
+                    softmax="softmax_lastdim_kernel_impl",
+                    log_softmax="log_softmax_lastdim_kernel_impl", relu="clamp_min_scalar_cpu",
+                    **{n: n + "_vml_cpu" for n in (
+                        "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor",
+                        "ceil", "round", "trunc", "expm1", "log1p", "log2", "log10", "exp2",
+                        "sigmoid", "reciprocal", "erf")})}
+
+
+def _check_supported(op, d, args):
+    refuse_special(op.name.strip("_"), d, args)
+
+
+def refuse_special(name, d, args=()):
+    """PyTorch's NotImplementedError where it computes no `name` on dtype `d` (for functions
+    outside defop: unique, ...; Note [Special dtypes])."""
+    if d._special < 2:
+        return
+    kernel = _REFUSED[d._special].get(name)
+    if kernel is None and d._special == D._FLOAT8 and name == "mul" and any(
+            a.__class__ in (int, float, bool) for a in args):  # (its Scalar overload)
+        kernel = "mul_cpu_reduced_float"
+    if kernel is not None:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{d._cname}\'')
 
 
 def _raise_broadcast_error(exc, arrays, kw):

@@ -9,7 +9,8 @@ from .._backend import numpy as _np
 from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
 from ._registry import defop
-from .pointwise import (exp, tanh, sigmoid, relu, erf, where, abs as _abs, _type_name,
+from . import _specfun as _sf
+from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
                         threshold_backward, _zeros_like)
 from .reduction import sum as _sum, _f16_acc
 
@@ -85,7 +86,11 @@ def _softmax_backward_fwd(xp, grad_output, output, dim):
 
 
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
-    return grad_output - xp.exp(output) * _reduce_keep(xp, xp.add, grad_output, dim)
+    if not output.ndim:  # (0-d: NumPy's results are scalars)
+        return grad_output - xp.exp(output) * _reduce_keep(xp, xp.add, grad_output, dim)
+    g = xp.exp(output)  # (one temporary, the passes in place)
+    g *= _reduce_keep(xp, xp.add, grad_output, dim)
+    return xp.subtract(grad_output, g, out=g)
 
 
 softmax_backward = defop(
@@ -165,26 +170,167 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _softplus(input, beta, threshold)
 
 
+# ---------------------------------------------------------------- GELU
+# As PyTorch: gelu saves `self`, and its backward is the op gelu_backward(grad, self,
+# approximate) (GeluBackwardBackward0 for double backward). The kernels, each a few passes:
+# - float32 (float16 computed in float32): Phi(x) = 1 / (1 + exp(x k(x^2))), k a polynomial
+#   fitted to -logit(Phi(x)) / x (tools/fit_special.py: GELU_K; x^2 clamped at 30.25, where Phi
+#   is 1 in float32), and below x = -2 the float64 tail Phi(x) = exp(-x^2 / 2) r(-x) / 2
+#   (GELU_TAIL) for the elements there: x Phi(x) within ~7 ulp everywhere. (PyTorch's float32
+#   kernel takes erf from Abramowitz-Stegun 7.1.26, 1.5e-7 absolute: gelu(-5) is 17 % off there,
+#   gelu(inf) nan; here -5 Phi(-5) to the ulp, and inf, as PyTorch's float64 gives.)
+# - float64: erfc (ops/_specfun.py).
+# - approximate='tanh': PyTorch's formula, in place.
+# GELU_K: [0, 30.25], degrees 7/0, weighted error 2 (float32's rounding: 1)
+_GELU_K = (-1.5957694895121592, -0.0726686209545979, 6.900215134236623e-05,
+           0.000108315239627665, -7.303648071843333e-06, 1.838931750805873e-07,
+           1.2263117946430696e-09, -1.0124773698703182e-10)
+# GELU_TAIL: [2, 15], degrees 4/4, relative error 1.2e-09
+_GELU_TAIL_P = (0.9982123800023126, 0.8232942231110174, 0.3023812767582422, 0.05594787756038807,
+                4.092587198560201e-08)
+_GELU_TAIL_Q = (1.614239902519287, 1.1035009369099826, 0.3788840262219964, 0.07012361554391357)
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_q(xp, x):
+    """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x)."""
+    s = x * x
+    xp.minimum(s, 30.25, out=s)
+    h = _sf._poly(_GELU_K, s)
+    h *= x
+    return xp.exp(h, out=h)
+
+
+def _gelu_f32(xp, x):
+    """x Phi(x) for a 1-d float32 x. The exponent x k(x^2) rounds to ~|x k| ulp in float32:
+    below -2 the elements take the float64 tail (PyTorch's float32 GELU has no more than
+    absolute accuracy there)."""
+    q = _gelu_q(xp, x)
+    q += 1.0
+    y = xp.divide(x, q, out=q)
+    tail = x < -2.0
+    if tail.any():
+        i = xp.flatnonzero(tail)
+        xt = x.take(i).astype("float64")
+        t = -xt
+        cdf = _sf._ratio(_GELU_TAIL_P, _GELU_TAIL_Q, t)
+        t *= t
+        t *= -0.5
+        cdf *= xp.exp(t)
+        cdf *= 0.5
+        cdf *= xt
+        y[i] = cdf
+    return y
+
+
+def _gelu_grad_f32(xp, grad, x):
+    cdf = _gelu_q(xp, x)
+    cdf += 1.0
+    xp.reciprocal(cdf, out=cdf)
+    pdf = x * x
+    pdf *= -0.5
+    xp.exp(pdf, out=pdf)
+    pdf *= x
+    pdf *= _INV_SQRT_2PI
+    pdf += cdf
+    pdf *= grad
+    return pdf
+
+
+def _cdf64(xp, x):
+    cdf = _sf.erfc(xp, x * -_SQRT1_2)
+    cdf *= 0.5
+    return cdf
+
+
+def _gelu_tanh_inner(xp, x):
+    u = x * x
+    u *= _GELU_KAPPA
+    u += 1.0
+    u *= x
+    u *= _SQRT_2_PI
+    return u
+
+
 def _gelu_fwd(xp, self, approximate):
+    dt, shape = self.dtype, self.shape
+    x = self.reshape(-1)  # (1-d: the passes work in place; a 0-d array's would make scalars)
+    if dt in ("float16", "bfloat16"):
+        x = x.astype("float32")  # (PyTorch's float opmath)
     if approximate == "tanh":
-        inner = _SQRT_2_PI * (self + 0.044715 * self * self * self)
-        return 0.5 * self * (1 + xp.tanh(inner))
-    from .pointwise import _erf_h
-    return self * 0.5 * (1 + _erf_h(xp, self * _SQRT1_2))
+        y = xp.tanh(_gelu_tanh_inner(xp, x))
+        y += 1.0
+        y *= x
+        y *= 0.5
+    elif x.dtype == "float32":
+        y = _gelu_f32(xp, x)
+    else:
+        y = _cdf64(xp, x)
+        y *= x
+    return y.astype(dt, copy=False).reshape(shape)
 
 
-def _gelu_grad(grad, self, approximate):
+def _gelu_backward_fwd(xp, grad_output, self, approximate):
+    dt = _np.result_type(grad_output, self)
+    shape = _np.broadcast_shapes(grad_output.shape, self.shape)  # host: shapes
+    x, g = self, grad_output
+    if self.shape != shape:
+        x = xp.broadcast_to(x, shape)
+    x, g = x.reshape(-1), xp.broadcast_to(g, shape).reshape(-1)
+    if dt in ("float16", "bfloat16"):
+        x, g = x.astype("float32"), g.astype("float32")
     if approximate == "tanh":
+        t = xp.tanh(_gelu_tanh_inner(xp, x))
+        d = t * t  # 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 kappa x^2)
+        xp.subtract(1.0, d, out=d)
+        u = x * x
+        u *= 3 * _GELU_KAPPA
+        u += 1.0
+        u *= _SQRT_2_PI * 0.5
+        u *= x
+        d *= u
+        t += 1.0
+        t *= 0.5
+        d += t
+        d *= g
+    elif x.dtype == "float32" and g.dtype == "float32":
+        d = _gelu_grad_f32(xp, g, x)
+    else:
+        x = x.astype("float64", copy=False)
+        d = x * x
+        d *= -0.5
+        xp.exp(d, out=d)
+        d *= x
+        d *= _INV_SQRT_2PI
+        d += _cdf64(xp, x)
+        d *= g
+    return d.astype(dt, copy=False).reshape(shape)
+
+
+def _gelu_second(self, approximate):
+    """d/dx of gelu'(x), with ndgrad ops (double backward)."""
+    if approximate == "tanh":
+        # (1 - t^2) u' + x/2 (t^2)' u' + x/2 (1 - t^2) u'', t = tanh(u), u = sqrt(2/pi) (x +
+        # kappa x^3); (t^2)' by sech(u)^2, as PyTorch (1 - t^2 is 0 where t rounds to 1)
         x2 = self * self
-        t = tanh(_SQRT_2_PI * (self + 0.044715 * x2 * self))
-        dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * x2)
-        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
-    cdf = 0.5 * (1 + erf(self * _SQRT1_2))
-    pdf = _INV_SQRT_2PI * exp(-0.5 * self * self)
-    return grad * (cdf + self * pdf)
+        u = _SQRT_2_PI * (self + _GELU_KAPPA * x2 * self)
+        t = tanh(u)
+        sech = 1 / cosh(u)
+        g = 1 - t * t
+        du = _SQRT_2_PI * (1 + 3 * _GELU_KAPPA * x2)
+        return g * du - self * sech * sech * t * du * du + 3 * _SQRT_2_PI * _GELU_KAPPA * x2 * g
+    x2 = self * self
+    return _INV_SQRT_2PI * exp(-0.5 * x2) * (2 - x2)
 
 
-_gelu = defop("gelu", _gelu_fwd, promote="float", self=_gelu_grad)
+gelu_backward = defop(
+    "gelu_backward", _gelu_backward_fwd, promote="binary_float",
+    node_name="GeluBackwardBackward0",
+    grad_output=lambda grad, self, approximate: gelu_backward(grad, self, approximate),
+    self=lambda grad, grad_output, self, approximate:
+        grad * grad_output * _gelu_second(self, approximate))
+_gelu = defop("gelu", _gelu_fwd, promote="float",
+              self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
 def gelu(input, approximate="none"):

@@ -177,7 +177,9 @@ _index_fill = defop("index_fill", _index_fill_fwd,
                     self=lambda grad, dim, index: _index_fill(grad, dim, index, 0))
 _index_fill_t = defop("index_fill_tensor", _index_fill_fwd, node_name="IndexFillBackward1",
                       self=lambda grad, dim, index: _index_fill(grad, dim, index, 0),
-                      value=lambda grad, dim, index: _index_select(grad, dim, index).sum())
+                      # (each filled position once: a repeated index is not counted twice)
+                      value=lambda grad, dim, index: _index_select(
+                          grad, dim, index.reshape(-1).unique()).sum())
 
 
 def index_fill(input, dim, index, value):
@@ -344,8 +346,20 @@ def _scatter_reduce_fwd(xp, self, dim, index, src, reduce, include_self):
 
 
 def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result):
-    """PyTorch's scatter_reduce derivatives (sum, prod without zeros, mean, amax/amin ties split
-    evenly)."""
+    """PyTorch's scatter_reduce derivatives (FunctionsManual's scatter_reduce_backward: sum;
+    prod with the exclusive products at zeros; mean; amax/amin ties split evenly)."""
+    if self.ndim == 0 or src.ndim == 0:   # (0-d operands: as 1-d ones of their sizes)
+        gs, gsrc = _scatter_reduce_pair(
+            grad.reshape(-1), self.reshape(-1), 0, index.reshape(-1), src.reshape(-1), reduce,
+            include_self, result.reshape(-1))
+        gs, gsrc = gs.reshape(tuple(self.shape)), gsrc.reshape(tuple(src.shape))
+    else:
+        gs, gsrc = _scatter_reduce_pair(grad, self, dim, index, src, reduce, include_self,
+                                        result)
+    return gs if self.requires_grad else None, gsrc if src.requires_grad else None
+
+
+def _scatter_reduce_pair(grad, self, dim, index, src, reduce, include_self, result):
     sr = src
     full = tuple(src.shape) != tuple(index.shape)
     if full:
@@ -355,10 +369,22 @@ def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, res
         gs = grad if include_self else grad.masked_fill(touched, 0.0)
         gsrc = _gather(grad, dim, index)
     elif reduce == "prod":
-        gs = grad * result / self
+        from .pointwise import where
+        # self's zeros and src's lone zeros get the product of the others (grad * result /
+        # value is 0 / 0 there); two zeros in one product give each a zero gradient
+        masked_self = self.masked_fill(self == 0, 1.0)
+        gs = grad * _scatter_reduce(masked_self, dim, index, sr, "prod", include_self) \
+            / masked_self
         if not include_self:
             gs = gs.masked_fill(touched, 0.0)
-        gsrc = _gather(grad * result, dim, index) / sr
+        src_zero = sr == 0
+        zeros_at = _gather(_scatter_add(self.new_zeros(tuple(self.shape)), dim, index,
+                                        src_zero.to(self.dtype)), dim, index)
+        lone = src_zero & (zeros_at == 1)
+        masked_src_result = _scatter_reduce(self, dim, index, sr.masked_fill(lone, 1.0), "prod",
+                                            include_self)
+        gsrc = where(lone, _gather(grad * masked_src_result, dim, index),
+                     _gather(grad * result, dim, index) / sr.masked_fill(src_zero, 1.0))
     elif reduce == "mean":
         cnt = _scatter_add(self.new_zeros(tuple(self.shape)), dim, index,
                            index.new_ones(tuple(index.shape)).to(self.dtype))
@@ -380,7 +406,7 @@ def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, res
         gsrc = _gather(g, dim, index) * sel_src
     if full:
         gsrc = _pad_to(gsrc, tuple(src.shape))
-    return gs if self.requires_grad else None, gsrc if src.requires_grad else None
+    return gs, gsrc
 
 
 _scatter_reduce = defop("scatter_reduce", _scatter_reduce_fwd, backward=_scatter_reduce_grads,
@@ -699,6 +725,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """torch.unique: sorted unique values (no gradient), optionally inverse indices and counts."""
     from .._backend import xp_of
+    from ._registry import refuse_special
+    refuse_special("unique", input.dtype)
     a = input._data
     xp = xp_of(a)
     if dim is None:
@@ -739,6 +767,25 @@ def bincount(input, weights=None, minlength=0):
     return _make(xp.bincount(a, weights=w.astype("float64"), minlength=n).astype(dt))
 
 
+def _batched_searchsorted(xp, seq, vals, right):
+    """searchsorted of each row of vals in the same row of seq, for all rows at once: each row's
+    boundaries and values sorted together (values before equal boundaries for side='left',
+    after them for 'right'; NaN last, as NumPy's searchsorted), a value's answer is the number
+    of boundaries sorted before it."""
+    n, m = seq.shape[1], vals.shape[1]
+    allv = xp.concatenate([seq, vals.astype(seq.dtype, copy=False)], axis=1)
+    is_val = xp.concatenate([xp.zeros(n, "int8"), xp.ones(m, "int8")])
+    tie = xp.broadcast_to(is_val if right else 1 - is_val, allv.shape)
+    order = xp.lexsort((tie, allv), axis=-1)
+    bound = is_val[order] == 0
+    before = xp.cumsum(bound, axis=1) - bound  # boundaries strictly before each position
+    out = xp.empty(vals.shape, "int64")
+    rows = xp.arange(vals.shape[0])[:, None]
+    val_at = ~bound
+    out[xp.broadcast_to(rows, order.shape)[val_at], (order[val_at] - n)] = before[val_at]
+    return out
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     from .._backend import xp_of
     seq = sorted_sequence._data
@@ -761,10 +808,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 "dimensions of boundaries tensor and input value tensor must match, but we got "
                 f"boundaries tensor [{', '.join(map(str, seq.shape))}] and input value tensor "
                 f"[{', '.join(map(str, vals.shape))}]")
-        s2 = seq.reshape(-1, seq.shape[-1])
-        v2 = vals.reshape(-1, vals.shape[-1])
-        r = xp.stack([xp.searchsorted(s2[i], v2[i], side=s) for i in range(s2.shape[0])])
-        r = r.reshape(vals.shape)
+        r = _batched_searchsorted(xp, seq.reshape(-1, seq.shape[-1]),
+                                  vals.reshape(-1, vals.shape[-1]), right).reshape(vals.shape)
     return _make(xp.asarray(r).astype("int32" if out_int32 else "int64"))
 
 

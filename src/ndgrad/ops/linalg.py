@@ -82,7 +82,7 @@ def _cname(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}[d.name]
+            "complex128": "c10::complex<double>"}.get(d.name, "c10::" + d._cname)
 
 
 def _sname(d):
@@ -226,6 +226,11 @@ _mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="bina
                vec=lambda grad, self: _mv(self, grad))
 
 
+def _tf_method(name, args):
+    from .._argcheck import tf_method
+    return tf_method(name, args)
+
+
 def _matmul_entry(not_tensor=None):
     """torch.matmul's body. not_tensor(input, other): the answer to an operand that is no tensor
     (the @ operator's NotImplemented, after which Python raises its own TypeError); None: the
@@ -234,13 +239,15 @@ def _matmul_entry(not_tensor=None):
         """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
         try:  # (costs a valid call nothing)
             mixed = input.dtype is not other.dtype
+            a, b = input._data.ndim, other._data.ndim
         except AttributeError:
             if not_tensor is None:
                 raise
-            return not_tensor(input, other)
+            # an operand that overrides __torch_function__ gets Tensor.matmul, as in PyTorch
+            r = _tf_method("matmul", (input, other))
+            return not_tensor(input, other) if r is _NO_DISPATCH else r
         if mixed:
             raise _matmul_dtype_error(input, other)
-        a, b = input._data.ndim, other._data.ndim
         if a == 2 and b == 2:
             return _mm(input, other)
         if a == 1 and b == 1:
@@ -251,6 +258,9 @@ def _matmul_entry(not_tensor=None):
             return _vm(input, other)
         return _matmul(input, other)
     return matmul
+
+
+from .._argcheck import _NO_DISPATCH  # noqa: E402
 
 
 def _method_error(input, other):
@@ -371,13 +381,39 @@ def _scaled(x, alpha):
     return x if alpha == 1 else x * alpha
 
 
+def _coefficient(v, dtype):
+    """beta or alpha as ATen's kernels read it for a result of NumPy dtype `dtype`: truncated
+    toward zero for integers (addmm(..., beta=1.7) of int64 tensors scales by 1), a bool for
+    bool results (then + is or, * is and)."""
+    if dtype.kind in "iu":
+        return int(v.real) if isinstance(v, complex) else int(v)
+    if dtype.kind == "b":
+        return bool(v)
+    return v
+
+
+def _coefficients(input, beta, alpha):
+    """(beta, alpha) in the input's kind, so that they take no part in the result's dtype."""
+    dt = input.dtype.np
+    return _coefficient(beta, dt), _coefficient(alpha, dt)
+
+
 def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
     prod = xp.matmul(mat1, mat2)
+    beta, alpha = _coefficient(beta, prod.dtype), _coefficient(alpha, prod.dtype)
+    if beta == 1 and alpha == 1 and prod.dtype == self.dtype:
+        prod += self  # (in place into the fresh product: a linear layer's bias, one pass less)
+        return prod
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
         return (prod + xp.zeros_like(self)).astype(prod.dtype, copy=False)
-    return (prod + (self if beta == 1 else self * beta)).astype(prod.dtype, copy=False)
+    other = self if beta == 1 else self * beta
+    if prod.ndim and other.dtype == prod.dtype and (
+            other.shape == prod.shape or other.ndim == 1 and other.shape[0] == prod.shape[-1]):
+        prod += other  # (the fresh product takes the sum: no second output array)
+        return prod
+    return (prod + other).astype(prod.dtype, copy=False)
 
 
 addmm_ = defop("addmm", _addmm_fwd, promote="binary",
@@ -433,7 +469,7 @@ def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
         _check_addmm_dtypes(input, mat1, mat2)
     _check_mm(mat1, mat2)
     _check_add_shape(input, (mat1._data.shape[0], mat2._data.shape[1]))
-    return addmm_(input, mat1, mat2, beta, alpha)
+    return addmm_(input, mat1, mat2, *_coefficients(input, beta, alpha))
 
 
 def _addmv_fwd(xp, self, mat, vec, beta=1, alpha=1):
@@ -456,7 +492,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     _check_add_shape(input, (mat._data.shape[0],))
     if input.dtype is not mat.dtype or mat.dtype is not vec.dtype:
         raise _addmv_dtype_error(input.dtype, mat.dtype, vec.dtype)
-    return addmv_(input, mat, vec, beta, alpha)
+    return addmv_(input, mat, vec, *_coefficients(input, beta, alpha))
 
 
 def _baddbmm_fwd(xp, self, batch1, batch2, beta=1, alpha=1):
@@ -492,7 +528,7 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
     _check_add_shape(input, (b1[0], b1[1], b2[2]))
     if batch1.dtype is not batch2.dtype:
         raise _bmm_dtype_error(batch1.dtype, batch2.dtype, "baddbmm")
-    return baddbmm_(input, batch1, batch2, beta, alpha)
+    return baddbmm_(input, batch1, batch2, *_coefficients(input, beta, alpha))
 
 
 def _addbmm_fwd(xp, self, batch1, batch2, beta=1, alpha=1):
@@ -514,7 +550,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_add_shape(input, (b1[1], b2[2]))
     if input.dtype is not batch1.dtype or batch1.dtype is not batch2.dtype:
         _check_addmm_dtypes(input, batch1, batch2)
-    return addbmm_(input, batch1, batch2, beta, alpha)
+    return addbmm_(input, batch1, batch2, *_coefficients(input, beta, alpha))
 
 
 # ---------------------------------------------------------------- einsum, tensordot, kron
@@ -794,7 +830,7 @@ def _trace_grad(grad, self_shape):
 
 
 _trace = defop("trace", lambda xp, self: xp.asarray(xp.trace(self)).astype(
-    self.dtype if self.dtype.kind == "f" else "int64"), self=_trace_grad)
+    self.dtype if self.dtype.kind in "fc" else "int64"), self=_trace_grad)
 
 
 def trace(input):
@@ -1057,7 +1093,7 @@ def _cholesky_fwd(xp, self, upper):
         L = xp.linalg.cholesky(self)
     except xp.linalg.LinAlgError:
         raise LinAlgError(_chol_error(xp, self)) from None
-    return xp.swapaxes(L, -1, -2).copy() if upper else L
+    return xp.swapaxes(L, -1, -2).conj().copy() if upper else L   # U = L^H
 
 
 def _chol_error(xp, A):
@@ -1076,12 +1112,13 @@ def _chol_error(xp, A):
 
 
 def _cholesky_grad(grad, result, upper):
-    L = _mT(result) if upper else result
-    gL = _mT(grad) if upper else grad
-    gA = tril(_mT(L) @ gL)
-    gA = 0.5 * (gA + _mT(tril(gA, -1)))
-    gA = solve(_mT(L), gA)             # L^{-H} gA
-    gA = _mT(solve(_mT(L), _mT(gA)))   # ... L^{-1}
+    # FunctionsManual's cholesky_backward (conjugate transposes: complex inputs too)
+    L = _mH(result) if upper else result
+    gL = _mH(grad) if upper else grad
+    gA = tril(_mH(L) @ gL)
+    gA = 0.5 * (gA + _mH(tril(gA, -1)))
+    gA = solve(_mH(L), gA)             # L^{-H} gA
+    gA = _mH(solve(_mH(L), _mH(gA)))   # ... L^{-1}
     return gA
 
 
@@ -1158,30 +1195,59 @@ def _svd_fwd(xp, self, full_matrices):
 
 
 def _svd_backward(gU, gS, gVh, U, S, Vh, full_matrices, m, n):
+    """FunctionsManual's svd_backward (distinct singular values; full rank where A is not
+    square or complex). full_matrices: the columns past k = min(m, n) are left out, as
+    derivatives.yaml narrows them (they do not depend on A)."""
     k = builtins.min(m, n)
-    if full_matrices and m != n:
-        raise RuntimeError(
-            "linalg_svd_backward: The derivative of linalg.svd is not implemented when "
-            "full_matrices=True and the input is not square. Use full_matrices=False.")
-    Sr = unsqueeze(S, -2)            # (..., 1, k): scales columns
-    Sc = unsqueeze(S, -1)            # (..., k, 1): scales rows
-    inner = diag_embed(gS)
-    if gU is not None or gVh is not None:
-        V = _mT(Vh)
-        UhgU = _mT(U) @ gU
-        gV = _mT(gVh)
-        VhgV = _mT(V) @ gV
-        E = Sr * Sr - Sc * Sc
-        eye = diag_embed(S.new_ones(tuple(S.shape)))
-        E = E + eye                  # the diagonal of skew(.) is zero anyway
-        inner = inner + (UhgU - _mT(UhgU)) / E * Sr + Sc * ((VhgV - _mT(VhgV)) / E)
-        gA = U @ inner @ Vh
-        if m > k:
-            gA = gA + ((gU - U @ UhgU) / Sr) @ Vh
-        if n > k:
-            gA = gA + (U / Sr) @ _mT(gV - V @ VhgV)
-        return gA
-    return U @ inner @ Vh
+    if full_matrices:
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        gU = None if gU is None else gU[..., :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return U @ (unsqueeze(gS, -1) * Vh) if m >= n else (U * unsqueeze(gS, -2)) @ Vh
+    cplx = U.dtype.is_complex
+    UhgU = None if gU is None else _mH(U) @ gU
+    UhgU = None if UhgU is None else UhgU - _mH(UhgU)
+    VhgV = None if gVh is None else Vh @ _mH(gVh)
+    VhgV = None if VhgV is None else VhgV - _mH(VhgV)
+    if cplx:
+        from .complex import imag
+        im_u = imag(_diagonal(UhgU, 0, UhgU.ndim - 2, UhgU.ndim - 1)) if UhgU is not None else None
+        im_v = imag(_diagonal(VhgV, 0, VhgV.ndim - 2, VhgV.ndim - 1)) if VhgV is not None else None
+        a = im_u if im_u is not None else im_v.new_zeros(tuple(im_v.shape))
+        b = im_v if im_v is not None else im_u.new_zeros(tuple(im_u.shape))
+        if not bool((a + b).abs().le(1e-2 + 1e-2 * b.abs()).all()):
+            raise RuntimeError(
+                "svd_backward: The singular vectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this "
+                "phase term, making it ill-defined.")
+    S2 = S * S
+    E = unsqueeze(S2, -2) - unsqueeze(S2, -1)
+    E = E + diag_embed(S.new_ones(tuple(S.shape)))   # (a zero diagonal divided by 1)
+    Sr, Sc = unsqueeze(S, -2), unsqueeze(S, -1)
+    if UhgU is not None and VhgV is not None:
+        gA = (UhgU * Sr + Sc * VhgV) / E
+    elif UhgU is not None:
+        gA = UhgU * (Sr / E)
+    else:
+        gA = Sc * (VhgV / E)
+    if gS is not None:
+        gA = gA + diag_embed(gS).to(gA.dtype)
+    if cplx and UhgU is not None:
+        gA = gA + diag_embed(_diagonal(UhgU, 0, UhgU.ndim - 2, UhgU.ndim - 1) / (2.0 * S))
+    if m > n and gU is not None:
+        gA = U @ gA
+        gUSinv = gU / Sr
+        gA = (gA + gUSinv - U @ (_mH(U) @ gUSinv)) @ Vh
+    elif m < n and gVh is not None:
+        gA = gA @ Vh
+        SinvgVh = gVh / Sc
+        gA = U @ (gA + SinvgVh - (SinvgVh @ _mH(Vh)) @ Vh)
+    else:
+        gA = U @ (gA @ Vh) if m >= n else (U @ gA) @ Vh
+    return gA
 
 
 def _svd_grad(grad, self, full_matrices, result):
@@ -1410,6 +1476,7 @@ def inner(input, other, *, out=None):
 
 def _addr_fwd(xp, self, vec1, vec2, beta=1, alpha=1):
     prod = xp.multiply.outer(vec1, vec2)
+    beta, alpha = _coefficient(beta, prod.dtype), _coefficient(alpha, prod.dtype)
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
@@ -1434,7 +1501,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
             if isinstance(v, float):
                 raise RuntimeError(f"For integral input tensors, argument {n} must not be a "
                                    "floating point number.")
-    return addr_(input, vec1, vec2, beta, alpha)
+    return addr_(input, vec1, vec2, *_coefficients(input, beta, alpha))
 
 
 def matrix_power(A, n, *, out=None):
@@ -1509,29 +1576,40 @@ def matrix_exp(A):
 
 
 def _pinv_fwd(xp, self, atol, rtol, hermitian):
+    """ATen's: V diag(1/s) U^H from the SVD, or for hermitian=True U diag(1/w) U^H from the
+    eigendecomposition of the lower triangle, values with |s| <= max(atol, rtol * max |s|)
+    dropped."""
     m, n = self.shape[-2:]
-    u, s, vh = xp.linalg.svd(self, full_matrices=False)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else max(m, n) * xp.finfo(self.dtype).eps
+    if hermitian:
+        w, u = xp.linalg.eigh(self, UPLO="L")
+        s = xp.abs(w)
+    else:
+        u, s, vh = xp.linalg.svd(self, full_matrices=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else s[..., :1]
     tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
     keep = s > tol
-    sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(self.dtype)
-    return xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+    inv = xp.where(keep, 1 / xp.where(keep, w if hermitian else s, 1), 0).astype(self.dtype)
+    uh = xp.swapaxes(u, -1, -2).conj()
+    if hermitian:
+        return xp.matmul(u * inv[..., None, :], uh)
+    return xp.matmul(xp.swapaxes(vh, -1, -2).conj() * inv[..., None, :], uh)
 
 
 def _pinv_grad(grad, self, result):
+    # FunctionsManual's pinv_backward (conjugate transposes: complex inputs too)
     m, n = self._data.shape[-2:]
     pinv_a, a = result, self
-    pinv_ah, gradh = _mT(pinv_a), _mT(grad)
+    pinv_ah, gradh = _mH(pinv_a), _mH(grad)
     if m <= n:
         k = matmul(gradh, pinv_a)
         k_pinv_ah = matmul(k, pinv_ah)
-        return (-_mT(matmul(pinv_a, k)) + k_pinv_ah - matmul(matmul(a, pinv_a), k_pinv_ah)
+        return (-_mH(matmul(pinv_a, k)) + k_pinv_ah - matmul(matmul(a, pinv_a), k_pinv_ah)
                 + matmul(matmul(pinv_ah, pinv_a), gradh - matmul(k, a)))
     k = matmul(pinv_a, gradh)
     pinv_ah_k = matmul(pinv_ah, k)
-    return (-_mT(matmul(k, pinv_a)) + matmul(matmul(gradh - matmul(a, k), pinv_a), pinv_ah)
+    return (-_mH(matmul(k, pinv_a)) + matmul(matmul(gradh - matmul(a, k), pinv_a), pinv_ah)
             + pinv_ah_k - matmul(matmul(pinv_ah_k, pinv_a), a))
 
 
@@ -1720,18 +1798,18 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """torch.cholesky_solve(B, L, upper=False): X with (L L^T) X = B (or U^T U X = B)."""
+    """torch.cholesky_solve(B, L, upper=False): X with (L L^H) X = B (or U^H U X = B)."""
     for name, t in (("b", input), ("u", input2)):
         if t._data.ndim < 2:
             raise RuntimeError(f"{name} should have at least 2 dimensions, but has "
                                f"{t._data.ndim} dimensions instead")
-    lower = _mT(input2) if upper else input2
+    lower = _mH(input2) if upper else input2          # A = L L^H (U^H U)
     y = solve_triangular(lower, input, upper=False)
-    return solve_triangular(_mT(lower), y, upper=True)
+    return solve_triangular(_mH(lower), y, upper=True)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
-    """torch.cholesky_inverse(L, upper=False): inv(L L^T) (or inv(U^T U))."""
+    """torch.cholesky_inverse(L, upper=False): inv(L L^H) (or inv(U^H U))."""
     from .._creation import eye
     if input._data.ndim < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
@@ -1920,63 +1998,60 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov(input, *, correction=1, fweights=None, aweights=None): the covariance of the
-    rows (variables) of a 2-d input over its columns (observations); differentiable."""
+    rows (variables) of a 2-d input over its columns (observations); differentiable. As
+    ATen's: the weights keep their own dtype (float32 weights sum in float32), complex inputs
+    multiply by the conjugate."""
     from .reduction import sum as _sum
     if input._data.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input._data.ndim} dimensions")
     x = input if input._data.ndim == 2 else reshape(input, (1, -1))
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         from .. import _dtype as D
         x = x.to(D._default[0])
     n = x._data.shape[1]
     for wt, name in ((fweights, "fweights"), (aweights, "aweights")):
         if wt is None:
             continue
-        if name == "fweights" and (wt.dtype.is_floating_point or wt.dtype.is_complex):
+        if wt._data.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {wt._data.ndim} dimensions")
+        if name == "fweights" and (wt.dtype.is_floating_point or wt.dtype.is_complex
+                                   or wt.dtype.name == "bool"):
             raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
                                f"fweights with {_type_name_of(wt)[:-4]} dtype")
         if name == "aweights" and not wt.dtype.is_floating_point:
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
                                f"aweights with {_type_name_of(wt)[:-4]} dtype")
-        if wt._data.ndim > 1:
-            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
-                               f"{name} with {wt._data.ndim} dimensions")
         if wt._data.size != n:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                                f"observations in the input but got {wt._data.size} != {n}")
-        if (wt._data < 0).any():
+        if n and (wt._data < 0).any():
             raise RuntimeError(f"cov(): {name} cannot be negative")
-    w = None
-    if fweights is not None:
-        w = fweights
+    w = fweights
     if aweights is not None:
         w = aweights if w is None else w * aweights
     if w is None:
         avg = _sum(x, 1, keepdim=True) / n  # (no NumPy "mean of empty slice" warning)
         norm = n - correction
-        wsum = None
     else:
-        w = w.to(x.dtype)
         wsum = _sum(w)
+        if not bool(wsum._data != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = _sum(x * w, 1, keepdim=True) / wsum
-        if aweights is None:
-            norm = wsum - correction
-        else:
+        if aweights is not None and correction != 0:
             norm = wsum - correction * _sum(w * aweights) / wsum
+        else:
+            norm = wsum - correction
     if (norm._data.item() if isinstance(norm, Tensor) else norm) <= 0:
         import warnings
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.", UserWarning, stacklevel=2)
+        norm = norm * 0
     xm = x - avg
     xw = xm if w is None else xm * w
-    c = matmul(xw, _mT(xm))
-    if isinstance(norm, Tensor):
-        from .pointwise import clamp_min
-        c = c / clamp_min(norm, 0)
-    else:
-        c = c / builtins.max(norm, 0)
-    return squeeze(c) if input._data.ndim < 2 or input._data.shape[0] == 1 else c
+    c = matmul(xm, _mH(xw))
+    return squeeze(c / norm)
 
 
 def corrcoef(input):
@@ -1986,8 +2061,12 @@ def corrcoef(input):
     c = cov(input)
     if c._data.ndim == 0:
         return c / c
-    d = sqrt(diagonal(c))
+    d = diagonal(c)
+    d = sqrt(d.real if d.dtype.is_complex else d)
     c = c / unsqueeze(d, 1) / unsqueeze(d, 0)
+    if c.dtype.is_complex:      # (ATen clips each part: |c| <= 1 is not promised)
+        from .complex import complex as _complex
+        return _complex(clamp(c.real, -1, 1), clamp(c.imag, -1, 1))
     return clamp(c, -1, 1)
 
 
@@ -2865,9 +2944,10 @@ def geqrf(input, *, out=None):
     return geqrf_type(a, tau)
 
 
-def orgqr(input, tau, *, out=None):
-    """torch.orgqr(input, tau): Q from geqrf's reflectors (linalg.householder_product)."""
-    return householder_product(input, tau)
+def orgqr(input, input2, *, out=None):
+    """torch.orgqr(input, tau): Q from geqrf's reflectors (linalg.householder_product;
+    PyTorch calls tau `input2` here)."""
+    return householder_product(input, input2)
 
 
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):

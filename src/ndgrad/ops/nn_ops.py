@@ -9,9 +9,13 @@ derivative stays in this closed family (Note [Convolution family]):
 
 All three run on im2col columns laid out (C, *kernel, N, *out), built with one slice copy per
 kernel tap (no 6-d transpose, no strided-view argmax), so that one BLAS matmul per group covers
-the whole batch; col2im is the same tap loop adding slices. The batch is chunked so the im2col
-buffer stays bounded. The kernels take any number of spatial dims (1-d callers add a unit
-height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial dim.
+the whole batch; with stride 1 in 2-d each tap's copy is one run per plane (Note [Flat
+windows]), and the input gradient is the convolution with the flipped kernel; with a larger
+stride col2im is the same tap loop adding slices. 3x3 stride-1 convolutions with many channels
+run as Winograd F(2x2, 3x3) instead (Note [Winograd convolution]). The batch is chunked so the
+im2col buffer fits the kept scratch. The kernels take any number of spatial dims (1-d callers
+add a unit height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial
+dim.
 
 Also here: linear (one matmul, AddmmBackward0), nll_loss over a constant coefficient array
 (one-hot * class weight / normaliser, built by nn.functional), take/index_add (gather and
@@ -19,7 +23,7 @@ scatter-add along a dim, each the other's derivative; used by embedding, pad and
 max pooling with indices (a running maximum over the kernel taps), whose backward is a
 scatter-add whose derivative is the matching gather, and training-mode batch norm (one node;
 its backward recomputes the batch statistics with ndgrad ops so that it is itself
-differentiable).
+differentiable), and the LSTM layer (one node for a whole sequence, Note [Fused LSTM layer]).
 """
 import itertools
 import math
@@ -31,9 +35,9 @@ from ._registry import defop
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
-           "take", "index_add", "batch_norm"]
+           "take", "index_add", "batch_norm", "lstm_layer", "native_layer_norm",
+           "native_layer_norm_backward"]
 
-_IM2COL_BUDGET = 1 << 24  # elements of one im2col chunk (128 MiB of float64)
 _SCRATCH_MAX = 1 << 24    # bytes of scratch kept between calls, per thread (_scratch)
 _SCRATCH = threading.local()
 
@@ -41,8 +45,12 @@ _SCRATCH = threading.local()
 # ---------------------------------------------------------------- convolution family
 
 def _padded(xp, x, padding, value=0):
-    """x inside a border of `value` (one (before, after) pair per spatial dim); x itself
-    without one."""
+    """x inside a border of `value` (one (before, after) pair per spatial dim; a negative pad
+    crops); x itself without one."""
+    if any(a < 0 or b < 0 for a, b in padding):
+        x = x[(slice(None), slice(None)) + tuple(
+            slice(max(0, -a), n - max(0, -b)) for n, (a, b) in zip(x.shape[2:], padding))]
+        padding = tuple((max(a, 0), max(b, 0)) for a, b in padding)
     if not any(a or b for a, b in padding):
         return x
     N, C = x.shape[:2]
@@ -68,8 +76,10 @@ def _taps(kernel, stride, dilation, out_hw):
             for tap in itertools.product(*map(range, kernel))]
 
 
-def _chunks(n, per_sample):
-    step = max(1, _IM2COL_BUDGET // max(per_sample, 1))
+def _chunks(n, per_sample, itemsize):
+    """Slices of the batch whose im2col columns (per_sample elements a sample) fit the kept
+    scratch (_SCRATCH_MAX bytes): reused memory, no page faults (see _scratch)."""
+    step = max(1, _SCRATCH_MAX // itemsize // max(per_sample, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
@@ -98,18 +108,105 @@ def _im2col(xp, x, kernel, stride, dilation, out_hw):
     return cols
 
 
+def _pointwise_input(x, kernel, stride, padding, out_hw):
+    """For a 1x1 convolution without padding: the input positions it reads (x itself with
+    stride 1, a strided view else), else None."""
+    if any(k != 1 for k in kernel) or any(a or b for a, b in padding):
+        return None
+    sizes = x.shape[2:]
+    out = tuple(out_hw) if out_hw is not None else \
+        tuple((n - 1) // s + 1 for n, s in zip(sizes, stride))
+    if out == sizes:
+        return x
+    return x[(slice(None), slice(None)) + tuple(
+        slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))]
+
+
+def _flat_ok(stride, kernel):
+    """Whether the windows come as whole runs of the flattened planes (Note [Flat windows])."""
+    return len(kernel) == 2 and all(s == 1 for s in stride)
+
+
+def _flat_padded(xp, x, padding, extra):
+    """x (N, C, H, W) inside its padding (a negative pad crops), each plane flattened and
+    followed by `extra` zeros: -> ((N, C, Hp * Wp + extra), (Hp, Wp))."""
+    N, C = x.shape[:2]
+    x = x[(slice(None), slice(None)) + tuple(
+        slice(max(0, -a), n - max(0, -b)) for n, (a, b) in zip(x.shape[2:], padding))]
+    sizes = tuple(n + max(a, 0) + max(b, 0) for n, (a, b) in zip(x.shape[2:], padding))
+    P = math.prod(sizes)
+    if sizes == x.shape[2:] and not extra and x.flags.c_contiguous:
+        return x.reshape(N, C, P), sizes
+    buf = xp.zeros((N, C, P + extra), dtype=x.dtype)
+    buf[:, :, :P].reshape((N, C) + sizes)[(slice(None), slice(None)) + tuple(
+        slice(max(a, 0), max(a, 0) + n) for n, (a, _) in zip(x.shape[2:], padding))] = x
+    return buf, sizes
+
+
+def _flat_im2col(xp, buf, sizes, kernel, dilation, L):
+    """The windows of the flat padded planes buf (n, C, ...) as a contiguous (C, *kernel, n, L)
+    array: one copy of a whole run per kernel tap."""
+    n, C = buf.shape[:2]
+    cols = _scratch(xp, (C,) + tuple(kernel) + (n, L), buf.dtype)
+    for tap in itertools.product(*map(range, kernel)):
+        start = tap[0] * dilation[0] * sizes[1] + tap[1] * dilation[1]
+        cols[(slice(None),) + tap] = buf[:, :, start:start + L].swapaxes(0, 1)
+    return cols
+
+
+# Note [Flat windows]
+# With stride 1, the window tap (i, j) of a padded plane (Hp, Wp), flattened, is one run: the
+# output (oh, ow) reads element (oh + i d) Wp + (ow + j d) = oh Wp + ow + (i d Wp + j d). So
+# im2col computes the outputs over the full padded width (Ho x Wp, of which the last Wp - Wo
+# columns of each row are dropped) and each tap is a copy of Ho Wp contiguous elements per
+# plane, instead of Ho runs of Wo (NumPy pays ~10 ns a run: the copies of a 32x32 image's 3x3
+# windows took 4 ms for 32 samples of 32 channels, 1 ms as runs). The planes carry
+# d (kw - 1) zeros after them so that the last taps' runs stay inside. The weight gradient
+# takes the output gradient with zeros in the dropped columns; the input gradient (stride 1) is
+# the convolution of the output gradient with the flipped, transposed kernel.
+
+
 def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw=None):
     """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to (N, O, *out)."""
     O, Cg = weight.shape[:2]
     kernel = weight.shape[2:]
+    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
+        out_hw = out_hw or tuple(n + a + b - 2 for n, (a, b) in zip(input.shape[2:], padding))
+        return _wino_conv(xp, input, weight, (padding[0][0], padding[1][0]), out_hw, groups,
+                          bias)
+    K = Cg * math.prod(kernel)
+    wm = weight.reshape(groups, O // groups, K)
+    dt = xp.result_type(input, weight)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: one GEMM per sample, no im2col
+        N, P = input.shape[0], math.prod(pointwise.shape[2:])
+        y = xp.matmul(wm, pointwise.reshape(N, groups, Cg, P))
+        out = y.reshape((N, O) + pointwise.shape[2:])
+        if bias is not None:
+            out += bias.reshape((O,) + (1,) * len(kernel))
+        return out.astype(dt, copy=False)
+    if _flat_ok(stride, kernel):  # Note [Flat windows]
+        buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
+        N = buf.shape[0]
+        out_hw = tuple(out_hw or (n - d * (k - 1) for n, k, d in zip(sizes, kernel, dilation)))
+        L = out_hw[0] * sizes[1]
+        out = xp.empty((N, O) + out_hw, dtype=dt)
+        for sl in _chunks(N, groups * K * L, buf.itemsize):
+            n = sl.stop - sl.start
+            cols = _flat_im2col(xp, buf[sl], sizes, kernel, dilation, L)
+            y = xp.matmul(wm, cols.reshape(groups, K, n * L))
+            y = y.reshape(O, n, out_hw[0], sizes[1])[..., :out_hw[1]].swapaxes(0, 1)
+            if bias is None:
+                out[sl] = y
+            else:
+                xp.add(y, bias.reshape(O, 1, 1), out=out[sl])
+        return out
     x = _padded(xp, input, padding)
     N = x.shape[0]
     out_hw = tuple(out_hw or _out_hw(x, kernel, stride, dilation))
     P = math.prod(out_hw)
-    K = Cg * math.prod(kernel)
-    wm = weight.reshape(groups, O // groups, K)
-    out = xp.empty((N, O) + out_hw, dtype=xp.result_type(input, weight))
-    for sl in _chunks(N, groups * K * P):
+    out = xp.empty((N, O) + out_hw, dtype=dt)
+    for sl in _chunks(N, groups * K * P, x.itemsize):
         n = sl.stop - sl.start
         cols = _im2col(xp, x[sl], kernel, stride, dilation, out_hw)
         y = xp.matmul(wm, cols.reshape(groups, K, n * P))       # (G, Og, n*P)
@@ -120,10 +217,19 @@ def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw
 
 
 def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
-    """The adjoint of conv in its input: cols[g] = w[g].T @ x[g], then each kernel tap adds
-    its slice of cols into the (padded) output (col2im)."""
+    """The adjoint of conv in its input. With stride 1: the convolution of the input with the
+    flipped, transposed kernel; else cols[g] = w[g].T @ x[g], then each kernel tap adds its
+    slice of cols into the (padded) output (col2im)."""
     Cin, Cg = weight.shape[:2]
     kernel = weight.shape[2:]
+    if all(s == 1 for s in stride):
+        nd = len(kernel)
+        w = weight.reshape((groups, Cin // groups, Cg) + tuple(kernel)).swapaxes(1, 2)
+        w = w[(Ellipsis,) + (slice(None, None, -1),) * nd].reshape(
+            (groups * Cg, Cin // groups) + tuple(kernel))
+        pads = tuple((d * (k - 1) - p, o - i + p) for d, k, (p, _), o, i in zip(
+            dilation, kernel, padding, out_hw, input.shape[2:]))
+        return _conv_fwd(xp, input, w, None, stride, pads, dilation, groups, tuple(out_hw))
     N = input.shape[0]
     in_hw = input.shape[2:]
     full_hw = tuple(max((i - 1) * s + d * (k - 1) + 1, p + o) for i, s, d, k, (p, _), o in zip(
@@ -134,7 +240,7 @@ def _conv_tr_fwd(xp, input, weight, stride, padding, dilation, groups, out_hw):
     full = xp.empty((N, groups * Cg) + full_hw, dtype=xp.result_type(input, weight))
     full.fill(0)
     taps = _taps(kernel, stride, dilation, in_hw)
-    for sl in _chunks(N, groups * K * P):
+    for sl in _chunks(N, groups * K * P, full.itemsize):
         n = sl.stop - sl.start
         rows = input[sl].swapaxes(0, 1).reshape(groups, Ig, n * P)
         cols = xp.matmul(wt, rows).reshape((groups * Cg,) + tuple(kernel) + (n,) + tuple(in_hw))
@@ -149,18 +255,194 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     """dw[g] = gy[g] @ cols[g].T, contracting batch and positions in one matmul per chunk."""
     O, Cg = weight_shape[:2]
     kernel = tuple(weight_shape[2:])
+    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
+        return _wino_conv_weight(xp, input, grad_output, (padding[0][0], padding[1][0]), groups)
+    K, Og = Cg * math.prod(kernel), O // groups
+    out_hw = tuple(grad_output.shape[2:])
+    dt = xp.result_type(input, grad_output)
+    pointwise = _pointwise_input(input, kernel, stride, padding, out_hw)
+    if pointwise is not None:  # a 1x1 convolution: sum over samples of gy[n] @ x[n].T
+        N, P = input.shape[0], math.prod(out_hw)
+        g = grad_output.reshape(N, groups, Og, P)
+        out = xp.matmul(g, pointwise.reshape(N, groups, Cg, P).swapaxes(-1, -2)).sum(0)
+        return out.astype(dt, copy=False).reshape(weight_shape)
+    out = xp.zeros((groups, Og, K), dtype=dt)
+    if _flat_ok(stride, kernel):  # Note [Flat windows]
+        buf, sizes = _flat_padded(xp, input, padding, dilation[1] * (kernel[1] - 1))
+        N, C = buf.shape[:2]
+        L = out_hw[0] * sizes[1]
+        for sl in _chunks(N, C * math.prod(kernel) * L, buf.itemsize):
+            n = sl.stop - sl.start
+            cols = _flat_im2col(xp, buf[sl], sizes, kernel, dilation, L)
+            g = xp.zeros((O, n, out_hw[0], sizes[1]), dtype=dt)
+            g[..., :out_hw[1]] = grad_output[sl].swapaxes(0, 1)
+            out += xp.matmul(g.reshape(groups, Og, n * L),
+                             cols.reshape(groups, K, n * L).transpose(0, 2, 1))
+        return out.reshape(weight_shape)
     x = _padded(xp, input, padding)
     N, C = x.shape[:2]
-    out_hw = tuple(grad_output.shape[2:])
     P = math.prod(out_hw)
-    K, Og = Cg * math.prod(kernel), O // groups
-    out = xp.zeros((groups, Og, K), dtype=xp.result_type(input, grad_output))
-    for sl in _chunks(N, C * math.prod(kernel) * P):
+    for sl in _chunks(N, C * math.prod(kernel) * P, x.itemsize):
         n = sl.stop - sl.start
         cols = _im2col(xp, x[sl], kernel, stride, dilation, out_hw)
         g = grad_output[sl].swapaxes(0, 1).reshape(groups, Og, n * P)
         out += xp.matmul(g, cols.reshape(groups, K, n * P).transpose(0, 2, 1))
     return out.reshape(weight_shape)
+
+
+# ---------------------------------------------------------------- Winograd F(2x2, 3x3)
+# Note [Winograd convolution]
+# A 3x3 convolution with stride 1 and dilation 1 (most of a ResNet's) runs as Lavin and Gray's
+# Winograd F(2x2, 3x3): each 2x2 output tile is A^T [(G w G^T) * (B^T d B)] A over its 4x4
+# input tile d, so per tile and channel pair the 16 products of the transformed tiles replace
+# the 36 of the direct sum, and the GEMMs (one per transformed position, over the channels) do
+# 16/36 of im2col's work; the transforms only add and subtract (B, A) or halve (G), and the
+# result is as accurate as im2col's in float32 (bench W9, tests/test_conv_fast.py). The input
+# gradient is the same convolution of the padded output gradient with the flipped, transposed
+# kernel; the weight gradient is G^T [sum over tiles (A dY A^T) * (B^T d B)] G, again 16 GEMMs.
+# Tiles are laid out with the batch innermost, (C, tile row, tile column, N), and the columns
+# split by parity, so that every transform pass runs over rows of TW * N contiguous elements
+# (NumPy's passes over short rows cost ~10 ns a row); the tile rows go in chunks so that the
+# transformed tiles of a chunk stay in the cache between their transform and their GEMM.
+
+_WINO_G = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0.0, 0.0, 1.0))
+_WINO_MIN = 64 * 64    # output x input channels (per group) from which the GEMMs outweigh the
+                      # transforms' passes (32 x 32: im2col 8 ms, Winograd 15; 64 x 64: 7, 6)
+_WINO_CHUNK = 1 << 22  # elements of one chunk's transformed tiles (few GEMM calls: see below)
+
+
+def _winograd_ok(x, kernel, stride, dilation, channels):
+    """Whether the conv runs as Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
+    return tuple(kernel) == (3, 3) and tuple(stride) == (1, 1) and \
+        tuple(dilation) == (1, 1) and x.dtype.char in "fd" and channels >= _WINO_MIN
+
+
+def _wino_layout(xp, x, before, TH, TW):
+    """x (N, C, H, W) moved by `before` (rows, columns; negative crops) into the zero-padded
+    (C, 2 TH + 2, 2, TW + 1, N): padded column j = 2 jj + parity, the batch innermost."""
+    N, C, H, W = x.shape
+    bh, bw = before
+    P = xp.zeros((C, 2 * TH + 2, 2, TW + 1, N), dtype=x.dtype)
+    xt = x.transpose(1, 2, 3, 0)
+    h0, h1 = max(0, -bh), min(H, 2 * TH + 2 - bh)
+    for par in (0, 1):
+        w0 = max(0, -bw)
+        w0 += (par - w0 - bw) % 2
+        w1 = min(W, 2 * TW + 2 - bw)
+        if h1 > h0 and w1 > w0:
+            n = len(range(w0, w1, 2))
+            j0 = (w0 + bw) // 2
+            P[:, h0 + bh:h1 + bh, par, j0:j0 + n] = xt[:, h0:h1, w0:w1:2]
+    return P
+
+
+def _wino_input_tiles(xp, P, r0, nr, tt, V):
+    """B^T d B of the tiles in tile rows r0 .. r0 + nr: V (4, 4, C, nr, TW, N)."""
+    TW = V.shape[4]
+    Pr = P[:, 2 * r0:2 * r0 + 2 * nr + 2]
+    r = [Pr[:, k:k + 2 * nr:2] for k in range(4)]
+    xp.subtract(r[0], r[2], out=tt[0])
+    xp.add(r[1], r[2], out=tt[1])
+    xp.subtract(r[2], r[1], out=tt[2])
+    xp.subtract(r[1], r[3], out=tt[3])
+    for a in range(4):
+        t = tt[a]
+        q0, q1, q2, q3 = t[:, :, 0, :TW], t[:, :, 1, :TW], t[:, :, 0, 1:], t[:, :, 1, 1:]
+        xp.subtract(q0, q2, out=V[a, 0])
+        xp.add(q1, q2, out=V[a, 1])
+        xp.subtract(q2, q1, out=V[a, 2])
+        xp.subtract(q1, q3, out=V[a, 3])
+
+
+def _wino_rows(C, TH, TW, N):
+    return max(1, min(TH, _WINO_CHUNK // (16 * C * TW * N)))
+
+
+def _wino_conv(xp, x, weight, before, out_hw, groups, bias=None):
+    """The 3x3 convolution of x (N, C, H, W) shifted by `before` (the top and left padding),
+    output out_hw, by Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
+    N, C = x.shape[:2]
+    O = weight.shape[0]
+    Ho, Wo = out_hw
+    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
+    dt = xp.result_type(x, weight)
+    Gm = xp.asarray(_WINO_G, dtype=dt)
+    U = xp.matmul(xp.matmul(Gm, weight.astype(dt, copy=False)), Gm.T)   # G w G^T: (O, Cg, 4, 4)
+    U = xp.ascontiguousarray(U.transpose(2, 3, 0, 1)).reshape(16, groups, O // groups,
+                                                              C // groups)
+    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
+    Y = xp.empty((O, TH, 2, TW, 2, N), dtype=dt)
+    rows = _wino_rows(C, TH, TW, N)
+    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
+    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
+    s = xp.empty((2, 4, O, rows, TW, N), dtype=dt)
+    for r0 in range(0, TH, rows):
+        nr = min(rows, TH - r0)
+        Vc = V[:, :, :, :nr]
+        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
+        if nr < rows:
+            Vc = xp.ascontiguousarray(Vc)
+        M = xp.matmul(U, Vc.reshape(16, groups, C // groups, -1)).reshape(4, 4, O, nr, TW, N)
+        s0, s1 = s[0, :, :, :nr], s[1, :, :, :nr]       # A^T M, then M A
+        xp.add(M[0], M[1], out=s0)
+        s0 += M[2]
+        xp.subtract(M[1], M[2], out=s1)
+        s1 -= M[3]
+        for a, sa in ((0, s0), (1, s1)):
+            y = Y[:, r0:r0 + nr, a, :, 0]
+            xp.add(sa[0], sa[1], out=y)
+            y += sa[2]
+            y = Y[:, r0:r0 + nr, a, :, 1]
+            xp.subtract(sa[1], sa[2], out=y)
+            y -= sa[3]
+    out = xp.empty((N, O, Ho, Wo), dtype=dt)
+    Y = Y.reshape(O, 2 * TH, 2 * TW, N)[:, :Ho, :Wo]
+    if bias is None:
+        out.transpose(1, 2, 3, 0)[...] = Y
+    else:
+        xp.add(Y, bias.reshape(O, 1, 1, 1), out=out.transpose(1, 2, 3, 0))
+    return out
+
+
+def _wino_conv_weight(xp, x, grad_output, before, groups):
+    """The weight gradient (O, C / groups, 3, 3) of the 3x3 convolution of x shifted by
+    `before`, by Winograd F(2x2, 3x3): G'^T [sum over tiles (A' dY A'^T) (B^T d B)] G', with
+    A' and G' = A and G whose last row changes sign (so that no pass negates)."""
+    N, C = x.shape[:2]
+    O, Ho, Wo = grad_output.shape[1:]
+    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
+    dt = xp.result_type(x, grad_output)
+    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
+    Gy = xp.zeros((O, 2 * TH, 2 * TW, N), dtype=dt)
+    Gy[:, :Ho, :Wo] = grad_output.transpose(1, 2, 3, 0)
+    Gy = Gy.reshape(O, TH, 2, TW, 2, N)
+    rows = _wino_rows(max(C, O), TH, TW, N)
+    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
+    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
+    dM = xp.empty((4, 4, O, rows, TW, N), dtype=dt)
+    r = xp.empty((2, 2, O, rows, TW, N), dtype=dt)  # rows 1 and 2 of A' dY, per column
+    dU = xp.zeros((16, groups, O // groups, C // groups), dtype=dt)
+    for r0 in range(0, TH, rows):
+        nr = min(rows, TH - r0)
+        Vc, Mc, rc = V[:, :, :, :nr], dM[:, :, :, :nr], r[:, :, :, :nr]
+        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
+        y = Gy[:, r0:r0 + nr]
+        for j in (0, 1):  # rows of A' dY: y0, y0 + y1, y0 - y1, y1
+            xp.add(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[0, j])
+            xp.subtract(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[1, j])
+        for a, (c0, c1) in enumerate(((y[:, :, 0, :, 0], y[:, :, 0, :, 1]), (rc[0, 0], rc[0, 1]),
+                                      (rc[1, 0], rc[1, 1]), (y[:, :, 1, :, 0], y[:, :, 1, :, 1]))):
+            Mc[a, 0] = c0
+            xp.add(c0, c1, out=Mc[a, 1])
+            xp.subtract(c0, c1, out=Mc[a, 2])
+            Mc[a, 3] = c1
+        if nr < rows:
+            Vc, Mc = xp.ascontiguousarray(Vc), xp.ascontiguousarray(Mc)
+        dU += xp.matmul(Mc.reshape(16, groups, O // groups, -1),
+                        Vc.reshape(16, groups, C // groups, -1).swapaxes(-1, -2))
+    Gm = xp.asarray(_WINO_G, dtype=dt) * xp.asarray([[1.0], [1.0], [1.0], [-1.0]], dtype=dt)
+    dU = dU.reshape(4, 4, O, C // groups).transpose(2, 3, 0, 1)
+    return xp.ascontiguousarray(xp.matmul(xp.matmul(Gm.T, dU), Gm))
 
 
 def _sum_but_channels(grad):
@@ -194,9 +476,16 @@ conv2d_weight = defop(
 # ---------------------------------------------------------------- linear
 
 def _linear_fwd(xp, input, weight, bias=None):
-    out = xp.matmul(input, weight.T)
+    if input.ndim > 2 and input.flags.c_contiguous:  # (one GEMM over the rows, as addmm)
+        out = xp.matmul(input.reshape(-1, input.shape[-1]), weight.T)
+        out = out.reshape(input.shape[:-1] + out.shape[-1:])
+    else:
+        out = xp.matmul(input, weight.T)
     if bias is not None:
-        out = out + bias
+        if out.ndim and out.dtype == bias.dtype and bias.shape == out.shape[-1:]:
+            out += bias
+        else:
+            out = out + bias
     return out
 
 
@@ -291,7 +580,7 @@ def _index_add_fwd(xp, grad, index, dim, size):
     shape = list(grad.shape)
     k = index.ndim
     out_shape = shape[:dim] + [size] + shape[dim + k:]
-    g = grad.reshape(shape[:dim] + [-1] + shape[dim + k:])
+    g = grad.reshape(shape[:dim] + [index.size] + shape[dim + k:])  # (no -1: may be empty)
     out = xp.zeros(out_shape, dtype=grad.dtype)
     g = xp.moveaxis(g, dim, 0)
     o = xp.moveaxis(out, dim, 0)
@@ -395,23 +684,53 @@ def _bn_dims(ndim):
 
 
 def _bn_fwd(xp, input, weight, bias, eps):
-    """Normalise over every dim but 1; also returns the batch mean and biased variance."""
-    dims = _bn_dims(input.ndim)
-    shape = (1, -1) + (1,) * (input.ndim - 2)
-    mean = input.mean(axis=dims, keepdims=True)
-    xc = input - mean
-    var = (xc * xc).mean(axis=dims, keepdims=True)
-    out = xc / xp.sqrt(var + eps)
+    """Normalise over every dim but 1; also returns the batch mean and biased variance. Four
+    passes: the sums, x - mean, the squares' sums (einsum: no temporary), then the scale and
+    shift in place."""
+    N, C = input.shape[:2]
+    x = input.reshape(N, C, -1)
+    m = N * x.shape[2]
+    mean = x.sum(2).sum(0) / m
+    xc = x - mean[:, None]
+    var = xp.einsum("nci,nci->c", xc, xc) / m
+    scale = 1 / xp.sqrt(var + eps)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        scale = scale * weight
+    xc *= scale[:, None]
     if bias is not None:
-        out = out + bias.reshape(shape)
-    return out.astype(input.dtype, copy=False), mean.reshape(-1), var.reshape(-1)
+        xc += bias[:, None]
+    return xc.reshape(input.shape).astype(input.dtype, copy=False), mean, var
 
 
-def _bn_backward(grad, input, weight, eps):
-    # recomputes the statistics with ndgrad ops, so double backward works
+def _bn_backward_fwd(xp, grad_out, input, weight, mean, var, eps):
+    """native_batch_norm_backward (training): the gradients of input, weight and bias. With
+    xc = x - mean and s = 1 / sqrt(var + eps): dx = w s (g - sum(g) / m) - w s^3 xc
+    sum(g xc) / m, as a g + xc b + c with per-channel a, b, c."""
+    N, C = input.shape[:2]
+    x, g = input.reshape(N, C, -1), grad_out.reshape(N, C, -1)
+    m = N * x.shape[2]
+    s = 1 / xp.sqrt(var + eps)
+    gsum = g.sum(2).sum(0)
+    xc = x - mean[:, None]
+    dot = xp.einsum("nci,nci->c", xc, g)
+    ws = s if weight is None else s * weight
+    xc *= (-ws * s * s * dot / m)[:, None]
+    xc += (-ws * gsum / m)[:, None]
+    gx = g * ws[:, None]
+    gx += xc
+    return gx.reshape(input.shape).astype(input.dtype, copy=False), dot * s, gsum
+
+
+batch_norm_backward = defop("native_batch_norm_backward", _bn_backward_fwd, outputs=3,
+                            differentiable=False)
+
+
+def _bn_backward(grad, input, weight, eps, result1, result2):
+    from ..autograd.grad_mode import is_grad_enabled
     g = grad[0]
+    if not is_grad_enabled():  # (no graph of the backward wanted: the fused kernel)
+        return batch_norm_backward(g, input, weight, result1, result2, eps)
+    # recomputes the statistics with ndgrad ops, so double backward works
     dims = _bn_dims(input.ndim)
     m = input.numel() // input.shape[1]
     mean = input.mean(dims, keepdim=True)
@@ -429,6 +748,449 @@ def _bn_backward(grad, input, weight, eps):
 batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
                    nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
                    backward=_bn_backward, inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- layer norm
+# PyTorch's graph: native_layer_norm (NativeLayerNormBackward0; outputs, mean and rstd, the
+# statistics keeping the normalized dims as size 1) whose backward is the op
+# native_layer_norm_backward (NativeLayerNormBackwardBackward0), each one kernel of a few
+# passes over the (rows, N) view. With xh = (x - mean) rstd and P(v) = rstd (v - m(v) -
+# xh m(v xh)) (m: the mean over a row; P is symmetric), the backward of g = grad_out * weight
+# is P(g) for the input, sums of grad_out * xh and grad_out over the rows for weight and bias.
+# Its own derivative, for double backward, is written below with ndgrad ops on statistics
+# recomputed from the input, so every order follows.
+
+def _ln_rows(x, normalized_shape):
+    n = math.prod(normalized_shape)
+    return x.reshape(-1, n) if n else x.reshape(0, 0), n
+
+
+def _row_dot(xp, a, b):
+    """sum(a * b, axis=1) of two (rows, n) arrays, as a batch of dot products (NumPy reduces a
+    short contiguous last axis row by row, ~3x slower)."""
+    return xp.matmul(a[:, None, :], b[:, :, None]).reshape(-1)
+
+
+def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    stat_shape = input.shape[:input.ndim - k] + (1,) * k
+    dt = input.dtype
+    x, n = _ln_rows(input.astype("float32") if dt in ("float16", "bfloat16") else input, normalized_shape)
+    if x.size == 0:
+        nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
+        return xp.empty(input.shape, dt), nan, nan.copy()
+    mean = x @ xp.full(n, 1.0 / n, x.dtype)  # (row sums as a matrix-vector product)
+    out = x - mean[:, None]
+    rstd = _row_dot(xp, out, out)
+    rstd /= n
+    rstd += eps
+    xp.sqrt(rstd, out=rstd)
+    xp.divide(1.0, rstd, out=rstd)
+    out *= rstd[:, None]
+    if weight is not None:
+        out *= weight.reshape(-1)
+    if bias is not None:
+        out += bias.reshape(-1)
+    return (out.astype(dt, copy=False).reshape(input.shape),
+            mean.astype(dt, copy=False).reshape(stat_shape),
+            rstd.astype(dt, copy=False).reshape(stat_shape))
+
+
+def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
+    dt = input.dtype
+    opm = "float32" if dt in ("float16", "bfloat16") else dt
+    x, n = _ln_rows(input.astype(opm, copy=False), normalized_shape)
+    go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
+                     normalized_shape)
+    r = rstd.reshape(-1, 1).astype(opm, copy=False)
+    xh = x - mean.reshape(-1, 1).astype(opm, copy=False)
+    xh *= r
+    gw = gb = xp.zeros(0, dt)
+    ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    if weight is not None:
+        gw = (ones @ (go * xh)).astype(dt, copy=False).reshape(weight.shape)
+    if bias is not None:
+        gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
+    g = go * weight.reshape(-1).astype(opm, copy=False) if weight is not None else go.copy()
+    if n:
+        c = _row_dot(xp, g, xh)
+        c /= n
+        gi = xh * c[:, None]
+        gi += (g @ xp.full(n, 1.0 / n, opm))[:, None]
+        xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
+        gi *= r
+    else:
+        gi = g
+    return gi.astype(dt, copy=False).reshape(input.shape), gw, gb
+
+
+def _ln_double(grad, grad_out, input, normalized_shape, weight, bias, eps):
+    """native_layer_norm_backward's derivative: with A, Bw, Bb the gradients of its outputs,
+    grad_out gets w P(A) + Bw xh + Bb, weight sum(grad_out P(A)), and the input
+    P(Bw grad_out) - rstd (m(A P(g)) xh + m(g xh) P(A) + m(A xh) P(g))."""
+    A, Bw, Bb = grad
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    rows = tuple(range(input.dim() - len(normalized_shape)))
+    mean = input.mean(dims, keepdim=True)
+    xc = input - mean
+    r = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xh = xc * r
+
+    def P(v):
+        return r * (v - v.mean(dims, keepdim=True) - xh * (v * xh).mean(dims, keepdim=True))
+
+    g = grad_out if weight is None else grad_out * weight
+    pa, pg = P(A), P(g)
+    g_out = pa if weight is None else pa * weight
+    g_x = -r * ((A * pg).mean(dims, keepdim=True) * xh + (g * xh).mean(dims, keepdim=True) * pa
+                + (A * xh).mean(dims, keepdim=True) * pg)
+    g_w = None
+    if weight is not None:
+        g_out = g_out + Bw * xh
+        g_x = g_x + P(Bw * grad_out)
+        g_w = (grad_out * pa).sum(rows) if rows else grad_out * pa
+    if bias is not None:
+        g_out = g_out + Bb
+    return g_out, g_x, None, None, g_w, None
+
+
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward", _ln_bwd_fwd, promote="binary", outputs=3,
+    node_name="NativeLayerNormBackwardBackward0", backward=_ln_double,
+    inputs=("grad_out", "input", "mean", "rstd", "weight", "bias"))
+
+
+def _ln_grads(grad, input, normalized_shape, weight, bias, eps, result1, result2):
+    gi, gw, gb = native_layer_norm_backward(grad[0], input, normalized_shape, result1, result2,
+                                            weight, bias, eps)
+    return gi, None if weight is None else gw, None if bias is None else gb
+
+
+native_layer_norm = defop(
+    "native_layer_norm", _ln_fwd, promote="binary", outputs=3, nondiff_outputs=(1, 2),
+    node_name="NativeLayerNormBackward0", backward=_ln_grads,
+    inputs=("input", "weight", "bias"))
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+# PyTorch's fused CPU kernel: _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p,
+# is_causal, attn_mask, scale) -> (out, logsumexp), ScaledDotProductFlashAttentionForCpuBackward0,
+# whose backward recomputes the probabilities from logsumexp. Here that backward is itself an
+# op with a derivative (PyTorch's raises "derivative for
+# aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"), written with
+# ndgrad ops below, so every order works. Per (batch, head), with c the scale and M the additive
+# mask: S = c Q K^T + M, P = softmax(S) (a row with no allowed key gives zeros, as PyTorch's),
+# O = P V; backward dV = P^T dO, dS = P (dO V^T - rowsum(dO O)), dQ = c dS K, dK = c dS^T Q.
+# Grouped-query attention (fewer key/value heads) repeats the key/value heads for the products
+# and sums their gradients over each group.
+_CAUSAL = {}  # (L, S, dtype) -> the additive causal mask (0 on and below the diagonal, -inf above)
+
+
+def _causal_mask(xp, L, S, dtype):
+    key = (L, S, _np.dtype(dtype).str, xp.__name__)
+    m = _CAUSAL.get(key)
+    if m is None:
+        m = xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
+        if L * S <= 1 << 16:
+            _CAUSAL[key] = m
+    return m
+
+
+def _kv_groups(q, k):
+    return q.shape[-3] // k.shape[-3] if k.shape[-3] else 1
+
+
+def _repeat_heads(xp, t, groups):
+    return t if groups == 1 else xp.repeat(t, groups, axis=-3)
+
+
+def _sum_groups(t, groups):
+    if groups == 1:
+        return t
+    return t.reshape(t.shape[:-3] + (t.shape[-3] // groups, groups) + t.shape[-2:]).sum(axis=-3)
+
+
+def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale):
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s *= scale
+    if is_causal:
+        s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
+    if attn_mask is not None:
+        s += attn_mask
+    return s
+
+
+def _sdpa_opmath(dt):
+    return "float32" if dt in ("float16", "bfloat16") else dt
+
+
+def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
+    dt = query.dtype
+    opm = _sdpa_opmath(dt)
+    q, k, v = (a.astype(opm, copy=False) for a in (query, key, value))
+    groups = _kv_groups(q, k)
+    k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
+    mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
+    s = _sdpa_scores(xp, q, k, is_causal, mask, scale)
+    if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
+        return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
+                xp.full(q.shape[:-1], xp.inf, opm))
+    m = xp.maximum.reduce(s, axis=-1, keepdims=True)
+    m[m == -xp.inf] = 0.0  # (rows with no allowed key: exp gives zeros)
+    s -= m
+    xp.exp(s, out=s)
+    total = xp.add.reduce(s, axis=-1, keepdims=True)
+    out = xp.matmul(s, v)
+    dead = total == 0
+    lse = xp.log(total)
+    lse += m
+    if dead.any():
+        total[dead] = 1.0
+        lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
+    out /= total
+    return out.astype(dt, copy=False), lse[..., 0]
+
+
+def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                  attn_mask, scale):
+    dt = query.dtype
+    opm = _sdpa_opmath(dt)
+    do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
+    groups = _kv_groups(q, k)
+    kr, vr = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
+    mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
+    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale)
+    p -= logsumexp[..., None]
+    xp.exp(p, out=p)
+    dv = xp.matmul(xp.swapaxes(p, -1, -2), do)
+    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2))
+    ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
+    ds *= p
+    dq = xp.matmul(ds, kr)
+    dq *= scale
+    dk = xp.matmul(xp.swapaxes(ds, -1, -2), q)
+    dk *= scale
+    return (dq.astype(dt, copy=False), _sum_groups(dk, groups).astype(dt, copy=False),
+            _sum_groups(dv, groups).astype(dt, copy=False))
+
+
+def _sdpa_double(grad, grad_out, query, key, value, is_causal, attn_mask, scale):
+    """The derivative of the attention backward (dQ, dK, dV) given the gradients Aq, Ak, Av of
+    its outputs, with G = c (Aq K^T + Q Ak^T), r = rowsum(G P), H = P (G - r), dP = dO V^T,
+    D = rowsum(P dP), dS = P (dP - D), Gp = G (dP - D) - r dP + dO Av^T and
+    dL/dS = P (Gp - rowsum(P Gp)): dO gets H V + P Av, V gets H^T dO, Q gets c (dS Ak + dL/dS K),
+    K gets c (dS^T Aq + dL/dS^T Q). The probabilities are recomputed with ndgrad ops, so this
+    is differentiable again."""
+    from .activation import softmax
+    from .pointwise import where
+    from .._tensor import _make
+    from .._backend import xp_of
+    aq, ak, av = grad
+    groups = _kv_groups(query, key)
+    K, V = key, value
+    if groups > 1:
+        K, V = key.repeat_interleave(groups, -3), value.repeat_interleave(groups, -3)
+        ak, av = ak.repeat_interleave(groups, -3), av.repeat_interleave(groups, -3)
+    S = (query @ K.transpose(-2, -1)) * scale
+    if is_causal:
+        S = S + _make(_causal_mask(xp_of(S._data), S.shape[-2], S.shape[-1], S._data.dtype))
+    if attn_mask is not None:
+        S = S + attn_mask
+    dead = (S == -_np.inf).all(-1, keepdim=True)
+    P = where(dead, 0.0, softmax(where(dead, 0.0, S), -1))
+    dP = grad_out @ V.transpose(-2, -1)
+    dPD = dP - (P * dP).sum(-1, keepdim=True)
+    dS = P * dPD
+    G = (aq @ K.transpose(-2, -1) + query @ ak.transpose(-2, -1)) * scale
+    r = (G * P).sum(-1, keepdim=True)
+    H = P * (G - r)
+    Gp = G * dPD - r * dP + grad_out @ av.transpose(-2, -1)
+    dLdS = P * (Gp - (P * Gp).sum(-1, keepdim=True))
+    g_out = H @ V + P @ av
+    g_q = (dS @ ak + dLdS @ K) * scale
+    g_k = (dS.transpose(-2, -1) @ aq + dLdS.transpose(-2, -1) @ query) * scale
+    g_v = H.transpose(-2, -1) @ grad_out
+    if groups > 1:
+        shape = key.shape[:-3] + (key.shape[-3], groups) + key.shape[-2:]
+        g_k, g_v = g_k.reshape(shape).sum(-3), g_v.reshape(shape).sum(-3)
+    return g_out, g_q, g_k, g_v, None, None, None
+
+
+sdpa_flash_backward = defop(
+    "_scaled_dot_product_flash_attention_for_cpu_backward", _sdpa_bwd_fwd, promote=None,
+    outputs=3, node_name="ScaledDotProductFlashAttentionForCpuBackwardBackward0",
+    backward=_sdpa_double,
+    inputs=("grad_out", "query", "key", "value", "out", "logsumexp", "attn_mask"))
+
+
+def _sdpa_grads(grad, query, key, value, result, dropout_p, is_causal, attn_mask, scale):
+    return sdpa_flash_backward(grad[0], query, key, value, result[0], result[1], dropout_p,
+                               is_causal, attn_mask, scale)
+
+
+sdpa_flash = defop(
+    "_scaled_dot_product_flash_attention_for_cpu", _sdpa_fwd, promote=None, outputs=2,
+    nondiff_outputs=(1,), node_name="ScaledDotProductFlashAttentionForCpuBackward0",
+    backward=_sdpa_grads, inputs=("query", "key", "value"))
+
+
+# ---------------------------------------------------------------- LSTM layer
+# Note [Fused LSTM layer]
+# PyTorch runs a float32 nn.LSTM on the CPU through oneDNN: one mkldnn_rnn_layer per layer and
+# direction, a single MkldnnRnnLayerBackward0 node for the whole sequence, whose backward is one
+# kernel, or, when a graph of the backward is wanted, mkldnn_rnn_layer_differentiable_backward:
+# the gates recomputed and the backward through time written with differentiable ops. The same
+# here. The forward projects every step's input in one GEMM, then runs the recurrence with one
+# GEMM per step (h @ w_hh.T, all four gates) and keeps the activations in the workspace (result
+# 3, bytes as PyTorch's). The backward through time (_lstm_bptt) is one text run on arrays by
+# the kernel (from the workspace) and on Tensors by the differentiable backward (from the
+# recomputed gates); after the loop the weight gradients are one GEMM each over all steps.
+
+class _ArrayOps:
+    """The ops the LSTM text (_lstm_run, _lstm_bptt) needs, on the arrays of one module xp."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.tanh = xp.tanh
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))    # PyTorch's formula, as ops.sigmoid computes it
+
+    def cat(self, xs, dim):
+        return self.xp.concatenate(xs, dim)
+
+    def stack(self, xs, dim):
+        return self.xp.stack(xs, dim)
+
+
+class _TensorOps:
+    """... and on Tensors, recorded (the differentiable backward)."""
+
+    def __init__(self):
+        from .pointwise import sigmoid, tanh
+        from .shape import cat, stack
+        self.sigmoid, self.tanh, self.cat, self.stack = sigmoid, tanh, cat, stack
+
+
+def _lstm_order(S, reverse):
+    return range(S - 1, -1, -1) if reverse else range(S)
+
+
+def _lstm_run(ops, gi, hx, cx, w_hh, reverse):
+    """The recurrence over gi (S, N, 4H), every step's input projection with both biases:
+    -> (per step (i, f, g, o, c_prev, c, tanh(c), h_prev), h_n, c_n)."""
+    S, H = gi.shape[0], hx.shape[-1]
+    w_t = w_hh.T
+    steps = [None] * S
+    h, c = hx, cx
+    for t in _lstm_order(S, reverse):
+        a = gi[t] + h @ w_t
+        i, f = ops.sigmoid(a[:, :H]), ops.sigmoid(a[:, H:2 * H])
+        g, o = ops.tanh(a[:, 2 * H:3 * H]), ops.sigmoid(a[:, 3 * H:])
+        c_new = f * c + i * g
+        tc = ops.tanh(c_new)
+        steps[t] = (i, f, g, o, c, c_new, tc, h)
+        h, c = o * tc, c_new
+    return steps, h, c
+
+
+def _lstm_bptt(ops, steps, grad_output, grad_hy, grad_cy, w_hh, reverse):
+    """The backward through time: -> (the gates' pre-activation gradients (S, N, 4H), the
+    gradients of h_0 and c_0)."""
+    S = len(steps)
+    dh, dc = grad_hy, grad_cy
+    das = [None] * S
+    for t in _lstm_order(S, not reverse):
+        i, f, g, o, c_prev, c, tc, h_prev = steps[t]
+        dh = grad_output[t] + dh
+        dc = dc + dh * o * (1 - tc * tc)
+        da = ops.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+                      dh * tc * o * (1 - o)], 1)
+        das[t] = da
+        dh = da @ w_hh
+        dc = dc * f
+    return ops.stack(das, 0), dh, dc
+
+
+def _lstm_layer_fwd(xp, input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
+                    batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                    batch_first, train):
+    """mkldnn_rnn_layer for LSTM: -> (output (S, N, H), h_n, c_n, workspace)."""
+    S, N, I = input.shape
+    H = hidden_size
+    gi = xp.matmul(input.reshape(S * N, I), weight0.T).reshape(S, N, 4 * H)
+    gi += weight2 + weight3
+    steps, h, c = _lstm_run(_ArrayOps(xp), gi, hx_, cx_, weight1, reverse)
+    # per step: i, f, g, o (4H), c (H), tanh(c) (H), h (H)
+    ws = xp.empty((S, N, 7 * H), dtype=gi.dtype)
+    for t, (i, f, g, o, _, c_t, tc, _) in enumerate(steps):
+        row = ws[t]
+        row[:, :H], row[:, H:2 * H], row[:, 2 * H:3 * H], row[:, 3 * H:4 * H] = i, f, g, o
+        row[:, 4 * H:5 * H], row[:, 5 * H:6 * H] = c_t, tc
+        xp.multiply(o, tc, out=row[:, 6 * H:])
+    return ws[:, :, 6 * H:].copy(), h, c, ws.reshape(-1).view(xp.uint8)
+
+
+def _lstm_saved_steps(ws, hx, cx, reverse):
+    """_lstm_run's per-step tuples as views of the workspace."""
+    S, N, H7 = ws.shape
+    H = H7 // 7
+    steps = [None] * S
+    h, c = hx, cx
+    for t in _lstm_order(S, reverse):
+        row = ws[t]
+        steps[t] = (row[:, :H], row[:, H:2 * H], row[:, 2 * H:3 * H], row[:, 3 * H:4 * H], c,
+                    row[:, 4 * H:5 * H], row[:, 5 * H:6 * H], h)
+        h, c = row[:, 6 * H:], row[:, 4 * H:5 * H]
+    return steps
+
+
+def _lstm_layer_backward_fwd(xp, input, weight0, weight1, hx_, cx_, workspace, grad_output,
+                             grad_hy, grad_cy, reverse):
+    """mkldnn_rnn_layer_backward: -> the gradients of (input, weight0, weight1, weight2,
+    weight3, hx_, cx_)."""
+    S, N, I = input.shape
+    H = hx_.shape[-1]
+    ws = workspace.view(input.dtype).reshape(S, N, 7 * H)
+    steps = _lstm_saved_steps(ws, hx_, cx_, reverse)
+    da, dh, dc = _lstm_bptt(_ArrayOps(xp), steps, grad_output, grad_hy, grad_cy, weight1,
+                            reverse)
+    da2 = da.reshape(S * N, 4 * H)
+    h_prev = xp.empty((S, N, H), dtype=ws.dtype)  # every step's h_{t-1}
+    h_prev[...] = [s[7] for s in steps]
+    dw0 = da2.T @ input.reshape(S * N, I)
+    dw1 = da2.T @ h_prev.reshape(S * N, H)
+    db = da2.sum(0)
+    return (da2 @ weight0).reshape(S, N, I), dw0, dw1, db, db.copy(), dh, dc
+
+
+lstm_layer_backward = defop("mkldnn_rnn_layer_backward", _lstm_layer_backward_fwd, outputs=7,
+                            differentiable=False)
+
+
+def _lstm_layer_backward(grad, input, weight0, weight1, weight2, weight3, hx_, cx_, result,
+                         reverse):
+    from ..autograd.grad_mode import is_grad_enabled
+    if not is_grad_enabled():
+        return lstm_layer_backward(input, weight0, weight1, hx_, cx_, result[3], grad[0],
+                                   grad[1], grad[2], reverse)
+    # mkldnn_rnn_layer_differentiable_backward: the gates recomputed with ndgrad ops
+    ops = _TensorOps()
+    S, N, I = input.shape
+    H = hx_.shape[-1]
+    gi = input @ weight0.T + (weight2 + weight3)
+    steps, _, _ = _lstm_run(ops, gi, hx_, cx_, weight1, reverse)
+    da, dh, dc = _lstm_bptt(ops, steps, grad[0], grad[1], grad[2], weight1, reverse)
+    da2 = da.reshape(S * N, 4 * H)
+    h_prev = ops.stack([s[7] for s in steps], 0).reshape(S * N, H)
+    db = da2.sum(0)
+    return (da @ weight0, da2.T @ input.reshape(S * N, I), da2.T @ h_prev, db, db, dh, dc)
+
+
+lstm_layer = defop(
+    "mkldnn_rnn_layer", _lstm_layer_fwd, promote="binary", outputs=4, nondiff_outputs=(3,),
+    node_name="MkldnnRnnLayerBackward0", backward=_lstm_layer_backward,
+    inputs=("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"))
 
 
 # ---------------------------------------------------------------- pointwise losses

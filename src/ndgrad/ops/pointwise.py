@@ -17,6 +17,7 @@ from .. import _argcheck
 from .._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
+from . import _fma, _specfun
 from .complex import _cj, _is_complex  # conj on complex tensors, identity on real ones (Note [Complex gradients])
 
 __all__ = [
@@ -43,9 +44,7 @@ _SQRTPI_2 = math.sqrt(math.pi) / 2.0
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(d.name, d.name)
+    return d._cname
 
 
 def _not_implemented(kernel, dtype):
@@ -63,22 +62,21 @@ def _add_fwd(xp, self, other, alpha=1):
     if alpha == 1:
         return xp.add(self, other)
     _check_alpha(self, other, alpha)
-    return xp.add(self, _scaled(xp, other, alpha))
+    if other.__class__ is int and getattr(self, "dtype", None) is not None and \
+            self.dtype.kind in "iu":   # (int8 tensor + 300 * 2: a Python int, wrapped later)
+        return xp.add(self, other * alpha)
+    # alpha != 1: one rounding, as PyTorch's kernel (a fused multiply-add: ops/_fma.py)
+    return _fma.add_scaled(xp, self, other, alpha)
 
 
 def _sub_fwd(xp, self, other, alpha=1):
     if alpha == 1:
         return xp.subtract(self, other)
     _check_alpha(self, other, alpha)
-    return xp.subtract(self, _scaled(xp, other, alpha))
-
-
-def _scaled(xp, other, alpha):
-    """other * alpha: a Python number stays one (NumPy's product would be a NumPy scalar,
-    which promotes an int8 tensor to int64)."""
-    if other.__class__ in (int, float, complex, bool):
-        return other * alpha
-    return xp.multiply(other, alpha)
+    if other.__class__ is int and getattr(self, "dtype", None) is not None and \
+            self.dtype.kind in "iu":
+        return xp.subtract(self, other * alpha)
+    return _fma.add_scaled(xp, self, other, -alpha)
 
 
 def _check_alpha(self, other, alpha):
@@ -100,8 +98,29 @@ def _rsub_fwd(xp, self, other, alpha=1):
     return _sub_fwd(xp, other, self, alpha)
 
 
-rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-             self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
+_rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+              other=lambda grad: grad)
+_rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
+                     self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                     other=lambda grad: grad)
+
+
+_RSUB = ("(Tensor input, Tensor other, *, Number alpha = 1)",
+         "(Tensor input, Number other, Number alpha = 1)")
+
+
+def rsub(input, other, *rest, alpha=1):
+    """torch.rsub(input, other, *, alpha=1): other - alpha * input (a Number other takes alpha
+    by position too, as PyTorch's second overload)."""
+    if rest:
+        if len(rest) > 1 or isinstance(other, Tensor) or alpha != 1:
+            from .._argcheck import combination_error
+            raise combination_error("rsub", _RSUB, (input, other) + rest, {"alpha": alpha}
+                                    if alpha != 1 else {})
+        alpha = rest[0]
+    return (_rsub_tensor if isinstance(other, Tensor) else _rsub)(input, other, alpha)
 
 
 def _check_bool_sub(input, other):
@@ -300,11 +319,14 @@ _SEQUENCES = (list, tuple)
 
 
 def float_power(input, exponent):
-    """torch.float_power: pow computed in float64."""
+    """torch.float_power: pow computed in float64 (complex128 when either side is complex)."""
+    cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex)
+               for v in (input, exponent))
+    target = D.complex128 if cplx else D.float64
     if isinstance(input, Tensor):
-        input = input.to(D.float64)
+        input = input.to(target)
     if isinstance(exponent, Tensor):
-        exponent = exponent.to(D.float64)
+        exponent = exponent.to(target)
     return pow(input, exponent)
 
 
@@ -672,35 +694,25 @@ def round(input, *, decimals=None):
 
 
 # ---------------------------------------------------------------- special functions
-# NumPy has no erf/lgamma: erf, erfc and lgamma map the exactly-rounded `math` functions over
-# the array (once per element); digamma and polygamma use the recurrence up to x >= 10 (20) and
-# the asymptotic series, accurate to ~1e-15; erfinv polishes Giles' approximation by Newton.
+# NumPy has no erf/lgamma: erf, erfc and lgamma are ops/_specfun.py's vectorised kernels (rational
+# approximations, float64, within a few ulp); digamma and polygamma use the recurrence up to
+# x >= 10 (20) and the asymptotic series, accurate to ~1e-15; erfinv polishes Giles'
+# approximation by Newton.
 
-def _host_ufunc(f):
-    """`math`'s correctly rounded f over the array, element by element on the host (the array
-    modules have no erf/lgamma): one explicit copy there and back."""
-    u = _np.frompyfunc(f, 1, 1)  # host: maps a math function
-
-    def run(xp, self):
-        out = _np.asarray(u(to_numpy(self)), dtype=object).astype(self.dtype)  # host: see above
-        return out if xp is _np else xp.asarray(out)
-    return run
-
-
-def _safe_lgamma(v):
-    try:
-        return math.lgamma(v)
-    except (ValueError, OverflowError):
-        return math.inf
-
-
-_erf_h = _host_ufunc(math.erf)
-_erfc_h = _host_ufunc(math.erfc)
-_lgamma_h = _host_ufunc(_safe_lgamma)
+def _real_kernel(kernel, name):
+    """A float64 kernel of ops/_specfun.py as a forward: PyTorch's error for complex input, the
+    result in the input's (floating) dtype."""
+    def fwd(xp, self):
+        if self.dtype.kind == "c":
+            raise _not_implemented(name, D._BY_NP[self.dtype])
+        return kernel(xp, self).astype(self.dtype, copy=False)
+    return fwd
 
 
 def _erfinv_fwd(xp, self):
     from .special import _ndtri_lower
+    if self.dtype.kind == "c":
+        raise _not_implemented("erfinv_vml_cpu", D._BY_NP[self.dtype])
     y = self.astype("float64")
     w = -xp.log((1.0 - y) * (1.0 + y))
     small = w < 5.0
@@ -718,7 +730,7 @@ def _erfinv_fwd(xp, self):
     finite = xp.isfinite(x)
     xf = xp.where(finite, x, 0.0)
     for _ in range(2):  # Newton on erf(x) = y
-        err = _erf_h(xp, xf) - y
+        err = _specfun.erf(xp, xf) - y
         xf = xf - err / (_2_SQRTPI * xp.exp(-xf * xf))
     x = xp.where(finite, xf, x)
     # the tails, |y| >= 1/2: erfinv(y) = -sign(y) ndtri((1 - |y|) / 2) / sqrt(2), 1 - |y| exact
@@ -783,11 +795,14 @@ def _polygamma_np(xp, n, x):
     return out
 
 
-erf = _unary("erf", _erf_h, lambda grad, self: grad * (_2_SQRTPI * exp(-self * self)))
-erfc = _unary("erfc", _erfc_h, lambda grad, self: grad * (-_2_SQRTPI * exp(-self * self)))
+erf = _unary("erf", _real_kernel(_specfun.erf, "erf_vml_cpu"),
+             lambda grad, self: grad * (_2_SQRTPI * exp(-self * self)))
+erfc = _unary("erfc", _real_kernel(_specfun.erfc, "erfc_vml_cpu"),
+              lambda grad, self: grad * (-_2_SQRTPI * exp(-self * self)))
 erfinv = _unary("erfinv", _erfinv_fwd,
                 lambda grad, result: grad * (_SQRTPI_2 * exp(result * result)))
-lgamma = _unary("lgamma", _lgamma_h, lambda grad, self: grad * digamma(self))
+lgamma = _unary("lgamma", _real_kernel(_specfun.lgamma, "lgamma_vml_cpu"),
+                lambda grad, self: grad * digamma(self))
 digamma = _unary("digamma", lambda xp, self: _digamma_np(xp, self).astype(self.dtype),
                  lambda grad, self: grad * polygamma(1, self))
 _polygamma = defop("polygamma",
@@ -960,7 +975,9 @@ hypot = defop("hypot", _hypot_fwd, promote="binary", tensor_only=True,
 
 
 def _lerp_fwd(xp, self, end, weight):
-    # PyTorch's formulation: exact at weight 0 and 1
+    # PyTorch's formulation: exact at weight 0 and 1, each branch a fused multiply-add
+    if _fma.fusable(self, end, weight):
+        return _fma.lerp(self, end, weight)
     diff = end - self
     small = xp.abs(weight) < 0.5
     return xp.where(small, self + weight * diff, end - diff * (1 - weight)).astype(
@@ -989,7 +1006,8 @@ def lerp(input, end, weight):
 
 
 _addcmul = defop(
-    "addcmul", lambda xp, self, tensor1, tensor2, value=1: self + value * tensor1 * tensor2,
+    "addcmul", lambda xp, self, tensor1, tensor2, value=1: _fma.addcmul_forward(
+        xp, self, tensor1, tensor2, value),
     promote="binary", tensor_only=True,
     self=lambda grad: grad,
     tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
@@ -1315,19 +1333,36 @@ def _float_only(name, xp, *arrays):
 
 def _logaddexp_fwd(xp, self, other):
     _float_only("logaddexp", xp, self, other)
+    if self.dtype.kind == "c" or other.dtype.kind == "c":
+        return _logaddexp_complex(xp, *xp.broadcast_arrays(self, other))
     return xp.logaddexp(self, other)
 
 
+def _logaddexp_complex(xp, x, y):
+    """ATen's complex log-add-exp: log1p(exp(min - max)) + max of x and y by real part (on a
+    tie y is the min), NaN if either is NaN, min where both real parts are -inf, the plain
+    log(exp(x) + exp(y)) where both are +inf."""
+    x_lt = x.real < y.real
+    lo, hi = xp.where(x_lt, x, y), xp.where(x_lt, y, x)
+    with _np.errstate(all="ignore"):  # host: error state
+        out = xp.log1p(xp.exp(lo - hi)) + hi
+        both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+        out = xp.where(both_inf, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))),
+                       out)
+    nan = xp.isnan(x) | xp.isnan(y)
+    return xp.where(nan, complex(_np.nan, _np.nan), out).astype(xp.result_type(x, y))
+
+
 def _logaddexp2_fwd(xp, self, other):
-    _float_only("logaddexp2", xp, self, other)
+    _check_kinds("logaddexp2", (self, other), "f")   # (no complex kernel in ATen)
     return xp.logaddexp2(self, other)
 
 
 # (PyTorch's formulas: at self = inf and a finite other the gradient is grad, where
 # exp(self - result) would be exp(inf - inf) = nan)
 _logaddexp = defop("logaddexp", _logaddexp_fwd, promote="binary",
-                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
-                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
+                   self=lambda grad, self, other: grad / _cj(1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / _cj(1 + exp(self - other)))
 _logaddexp2 = defop("logaddexp2", _logaddexp2_fwd, promote="binary",
                     self=lambda grad, self, other: grad / (1 + exp2(other - self)),
                     other=lambda grad, self, other: grad / (1 + exp2(self - other)))
@@ -1406,7 +1441,9 @@ def _nextafter_fwd(xp, self, other):
     return xp.nextafter(self, other)
 
 
-nextafter = defop("nextafter", _nextafter_fwd, promote="binary", differentiable=False)
+# (derivatives.yaml: the identity for self, zero for other)
+nextafter = defop("nextafter", _nextafter_fwd, promote="binary", self=lambda grad: grad,
+                  other=None)
 
 
 def _bessel_i1_np(xp, x):

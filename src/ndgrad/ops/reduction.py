@@ -67,9 +67,7 @@ def _count(shape, dim):
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(d.name, d.name)
+    return d._cname
 
 
 def _int_to_long(a, dtype):
@@ -205,6 +203,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _prod_fwd(xp, self, dim, keepdim, dtype=None):
+    if dtype is D.bool:     # (a bool product is a logical and; NumPy's would be int64)
+        return xp.all(self, axis=dim, keepdims=keepdim)
     return xp.prod(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
 
 
@@ -692,7 +692,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 def _logsumexp_fwd(xp, self, dim, keepdim):
     if self.size == 0:
         return xp.log(xp.sum(xp.exp(self), axis=dim, keepdims=keepdim))
-    m = xp.max(self, axis=dim, keepdims=True)
+    # (complex inputs: shifted by the largest real part, as ATen's, so the imaginary part of
+    # the result is the principal value's)
+    m = xp.max(self.real if self.dtype.kind == "c" else self, axis=dim, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
     with _np.errstate(divide="ignore"):  # host: error state
         r = xp.log(xp.sum(xp.exp(self - m), axis=dim, keepdims=True)) + m
@@ -701,9 +703,10 @@ def _logsumexp_fwd(xp, self, dim, keepdim):
 
 def _logsumexp_grad(grad, self, result, self_shape, dim, keepdim):
     from .pointwise import exp
+    from .complex import _cj
     grad = _keep(grad, self_shape, dim, keepdim)
     result = _keep(result, self_shape, dim, keepdim)
-    return grad * exp(self - result)
+    return grad * _cj(exp(self - result))
 
 
 _logsumexp = defop("logsumexp", _f16_acc(_logsumexp_fwd), promote="float", self=_logsumexp_grad)
@@ -837,21 +840,80 @@ def _logcumsumexp_fwd(xp, self, dim):
             f"'{_type_name(D.from_numpy_dtype(self.dtype))}'")
     if self.ndim == 0 or self.size == 0:
         return self.copy()
+    if self.dtype.kind == "c":
+        return _logcumsumexp_complex(xp, self, dim)
     return xp.logaddexp.accumulate(self, axis=dim)
 
 
+def _logcumsumexp_complex(xp, x, dim):
+    """ATen's complex logcumsumexp: r_0 = x_0, r_j = log1p(exp(min - max)) + max of r_{j-1}
+    and x_j (by real part). The values are log(cumsum(exp(x))) (shifted by the largest real
+    part); the branch of each imaginary part is ATen's: within pi/2 of x_j's where x_j has the
+    larger real part (an anchor), else of r_{j-1}'s, so r follows the unwrapped increments of
+    the principal values from the last anchor on."""
+    x = xp.moveaxis(x, dim, -1)
+    m = x.real.max(axis=-1, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
+        p = xp.log(xp.cumsum(xp.exp(x - m), axis=-1)) + m      # principal values
+    two_pi = 2 * _math.pi
+
+    def wrap(a):                                             # to [-pi, pi)
+        return a - two_pi * xp.floor((a + _math.pi) / two_pi)
+    n = x.shape[-1]
+    anchor = xp.zeros(x.shape, dtype=bool)
+    anchor[..., 0] = True
+    anchor[..., 1:] = x.real[..., 1:] > p.real[..., :-1]
+    at_anchor = x.imag + wrap(p.imag - x.imag)
+    at_anchor[..., 0] = x.imag[..., 0]
+    step = xp.zeros(x.shape, dtype=p.real.dtype)
+    step[..., 1:] = wrap(p.imag[..., 1:] - p.imag[..., :-1])
+    walked = xp.cumsum(xp.where(anchor, 0, step), axis=-1)
+    last = xp.maximum.accumulate(xp.where(anchor, xp.arange(n), 0), axis=-1)
+    base = xp.take_along_axis(at_anchor - walked, last, axis=-1)
+    imag = xp.where(xp.isfinite(p.imag), base + walked, p.imag)
+    r = p.real + 1j * imag
+    r[..., 0] = x[..., 0]
+    return xp.moveaxis(r.astype(x.dtype), -1, dim)
+
+
 def _logcumsumexp_grad(grad, self, result, dim):
+    # FunctionsManual's logcumsumexp_backward: the positive and the negative parts of grad in
+    # log space, each pulled back through a reverse logcumsumexp, so that no intermediate
+    # overflows at any input size (exp(x - out) factored in two gave inf * 0 past ~700)
+    from .pointwise import exp, log, where
+    from .shape import _flip
+    if self._data.ndim == 0 or self._data.size == 0:
+        return grad
+
+    def reverse(x):
+        return _flip(_logcumsumexp(_flip(x, (dim,)), dim), (dim,))
+    if grad.dtype.is_complex:
+        return exp(reverse(log(grad.conj()) - result) + self).conj()
+    lowest = float(_np.finfo(grad.dtype.np).min)  # host: a dtype constant
+    log_abs = log(grad.abs())
+    pos = where(grad > 0, log_abs, lowest)
+    neg = where(grad < 0, log_abs, lowest)
+    return exp(reverse(pos - result) + self) - exp(reverse(neg - result) + self)
+
+
+# (forward mode: FunctionsManual's logcumsumexp_jvp; the backward formula is not linear around
+# a zero grad, which the double-VJP fallback needs)
+_logcumsumexp = defop("logcumsumexp", _f16_acc(_logcumsumexp_fwd), self=_logcumsumexp_grad,
+                      jvp={"self": lambda tangent, self, dim: _logcumsumexp_jvp(
+                          tangent, self, dim)})
+
+
+def _logcumsumexp_jvp(tangent, self, dim):
+    """cumsum(t exp(x - m)) / cumsum(exp(x - m)), m the largest x along dim (0 where that sum
+    is below 1e-13, as PyTorch's)."""
     from .pointwise import exp
     if self._data.ndim == 0:
-        return grad
-    # d out_j / d x_i = exp(x_i - out_j) for i <= j; shifted by a constant c (which cancels) so
-    # that neither factor overflows for inputs of moderate range
-    c = float(self._data.max()) if self._data.size else 0.0   # (a host float: one sync)
-    c = c if _math.isfinite(c) else 0.0
-    return exp(self - c) * _revcumsum(grad * exp(c - result), dim)
-
-
-_logcumsumexp = defop("logcumsumexp", _f16_acc(_logcumsumexp_fwd), self=_logcumsumexp_grad)
+        return tangent
+    e = exp(self - self.amax(dim, keepdim=True)) if not self.dtype.is_complex else exp(self)
+    den = cumsum(e, dim)
+    num = cumsum(e * tangent, dim)
+    return num.masked_fill(den.abs() < 1e-13, 0.0) / den
 
 
 def logcumsumexp(input, dim):
@@ -971,47 +1033,9 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """torch.nanquantile: quantile() of the non-NaN elements of each slice (NaN when there are
-    none). Differentiable through sort and gather."""
+    none)."""
     from .. import functional as F
-    from .pointwise import where
-    from .shape import stack
-    qs, vector = F._quantile_args(input, q, interpolation)
-    shape = tuple(input.shape)
-    if dim is None:
-        x, d = input.reshape(-1), 0
-    else:
-        d = _wrap_dim(dim, input.ndim)
-        x = input if input.ndim else input.reshape(1)
-    srt = x.sort(d).values                       # NaNs last
-    count = (~x.isnan())._data.sum(axis=d, keepdims=True)
-    xp = xp_of(count)
-    empty = _make(xp.asarray(count == 0))
-    last = xp.maximum(count - 1, 0).astype("float64")
-    outs = []
-    for v in qs:
-        pos = v * last
-        lo = xp.floor(pos)
-        if interpolation == "nearest":
-            lo = hi = xp.round(pos)
-        elif interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi = xp.ceil(pos)
-        else:
-            hi = xp.minimum(lo + 1, last)
-        frac = pos - lo
-        if interpolation == "midpoint":
-            frac = xp.where(frac > 0, 0.5, 0.0)
-        a = srt.gather(d, _make(xp.asarray(lo, dtype="int64")))
-        b = srt.gather(d, _make(xp.asarray(hi, dtype="int64")))
-        r = a + (b - a) * _make(xp.asarray(frac, dtype=srt._data.dtype))
-        r = where(empty, float("nan"), r)
-        if dim is None:
-            r = r.reshape((1,) * len(shape) if keepdim else ())
-        elif not keepdim or input.ndim == 0:
-            r = r.squeeze(d) if input.ndim else r.reshape(())
-        outs.append(r)
-    return stack(outs) if vector else outs[0]
+    return F._quantile(input, q, dim, keepdim, interpolation, True)
 
 
 def _mode_fwd(xp, self, dim, keepdim):
@@ -1020,13 +1044,23 @@ def _mode_fwd(xp, self, dim, keepdim):
     x = xp.moveaxis(self, dim, -1)
     n = x.shape[-1]
     flat = x.reshape(-1, n)
-    values = xp.empty(flat.shape[0], dtype=self.dtype)
-    indices = xp.empty(flat.shape[0], dtype="int64")
-    for r, row in enumerate(flat):
-        uniq, counts = xp.unique(row, return_counts=True)   # sorted: ties take the smallest
-        v = uniq[xp.argmax(counts)]
-        values[r] = v
-        indices[r] = n - 1 - xp.argmax((row == v)[::-1])     # its last occurrence
+    # each row sorted; runs of equal values (NaNs as one value, as unique's) and their lengths
+    s = xp.sort(flat, axis=-1)
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind in "fc":
+        same |= xp.isnan(s[:, 1:]) & xp.isnan(s[:, :-1])
+    pos = xp.arange(n)
+    first = xp.maximum.accumulate(xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same], axis=1), pos, 0), axis=1)
+    last = n - 1 - xp.maximum.accumulate(xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same[:, ::-1]], axis=1), pos, 0), axis=1)[:, ::-1]
+    best = xp.argmax(last - first, axis=1)  # the longest run; ties: the smallest value
+    values = xp.take_along_axis(s, best[:, None], axis=1)
+    hit = flat == values
+    if s.dtype.kind in "fc":
+        hit |= xp.isnan(flat) & xp.isnan(values)
+    indices = n - 1 - xp.argmax(hit[:, ::-1], axis=1)  # its last occurrence
+    values = values[:, 0]
     values = values.reshape(x.shape[:-1])
     indices = indices.reshape(x.shape[:-1])
     if keepdim:

@@ -81,6 +81,8 @@ def sum_to_size(self, *sizes, size=None):
     if not _expandable(size, self._data.shape):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, self.shape))}}}.")
+    if not size:        # (ATen's sum_to: a full sum, so a bool tensor gives int64)
+        return self.sum()
     return sum_to(self, size) if self._data.shape != size else self
 
 
@@ -94,7 +96,12 @@ def _expandable(small, big):
 
 
 def _expand_fwd(xp, self, size):
-    return xp.broadcast_to(self, size)
+    out = xp.broadcast_to(self, size)
+    # NumPy marks every broadcast read-only; PyTorch's expand is writable where it repeats no
+    # element (sizes kept, or size-1 dimensions added), so those are plain views
+    if out.size == self.size:
+        return self.reshape(out.shape)
+    return out
 
 
 _expand = defop("expand", _expand_fwd, view=True,
@@ -333,8 +340,8 @@ def _to_fwd(xp, self, dtype):
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=4)
-        return self.real.astype(dtype.np)
-    return self.astype(dtype.np)
+        return D.cast(self.real, dtype) if dtype._special else self.real.astype(dtype.np)
+    return D.cast(self, dtype) if dtype._special else self.astype(dtype.np)
 
 
 def _to_grad(grad, self):
@@ -684,7 +691,7 @@ def _unfold_fwd(xp, self, dimension, size, step):
     shape = self.shape[:dimension] + (nwin,) + self.shape[dimension + 1:] + (size,)
     st = self.strides
     strides = st[:dimension] + (st[dimension] * step,) + st[dimension + 1:] + (st[dimension],)
-    return xp.lib.stride_tricks.as_strided(self, shape, strides, writeable=step >= size)
+    return D.as_strided(xp, self, shape, strides, writeable=step >= size)
 
 
 def _unfold_backward_fwd(xp, grad, shape, dimension, size, step):
@@ -727,7 +734,7 @@ def _diag_view_fwd(xp, self, offset, dim1, dim2):
     st = a.strides
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(st[i] for i in keep) + (st[dim1] + st[dim2],)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return D.as_strided(xp, a, shape, strides, writeable=a.flags.writeable)
 
 
 def _diag_backward_fwd(xp, grad, shape, offset, dim1, dim2):

@@ -7,7 +7,7 @@
 #
 # Kernels run in float64 on NumPy alone and reach ~1e-15 relative accuracy (absolute near the
 # zeros of the oscillating functions):
-# - erfcx: erfc(x) exp(x^2) with x^2 split exactly (Dekker) below 25, a continued fraction above.
+# - erfcx: ops/_specfun.py's rational approximations for x >= 0; 2 exp(x^2) - erfcx(-x) below.
 # - ndtri: Acklam's rational start, then two Halley steps on erfc (the tails stay relative).
 # - gammainc/gammaincc: the power series for x < max(1, a), the continued fraction otherwise.
 # - I0/I1 (and e^-|x| scaled): the power series (all terms positive) to |x| = 25, then the
@@ -28,8 +28,8 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._registry import defop
 from .shape import broadcast_shapes
-from .pointwise import (exp, log, where, sign, lgamma, _erfc_h, _lgamma_h, _not_implemented,
-                        _i1, _safe_nonzero)
+from .pointwise import (exp, log, where, sign, lgamma, _not_implemented, _i1, _safe_nonzero)
+from ._specfun import erfc as _erfc_k, erfcx as _erfcx_k, lgamma as _lgamma_k
 
 _SQRTPI = math.sqrt(math.pi)
 _SQRT2 = math.sqrt(2.0)
@@ -62,45 +62,31 @@ def _not_derived(what):
 
 # ---------------------------------------------------------------- error function family
 
-def _exp_sq(xp, x):
-    """exp(x * x) with x * x split exactly (hi has 26 bits, so hi * hi is exact)."""
-    c = x * 134217729.0
-    hi = c - (c - x)
-    return xp.exp(hi * hi) * xp.exp((x - hi) * (x + hi))
-
-
-def _erfcx_pos(xp, x):
-    """erfcx for x >= 0."""
-    small = x < 25
-    xs = xp.where(small, x, 0.0)
-    out_s = _erfc_h(xp, xs) * _exp_sq(xp, xs)
-    xl = xp.where(small, 25.0, x)
-    k = xl
-    for n in range(40, 0, -1):  # erfcx = 1 / (sqrt(pi) (x + (1/2) / (x + 1 / (x + (3/2) / ...))))
-        k = xl + (n / 2) / k
-    return xp.where(small, out_s, 1.0 / (_SQRTPI * k))
-
-
 def _erfcx_np(xp, x):
     x = _f64(x)
     with _quiet():
         ax = xp.abs(x)
-        pos = _erfcx_pos(xp, xp.where(xp.isnan(ax), 0.0, ax))
-        neg = 2 * _exp_sq(xp, xp.where(x < -27, 0.0, x)) - pos
+        pos = _erfcx_k(xp, ax)
+        # x < 0: erfcx(x) = 2 exp(x^2) - erfcx(-x), exp(x^2) with x^2 split exactly (hi has 26
+        # bits, so hi * hi is exact)
+        xn = xp.where(x < -27, 0.0, x)
+        c = xn * 134217729.0
+        hi = c - (c - xn)
+        neg = 2 * (xp.exp(hi * hi) * xp.exp((xn - hi) * (xn + hi))) - pos
         out = xp.where(x >= 0, pos, xp.where(x < -27, xp.inf, neg))
         return xp.where(xp.isnan(x), xp.nan, out)
 
 
 def _ndtr_np(xp, x):
     x = _f64(x)
-    return 0.5 * _erfc_h(xp, -x / _SQRT2)
+    return 0.5 * _erfc_k(xp, -x / _SQRT2)
 
 
 def _log_ndtr_np(xp, x):
     x = _f64(x)
     t = x / _SQRT2
     with _quiet():
-        pos = xp.log1p(-0.5 * _erfc_h(xp, xp.where(x > 0, t, 0.0)))
+        pos = xp.log1p(-0.5 * _erfc_k(xp, xp.where(x > 0, t, 0.0)))
         tn = xp.where(x > 0, 0.0, -t)
         neg = xp.log(0.5 * _erfcx_np(xp, tn)) - tn * tn
     return xp.where(x > 0, pos, neg)
@@ -134,7 +120,7 @@ def _ndtri_lower(xp, p):
         x_c = _horner(_ACK_A, r) * u / (_horner(_ACK_B, r) * r + 1)
         x = xp.where(tail, x_t, x_c)
         for _ in range(2):  # Halley on ndtr(x) = p
-            e = 0.5 * _erfc_h(xp, -x / _SQRT2) - p
+            e = 0.5 * _erfc_k(xp, -x / _SQRT2) - p
             v = e * _SQRT2PI * xp.exp(x * x / 2)
             step = v / (1 + x * v / 2)
             x = xp.where(xp.isfinite(step), x - step, x)
@@ -207,7 +193,7 @@ xlog1py = defop("special_xlog1py", _xlog1py_fwd, promote="binary_float",
 
 def _gamma_prefactor(xp, a, x, shift):
     """x^a e^-x / Gamma(a + shift), through logs."""
-    return xp.exp(a * xp.log(x) - x - _lgamma_h(xp, a + shift))
+    return xp.exp(a * xp.log(x) - x - _lgamma_k(xp, a + shift))
 
 
 def _igam_series(xp, a, x):

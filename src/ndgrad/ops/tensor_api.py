@@ -56,8 +56,7 @@ def _check_strided(size, stride, offset, numel, itemsize):
 
 
 def _as_strided_fwd(xp, self, size, stride, offset, flat):
-    st = xp.lib.stride_tricks.as_strided(flat[offset:], shape=size,
-                                         strides=tuple(s * flat.itemsize for s in stride))
+    st = D.as_strided(xp, flat[offset:], size, tuple(s * flat.itemsize for s in stride))
     return st
 
 
@@ -662,6 +661,61 @@ METHODS = {
         self if dtype is None else self.to(dtype),
     "prelu": lambda self, weight: _F().prelu(self, weight),
 }
+
+# ---------------------------------------------------------------- deprecated overloads
+# PyTorch 2.13 still takes the old argument orders optimizer libraries use: x.add_(alpha, other),
+# x.sub_(alpha, other), x.addcmul_(value, tensor1, tensor2), x.addcdiv_(value, ...), and the
+# torch-level add/sub/addcmul/addcdiv(input, number, ...): the number moves to its keyword.
+# Its argument parser warns once per process, at the first such call (TORCH_WARN_ONCE).
+
+_DEPRECATED_WARNED = [False]
+_PARSER_SITE = " (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/python_arg_parser.cpp:1841.)"
+
+
+def _deprecated(fn, name, keyword, tensors, method):
+    """`fn` taking, after self, (number, *tensors) as (*tensors, keyword=number) too."""
+    import functools
+    import numbers
+    params = ", ".join(f"Tensor {t}" for t in tensors)
+    out = "" if method else ", *, Tensor out = None"
+    head = "" if method else "Tensor input, "
+    old = f"{name}({head}Number {keyword}, {params}{out})"
+    new = f"{name}({head}{params}, *, Number {keyword} = 1{', Tensor out = None' if not method else ''})"
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        # args: (self, number, *tensors) in the old order (self by keyword is the new one's);
+        # argument checking's frame passes the keyword's default on: 1 is "not given"
+        if len(args) == len(tensors) + 2 and isinstance(args[1], numbers.Number) \
+                and not isinstance(args[1], bool) and kwargs.get(keyword, 1) == 1 \
+                and all(isinstance(a, Tensor) for a in args[2:]):
+            if not _DEPRECATED_WARNED[0]:
+                _DEPRECATED_WARNED[0] = True
+                from ..autograd.graph import warn_at_user
+                warn_at_user(f"This overload of {name} is deprecated:\n\t{old}\nConsider using "
+                             f"one of the following signatures instead:\n\t{new}" + _PARSER_SITE)
+            kwargs[keyword] = args[1]
+            args = args[:1] + args[2:]
+        return fn(*args, **kwargs)
+    # (the signature argument checking binds against: fn's, taking one positional more)
+    import inspect
+    ps = list(inspect.signature(fn).parameters.values())
+    at = next((i for i, p in enumerate(ps) if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)), len(ps))
+    if not any(p.kind == p.VAR_POSITIONAL for p in ps):
+        ps.insert(at, inspect.Parameter("_deprecated", inspect.Parameter.VAR_POSITIONAL))
+    wrapper.__signature__ = inspect.Signature(ps)
+    return wrapper
+
+
+for _name, _kw, _ts in (("add", "alpha", ("other",)), ("sub", "alpha", ("other",)),
+                        ("addcmul", "value", ("tensor1", "tensor2")),
+                        ("addcdiv", "value", ("tensor1", "tensor2"))):
+    for _suffix in ("", "_"):
+        METHODS[_name + _suffix] = _deprecated(getattr(Tensor, _name + _suffix),
+                                               _name + _suffix, _kw, _ts, True)
+    from . import pointwise as _pointwise
+    FUNCTIONS[_name] = _deprecated(getattr(_pointwise, _name), _name, _kw, _ts, False)
+
 PROPERTIES = {"name": lambda self: None, "volatile": _volatile, "is_sparse_csr": lambda self: False,
               "grad_dtype": lambda self: self.dtype}
 for _flag in ("is_mps", "is_xpu", "is_xla", "is_ipu", "is_maia", "is_mtia", "is_mkldnn",

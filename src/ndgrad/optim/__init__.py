@@ -2,11 +2,17 @@
 
     opt = ndgrad.optim.Adam(model.parameters(), lr=1e-3)
     sched = ndgrad.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.5)
+
+Each algorithm has a module of PyTorch's name (optim.adam: the Adam class, the functional `adam`
+and its single- and multi-tensor kernels; see optimizer.py's Note [optimizer structure]).
 """
 from .optimizer import Optimizer
 from .sgd import SGD
-from .adam import Adam, AdamW
-from .rmsprop import RMSprop, Adagrad, Adadelta
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from .adadelta import Adadelta
 from .adamax import Adamax
 from .nadam import NAdam
 from .radam import RAdam

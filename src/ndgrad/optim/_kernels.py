@@ -1,105 +1,339 @@
-"""The in-place tensor arithmetic of PyTorch's optimizers, on raw arrays, rounded as PyTorch's CPU
-kernels round, so float32 trajectories follow PyTorch's and not only float64 ones.
+"""The operands of the optimizers' single-tensor kernels (Note [optimizer structure] in
+optimizer.py): `Arr`, an array behind the Tensor methods the kernels call, rounded as PyTorch's
+CPU kernels round (ops/_fma.py: the fused multiply-adds of add_(alpha), addcmul_ and lerp_), and
+`F`, the torch functions they call, for Arr and Tensor operands alike.
 
-PyTorch's vectorized CPU kernels evaluate these with a fused multiply-add (one rounding):
-
-    add_(other, alpha)          self + alpha * other            fma(other, alpha, self)
-    addcmul_(t1, t2, value)     self + (value * t1) * t2        fma(value * t1, t2, self)
-    addcdiv_(t1, t2, value)     self + (value * t1) / t2        two roundings, no fma
-    lerp_(end, w), |w| < 0.5    self + w * (end - self)         fma(w, end - self, self)
-    lerp_(end, w), |w| >= 0.5   end - (end - self) * (1 - w)    fma(self - end, 1 - w, end)
-
-NumPy has no fma; for float32 (and narrower) arrays the product and sum are formed in float64,
-where the product of two float32 values is exact, and rounded once to the array's dtype. Python
-scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`. float64
-arrays use plain arithmetic (one rounding more than PyTorch's fma, far below any tolerance).
-Complex parameters are updated as pairs of reals (`as_real`), as PyTorch's `view_as_real` does.
+Complex parameters are updated as pairs of reals (`view_as_real`), as PyTorch's optimizers do.
 """
-import numpy as np
+from .._backend import xp_of, is_array
+from .._tensor import Tensor, _make
+from ..ops import _fma
 
-from .._backend import is_array, xp_of
-
-__all__ = ["add_", "add", "addcmul_", "addcmul", "addcdiv_", "lerp_", "lerp", "as_real", "fma"]
-
-
-def _narrow(arr):
-    return arr.dtype.kind == "f" and arr.dtype.itemsize < 8
+__all__ = ["Arr", "F", "operands", "bump_versions", "state_tensor", "sqrt", "as_real"]
 
 
-def _scalar(value, arr):
-    """A Python scalar as PyTorch passes it to a kernel of arr's dtype."""
-    return arr.dtype.type(value) if arr.dtype.kind == "f" else value
-
-
-def fma(a, b, c, out=None):
-    """a * b + c with one rounding (emulated for float32) into `out` (a new array if None)."""
-    ref = c if is_array(c) else (a if is_array(a) else b)
-    dt = ref.dtype
-    xp = xp_of(ref)
-    if _narrow(ref):
-        r = xp.multiply(a, b, dtype=np.float64)
-        r += xp.asarray(c, dtype=np.float64)
-        if out is None:
-            return r.astype(dt)
-        out[...] = r
-        return out
-    if out is None:
-        return a * b + c
-    return xp.add(a * b, c, out=out)
-
-
-def add_(self, other, alpha=1.0):
-    """self.add_(other, alpha=alpha)."""
-    if alpha == 1:
-        self += other
-        return self
-    return fma(other, _scalar(alpha, self), self, out=self)
-
-
-def add(self, other, alpha=1.0):
-    """self.add(other, alpha=alpha) as a new array."""
-    if alpha == 1:
-        return self + other
-    return fma(other, _scalar(alpha, self), self)
-
-
-def addcmul_(self, t1, t2, value=1.0):
-    """self.addcmul_(t1, t2, value=value)."""
-    v = _scalar(value, self)
-    return fma(t1 if value == 1 else v * t1, t2, self, out=self)
-
-
-def addcmul(self, t1, t2, value=1.0):
-    v = _scalar(value, self)
-    return fma(t1 if value == 1 else v * t1, t2, self)
-
-
-def addcdiv_(self, t1, t2, value=1.0):
-    """self.addcdiv_(t1, t2, value=value): (value * t1) / t2, then the add."""
-    v = _scalar(value, self)
-    q = (t1 if value == 1 else v * t1) / t2
-    self += q
-    return self
-
-
-def lerp_(self, end, weight):
-    """self.lerp_(end, weight) for a Python-scalar weight."""
-    w = _scalar(weight, self)
-    if abs(weight) < 0.5:
-        return fma(w, end - self, self, out=self)
-    one_minus = _scalar(1, self) - w
-    diff = self - end
-    return fma(diff, one_minus, end, out=self)
-
-
-def lerp(self, end, weight):
-    return lerp_(self.copy(), end, weight)
+def sqrt(arr, out=None):
+    """Square root, correctly rounded. PyTorch's CPU build takes its sqrt from MKL's vector math
+    (vsSqrt/vdSqrt: within 0.75 ulp, about 17 % of float32 and 1 % of float64 results one ulp off
+    the correctly rounded root): ndgrad keeps the correctly rounded root; tests put PyTorch's in
+    its seam (ops/_fma.sqrt, read at each call) to show that every other operation of a
+    trajectory is PyTorch's, bit for bit."""
+    return _fma.sqrt(arr, out=out)
 
 
 def as_real(arr):
     """A complex array as a real array with a trailing dimension of 2 (a view), others as they
-    are: PyTorch's optimizers treat a complex parameter as two independent reals. The trailing
-    unit axis lets the view work on any strides (a gradient may be a transposed array)."""
+    are. The trailing unit axis lets the view work on any strides (a gradient may be a
+    transposed array)."""
     if arr.dtype.kind == "c":
         return arr[..., None].view(arr.real.dtype)
     return arr
+
+
+def _a(x):
+    """An operand's array (Arr) or the value itself (a Python number)."""
+    return x.data if type(x) is Arr else x
+
+
+class Arr:
+    """An array with the Tensor methods of PyTorch's single-tensor optimizer kernels. In-place
+    methods change the array and return self; the others return a new Arr. Python numbers are
+    rounded to the array's dtype (PyTorch's scalar_t) where a kernel takes them as a scalar."""
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    def dim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return self.data.size
+
+    def size(self, dim=None):
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def is_complex(self):
+        return self.data.dtype.kind == "c"
+
+    def item(self):
+        return self.data.item()
+
+    def __float__(self):
+        return float(self.data)
+
+    def __bool__(self):
+        return bool(self.data)
+
+    # ------------------------------------------------------------ in place
+    def add_(self, other, alpha=1):
+        _fma.add_(self.data, _a(other), alpha)
+        return self
+
+    def sub_(self, other, alpha=1):
+        _fma.add_(self.data, _a(other), -alpha)
+        return self
+
+    def mul_(self, other):
+        self.data *= _a(other)
+        return self
+
+    def div_(self, other):
+        self.data /= _a(other)
+        return self
+
+    def addcmul_(self, tensor1, tensor2, value=1):
+        _fma.addcmul_(self.data, _a(tensor1), _a(tensor2), value)
+        return self
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        _fma.addcdiv_(self.data, _a(tensor1), _a(tensor2), value)
+        return self
+
+    def lerp_(self, end, weight):
+        _fma.lerp_(self.data, _a(end), _a(weight))
+        return self
+
+    def sqrt_(self):
+        sqrt(self.data, out=self.data)
+        return self
+
+    def rsqrt_(self):
+        xp = xp_of(self.data)
+        xp.divide(1, xp.sqrt(self.data), out=self.data)
+        return self
+
+    def square_(self):
+        self.data *= self.data
+        return self
+
+    def clamp_(self, min=None, max=None):
+        xp = xp_of(self.data)
+        if min is not None:
+            xp.maximum(self.data, min, out=self.data)   # (nan propagates, as PyTorch's clamp)
+        if max is not None:
+            xp.minimum(self.data, max, out=self.data)
+        return self
+
+    def copy_(self, src):
+        self.data[...] = _a(src)
+        return self
+
+    def zero_(self):
+        self.data[...] = 0
+        return self
+
+    def __setitem__(self, key, value):
+        self.data[_a(key)] = _a(value)
+
+    # ------------------------------------------------------------ new arrays
+    def add(self, other, alpha=1):
+        return Arr(_fma.add(self.data, _a(other), alpha))
+
+    def sub(self, other, alpha=1):
+        return Arr(_fma.add(self.data, _a(other), -alpha))
+
+    def mul(self, other):
+        return Arr(self.data * _a(other))
+
+    def div(self, other):
+        return Arr(self.data / _a(other))
+
+    def addcmul(self, tensor1, tensor2, value=1):
+        return Arr(_fma.addcmul(self.data, _a(tensor1), _a(tensor2), value))
+
+    def lerp(self, end, weight):
+        return Arr(_fma.lerp(self.data, _a(end), _a(weight)))
+
+    def sqrt(self):
+        return Arr(sqrt(self.data))
+
+    def abs(self):
+        return Arr(xp_of(self.data).abs(self.data))
+
+    def sign(self):
+        return Arr(xp_of(self.data).sign(self.data))
+
+    def neg(self):
+        return Arr(-self.data)
+
+    def clone(self, memory_format=None):
+        return Arr(self.data.copy())
+
+    def detach(self):
+        return self
+
+    def mean(self, dim=None, keepdim=False):
+        return Arr(xp_of(self.data).mean(self.data, axis=dim, keepdims=keepdim))
+
+    def norm(self, p=2):
+        xp = xp_of(self.data)
+        return Arr(xp.sqrt(xp.sum(xp.square(self.data))))
+
+    def gt(self, other):
+        return Arr(self.data > _a(other))
+
+    def lt(self, other):
+        return Arr(self.data < _a(other))
+
+    def eq(self, other):
+        return Arr(self.data == _a(other))
+
+    def __neg__(self):
+        return Arr(-self.data)
+
+    def __add__(self, other):
+        return Arr(self.data + _a(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return Arr(self.data - _a(other))
+
+    def __rsub__(self, other):
+        return Arr(_a(other) - self.data)
+
+    def __mul__(self, other):
+        return Arr(self.data * _a(other))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return Arr(self.data / _a(other))
+
+    def __rtruediv__(self, other):
+        # PyTorch's `number / tensor` is tensor.reciprocal() * number (two roundings)
+        xp = xp_of(self.data)
+        return Arr(xp.reciprocal(self.data) * _a(other))
+
+    def __pow__(self, other):
+        return Arr(self.data ** _a(other))
+
+    def __rpow__(self, other):
+        return Arr(_a(other) ** self.data)
+
+    def __matmul__(self, other):
+        return Arr(self.data @ _a(other))
+
+    def __iadd__(self, other):
+        self.data += _a(other)
+        return self
+
+    def __isub__(self, other):
+        self.data -= _a(other)
+        return self
+
+    def __imul__(self, other):
+        self.data *= _a(other)
+        return self
+
+    def __itruediv__(self, other):
+        self.data /= _a(other)
+        return self
+
+    def __gt__(self, other):
+        return Arr(self.data > _a(other))
+
+    def __lt__(self, other):
+        return Arr(self.data < _a(other))
+
+
+class F:
+    """The torch functions the kernels call, for Arr and Tensor operands."""
+
+    @staticmethod
+    def is_complex(x):
+        return x.is_complex()
+
+    @staticmethod
+    def view_as_real(x):
+        if type(x) is Arr:
+            return Arr(as_real(x.data))
+        from .. import view_as_real
+        return view_as_real(x)
+
+    @staticmethod
+    def view_as_complex(x):
+        if type(x) is Arr:
+            d = x.data
+            return Arr(d.view({4: "complex64", 8: "complex128"}[d.dtype.itemsize])[..., 0])
+        from .. import view_as_complex
+        return view_as_complex(x)
+
+    @staticmethod
+    def maximum(a, b, out=None):
+        if type(a) is Arr:
+            xp = xp_of(a.data)
+            if out is None:
+                return Arr(xp.maximum(a.data, _a(b)))
+            xp.maximum(a.data, _a(b), out=out.data)
+            return out
+        from .. import maximum
+        return maximum(a, b, out=out) if out is not None else maximum(a, b)
+
+    @staticmethod
+    def where(cond, a, b):
+        if type(cond) is Arr:
+            return Arr(xp_of(cond.data).where(cond.data, _a(a), _a(b)))
+        from .. import where
+        return where(cond, a, b)
+
+    @staticmethod
+    def square(x):
+        if type(x) is Arr:
+            return Arr(x.data * x.data)
+        from .. import square
+        return square(x)
+
+    @staticmethod
+    def norm(x, dim=None, keepdim=False):
+        if type(x) is Arr:
+            xp = xp_of(x.data)
+            return Arr(xp.sqrt(xp.sum(xp.square(x.data), axis=dim, keepdims=keepdim)))
+        from .. import norm
+        return norm(x, dim=dim, keepdim=keepdim)
+
+
+def operands(differentiable, *tensors):
+    """The kernel's operands for these tensors: the Tensors themselves when the update is
+    differentiable, else each one's array as an Arr (None stays None)."""
+    if differentiable:
+        return tensors
+    return tuple(None if t is None else Arr(t._data) for t in tensors)
+
+
+def bump_versions(differentiable, param, *state):
+    """After an array update: the parameter's version (with the user's line that called step(),
+    for autograd's error about modified saved tensors) and its state tensors' versions, as
+    PyTorch's in-place ops bump them. (A differentiable update ran Tensor ops that bumped them.)
+    The state tensors are private buffers no graph saves: they skip the site's stack walk."""
+    if differentiable:
+        return
+    for t in state:
+        if t is not None:
+            t._vc[0] += 1
+    param._bump_version()
+
+
+def state_tensor(x):
+    """A kernel's new state operand (SGD's first momentum buffer) as a Tensor."""
+    return _make(x.data) if type(x) is Arr else x
+
+
+def real_scalar(x):
+    """A hyperparameter as a kernel uses it: a 0-d Tensor's value as a NumPy scalar of its
+    dtype (arithmetic with it then stays in that dtype, as PyTorch's does with the 0-d tensor),
+    anything else as it is."""
+    if isinstance(x, Tensor):
+        return x._data.reshape(())[()]
+    return x
+

@@ -9,8 +9,10 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, _closure_loss, _bump_versions, _to_scalar, _check_lr
-from . import _kernels as K
+from .optimizer import Optimizer, closure_loss, check_lr
+from ._kernels import real_scalar, bump_versions
+from ..ops import _fma as K
+from ..autograd.grad_mode import no_grad
 from .._backend import xp_of
 from .._tensor import _make
 
@@ -73,9 +75,7 @@ class Muon(Optimizer):
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS,
                  ns_steps=DEFAULT_NS_STEPS, adjust_lr_fn=None):
-        _check_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        check_lr(lr, "Learning rate should be >= 0 but is: {}")
         if not 0.0 <= momentum:
             raise ValueError(f"momentum should be >= 0 but is: {momentum}")
         if not 0.0 <= weight_decay:
@@ -92,11 +92,12 @@ class Muon(Optimizer):
                     raise ValueError("Muon only supports 2D parameters whereas we found a "
                                      f"parameter with size: {p.size()}")
 
+    @no_grad()
     def step(self, closure=None):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
-        loss = _closure_loss(closure)
+        loss = closure_loss(closure)
         for group in self.param_groups:
-            lr, wd, momentum = _to_scalar(group["lr"]), group["weight_decay"], group["momentum"]
+            lr, wd, momentum = real_scalar(group["lr"]), group["weight_decay"], group["momentum"]
             for p in group["params"]:
                 if p._grad is None:
                     continue
@@ -118,5 +119,5 @@ class Muon(Optimizer):
                 param = p._data
                 param *= 1 - lr * wd
                 K.add_(param, update.astype(param.dtype, copy=False), alpha=-adjusted_lr)
-                _bump_versions(p, state)
+                bump_versions(False, p, state["momentum_buffer"])
         return loss

@@ -4,6 +4,9 @@ The flat parameter/gradient vectors are arrays of the parameters' dtype; the alg
 PyTorch's, statement for statement, so float64 runs follow the same iterates.
 """
 from .optimizer import Optimizer
+from ._kernels import real_scalar, as_real
+from ..ops import _fma as K
+from .._tensor import Tensor
 from .._tensor import _make
 from .._backend import xp_of
 from ..autograd import grad_mode
@@ -112,6 +115,8 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
@@ -126,15 +131,24 @@ class LBFGS(Optimizer):
 
     def _gather_flat_grad(self):
         xp = xp_of(self._params[0]._data)
-        return xp.concatenate([
-            (p._grad._data if p._grad is not None else xp.zeros_like(p._data)).reshape(-1)
-            for p in self._params])
+        views = []
+        for p in self._params:
+            g = p._grad
+            if g is None:
+                v = xp.zeros(p._data.size, dtype=p._data.dtype)
+            elif g.is_sparse:
+                v = g.to_dense()._data.reshape(-1)
+            else:
+                v = g._data.reshape(-1)
+            views.append(as_real(v).reshape(-1))
+        return xp.concatenate(views)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
-            n = p._data.size
-            p._data += step_size * update[offset:offset + n].reshape(p._data.shape)
+            data = as_real(p._data)
+            n = data.size
+            K.add_(data, update[offset:offset + n].reshape(data.shape), step_size)
             p._bump_version()
             offset += n
 
@@ -153,14 +167,19 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
+    @grad_mode.no_grad()
     def step(self, closure):
-        """Run up to max_iter L-BFGS iterations; `closure` must recompute the loss and grads."""
+        """Run up to max_iter L-BFGS iterations; `closure` must recompute the loss and grads.
+
+        PyTorch's statement for statement; its dot products and step sizes are 0-d tensors of
+        the parameters' dtype, so here they are NumPy scalars of that dtype (float32 arithmetic
+        for float32 parameters), kept in the state as 0-d tensors as PyTorch keeps them."""
         def evaluate():
             with grad_mode.enable_grad():
                 return closure()
 
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = real_scalar(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 
@@ -177,14 +196,13 @@ class LBFGS(Optimizer):
         if xp.abs(flat_grad).max() <= tolerance_grad:
             return orig_loss
 
-        arr = lambda v: None if v is None else v._data  # noqa: E731
-        d = arr(state.get("d"))
-        t = state.get("t")
-        old_dirs = [v._data for v in state.get("old_dirs", [])] if "old_dirs" in state else None
-        old_stps = [v._data for v in state.get("old_stps", [])] if "old_stps" in state else None
-        ro = state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad = arr(state.get("prev_flat_grad"))
+        d = _arr(state.get("d"))
+        t = _num(state.get("t"))
+        old_dirs = _arrs(state.get("old_dirs"))
+        old_stps = _arrs(state.get("old_stps"))
+        ro = _nums(state.get("ro"))
+        H_diag = _num(state.get("H_diag"))
+        prev_flat_grad = _arr(state.get("prev_flat_grad"))
         prev_loss = state.get("prev_loss")
 
         n_iter = 0
@@ -198,7 +216,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = float(y.dot(s))
+                ys = y.dot(s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -207,24 +225,27 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / float(y.dot(y))
+                    H_diag = ys / y.dot(y)
                 num_old = len(old_dirs)
-                al = [None] * max(history_size, num_old)
+                if "al" not in state:
+                    state["al"] = [None] * history_size
+                al = _nums(state["al"])
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = float(old_stps[i].dot(q)) * ro[i]
-                    q += -al[i] * old_dirs[i]
+                    al[i] = old_stps[i].dot(q) * ro[i]
+                    K.add_(q, old_dirs[i], -al[i])
                 d = r = q * H_diag
                 for i in range(num_old):
-                    be_i = float(old_dirs[i].dot(r)) * ro[i]
-                    r += (al[i] - be_i) * old_stps[i]
+                    be_i = old_dirs[i].dot(r) * ro[i]
+                    K.add_(r, old_stps[i], al[i] - be_i)
+                state["al"] = _tensors(al)
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(xp.abs(flat_grad).sum())) * lr
+                t = min(1.0, 1.0 / xp.abs(flat_grad).sum()) * lr
             else:
                 t = lr
-            gtd = float(flat_grad.dot(d))
+            gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break
 
@@ -238,6 +259,7 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(evaluate, x, t, d)
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
                     obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
+                t = d.dtype.type(t)     # (a tensor in PyTorch's line search)
                 self._add_grad(t, d)
                 opt_cond = xp.abs(flat_grad).max() <= tolerance_grad
             else:
@@ -262,11 +284,40 @@ class LBFGS(Optimizer):
                 break
 
         state["d"] = _make(d)
-        state["t"] = t
+        state["t"] = _tensor(t)
         state["old_dirs"] = [_make(v) for v in old_dirs]
         state["old_stps"] = [_make(v) for v in old_stps]
-        state["ro"] = ro
-        state["H_diag"] = H_diag
+        state["ro"] = _tensors(ro)
+        state["H_diag"] = _tensor(H_diag)
         state["prev_flat_grad"] = _make(prev_flat_grad)
         state["prev_loss"] = prev_loss
         return orig_loss
+
+
+def _arr(t):
+    return None if t is None else t._data
+
+
+def _arrs(ts):
+    return None if ts is None else [t._data for t in ts]
+
+
+def _num(x):
+    """A 0-d tensor of the state as a NumPy scalar of its dtype (numbers as they are)."""
+    return x._data.reshape(())[()] if isinstance(x, Tensor) else x
+
+
+def _nums(xs):
+    return None if xs is None else [_num(x) for x in xs]
+
+
+def _tensor(x):
+    """A NumPy scalar as the 0-d tensor PyTorch keeps (Python numbers as they are)."""
+    import numpy
+    if isinstance(x, numpy.generic):
+        return _make(numpy.asarray(x))  # host: a 0-d state value
+    return x
+
+
+def _tensors(xs):
+    return [_tensor(x) for x in xs]

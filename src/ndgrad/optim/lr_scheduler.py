@@ -14,7 +14,11 @@ import math
 import types
 import warnings
 
-from .optimizer import Optimizer
+import functools
+import weakref
+
+from .optimizer import Optimizer, _to_scalar
+from .._tensor import Tensor
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
@@ -36,18 +40,54 @@ WARN_ORDER = (
     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
 
 
+WARN_OVERRIDDEN = (
+    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+    "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
+    "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+
+
 def _lrs(optimizer, key="lr"):
-    return [group[key] for group in optimizer.param_groups]
+    """group[key] of every param group (a Tensor value cloned: no aliasing)."""
+    return [group[key].clone() if isinstance(group[key], Tensor) else group[key]
+            for group in optimizer.param_groups]
+
+
+def _update_param_group_val(group, key, val):
+    """group[key] = val; a Tensor value is filled in place instead (PyTorch's Tensor lr)."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(_to_scalar(val))
+    else:
+        group[key] = val
 
 
 def _format_param(name, optimizer, param):
+    def copy(p):
+        return p.clone() if isinstance(p, Tensor) else p
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(param)} values, param_groups has "
                              f"{len(optimizer.param_groups)}.")
-        return list(param)
-    return [param] * len(optimizer.param_groups)
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [copy(p) for p in param]
+
+
+def _patch_track_step_called(scheduler, opt):
+    """Wrap the optimizer instance's step() once, so that it records that it ran (the
+    scheduler's step-order warning reads `optimizer._opt_called`), as PyTorch's schedulers do."""
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = weakref.ref(opt)
+    func = opt.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        o = opt_ref()
+        o._opt_called = True
+        return func.__get__(o, o.__class__)(*args, **kwargs)
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
 
 
 class LRScheduler:
@@ -62,7 +102,10 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                initial_lr = group["lr"]
+                if isinstance(initial_lr, Tensor):
+                    initial_lr = initial_lr.clone()
+                group.setdefault("initial_lr", initial_lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -76,6 +119,7 @@ class LRScheduler:
                         "recommended)")
         self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _patch_track_step_called(self, optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -107,8 +151,11 @@ class LRScheduler:
 
     def step(self, epoch=None):
         """Advance one epoch (call after optimizer.step())."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(WARN_ORDER, UserWarning, stacklevel=2)
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(WARN_OVERRIDDEN, UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(WARN_ORDER, UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
@@ -129,7 +176,7 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _update_param_group_val(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)
 
 
@@ -404,7 +451,7 @@ class SequentialLR(_Composite):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _update_param_group_val(group, "lr", group["initial_lr"])
         for s in schedulers:          # undo the initial steps the schedulers took
             s.last_epoch -= 1
         idx = bisect_right(self._milestones, 0)
@@ -510,7 +557,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _update_param_group_val(group, "lr", new_lr)
 
     @property
     def in_cooldown(self):
@@ -655,7 +702,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _update_param_group_val(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -808,5 +855,5 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _update_param_group_val(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)

@@ -4,7 +4,10 @@ PyTorch's error."""
 import math
 
 from .._tensor import _make
-from .optimizer import Optimizer, _closure_loss, _check_lr
+from .optimizer import Optimizer, closure_loss
+from ._kernels import real_scalar, sqrt
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["SparseAdam"]
 
@@ -13,7 +16,8 @@ class SparseAdam(Optimizer):
     """SparseAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
-        _check_lr(lr)
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
@@ -24,22 +28,28 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = dict(lr=lr, betas=betas, eps=eps, maximize=maximize)
         super().__init__(params, defaults)
+        sparse_params = [[i, j] for i, group in enumerate(self.param_groups)
+                         for j, p in enumerate(group["params"]) if p.is_sparse]
         complex_params = [[i, j] for i, group in enumerate(self.param_groups)
                           for j, p in enumerate(group["params"]) if p.is_complex()]
+        if sparse_params:
+            raise ValueError(f"Sparse params at indices {sparse_params}: SparseAdam requires dense "
+                             "parameter tensors")
         if complex_params:
             raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
                              "support complex parameters")
 
+    @no_grad()
     def step(self, closure=None):
         """Perform one update; `closure` re-evaluates the model and returns the loss."""
-        loss = _closure_loss(closure)
+        loss = closure_loss(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None and not p._grad.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
         for group in self.param_groups:
-            lr, eps, maximize = group["lr"], group["eps"], group["maximize"]
+            lr, eps, maximize = real_scalar(group["lr"]), group["eps"], group["maximize"]
             beta1, beta2 = group["betas"]
             for p in group["params"]:
                 if p._grad is None:
@@ -63,7 +73,8 @@ class SparseAdam(Optimizer):
                 upd_s = (v * v - old_s) * (1 - beta2)
                 s[key] += upd_s
                 numer = upd_m + old_m
-                denom = (upd_s + old_s) ** 0.5 + eps
+                denom = sqrt(upd_s + old_s)
+                denom += eps
                 step = state["step"]
                 step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
                 p._data[key] += -step_size * (numer / denom)

@@ -1,12 +1,14 @@
 """Module: the base class of layers, with PyTorch's registration, state-dict and repr rules."""
 from collections import OrderedDict, namedtuple
 import itertools
+import weakref
 
 from ..._tensor import Tensor, _make
 from ...autograd.function import Function
 from ...autograd import grad_mode
 from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
+from ...autograd.graph import RemovableHandle
 from ..parameter import Parameter, Buffer
 
 __all__ = ["Module"]
@@ -21,23 +23,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
 
 
 class _BackwardHookFunction(Function):
@@ -104,7 +89,9 @@ class Module:
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
 
     forward = None
 
@@ -380,6 +367,11 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # modules pickled before these tables existed (PyTorch fills them in too)
+        for name in ("_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                     "_state_dict_hooks", "_load_state_dict_pre_hooks"):
+            if name not in self.__dict__:
+                self.__dict__[name] = OrderedDict()
 
     # ---------------------------------------------------------------- iteration
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
@@ -559,6 +551,73 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if self._has_extra_state():
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """State beyond parameters and buffers for state_dict (define it with
+        set_extra_state in a subclass)."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
+
+    def _has_extra_state(self):
+        return type(self).get_extra_state is not Module.get_extra_state
+
+    # state-dict hooks (PyTorch's registration API; each returns a RemovableHandle)
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after the module's entries are
+        saved; a non-None result replaces the state_dict (private: may modify it)."""
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after the module's entries are
+        saved (modifies state_dict in place, returns None)."""
+        hook._from_public_api = True
+        h = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) before the module's state_dict is made."""
+        h = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) before the module loads (module first when with_module)."""
+        h = RemovableHandle(self._load_state_dict_pre_hooks)
+        if with_module:
+            module_ref = weakref.ref(self)
+
+            def bound(*args, hook=hook):
+                return hook(module_ref(), *args)
+            bound.hook = hook
+            self._load_state_dict_pre_hooks[h.id] = bound
+        else:
+            self._load_state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) before the module loads."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict; it may edit the key lists."""
+        h = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:
@@ -567,16 +626,25 @@ class Module:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
-        stack = [(prefix, self)]
-        while stack:
-            pre, mod = stack.pop()
-            mod._save_to_state_dict(destination, pre, keep_vars)
-            for hook in mod._state_dict_hooks.values():
-                r = hook(mod, destination, pre, {})
-                if r is not None:
-                    destination = r
-            kids = [(pre + n + ".", m) for n, m in mod._modules.items() if m is not None]
-            stack.extend(reversed(kids))
+            destination._metadata = OrderedDict()
+        return self._state_dict_into(destination, prefix, keep_vars)
+
+    def _state_dict_into(self, destination, prefix, keep_vars):
+        # PyTorch's order: pre-hooks, own entries, children (depth first), then the hooks
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False) and result is not None:
+                destination = result
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -607,6 +675,14 @@ class Module:
                 continue
             with no_grad():
                 param.copy_(input_param)
+        extra_state_key = prefix + "_extra_state"
+        if self._has_extra_state():
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict.keys():
                 if key.startswith(prefix) and key != prefix + "_extra_state":
@@ -622,14 +698,31 @@ class Module:
             raise TypeError(
                 f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+        post = []
         stack = [("", self)]
         while stack:
             pre, mod = stack.pop()
-            mod._load_from_state_dict(state_dict, pre, {}, True, missing_keys, unexpected_keys,
-                                      error_msgs)
+            local_metadata = {} if metadata is None else dict(metadata.get(pre[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            mod._load_from_state_dict(state_dict, pre, local_metadata, True, missing_keys,
+                                      unexpected_keys, error_msgs)
             kids = [(pre + n + ".", m) for n, m in mod._modules.items() if m is not None]
             stack.extend(reversed(kids))
+            post.append(mod)
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for mod in post:
+            for hook in mod._load_state_dict_post_hooks.values():
+                out = hook(mod, incompatible)
+                if out is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified,it should be done inplace.")
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(

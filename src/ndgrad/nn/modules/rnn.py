@@ -114,9 +114,7 @@ class RNNBase(Module):
 
     def _cell(self, gi, h, c, w_hh, b_hh, w_hr=None):
         """One time step: gi is the precomputed input projection; w_hr: LSTM's projection."""
-        gh = h.matmul(w_hh.t())
-        if b_hh is not None:
-            gh = gh + b_hh
+        gh = F.linear(h, w_hh, b_hh)   # (one op, as PyTorch's cells: autocast casts it whole)
         H = self.hidden_size
         if self.mode == "LSTM":
             g = gi + gh

@@ -68,7 +68,9 @@ class PackedSequence(namedtuple("PackedSequence",
         """cuda()/cpu() as PyTorch's: `args` may name a device of that kind, else it is added."""
         ex = self.data.new_empty(0).to(*args, **kwargs)
         if ex.device.type != kind:
-            kwargs = dict(kwargs, device=kind)
+            # PyTorch adds device=kind as a keyword, which its Tensor.to refuses beside a dtype
+            # (packed.cuda(torch.float32) raises there): the device goes first, positionally
+            return self.to(kind, *args, **kwargs)
         return self.to(*args, **kwargs)
 
     def cuda(self, *args, **kwargs):

@@ -1,0 +1,372 @@
+"""PyTorch's fused multiply-adds on arrays: add(alpha), sub(alpha), addcmul and lerp rounded once,
+as PyTorch's vectorized CPU (and CUDA) kernels round them, for float32 and float64.
+
+    add(self, other, alpha)         self + alpha * other            fma(alpha, other, self)
+    addcmul(self, t1, t2, value)    self + (value * t1) * t2        fma(value * t1, t2, self)
+    addcdiv(self, t1, t2, value)    self + (value * t1) / t2        two roundings, no fma
+    lerp(self, end, w), |w| < 0.5   self + w * (end - self)         fma(w, end - self, self)
+    lerp(self, end, w), |w| >= 0.5  end - (end - self) * (1 - w)    fma(self - end, 1 - w, end)
+
+Python scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`
+(float32, PyTorch's opmath, for float16 arrays)."""
+import numpy as np
+
+from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
+
+__all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv", "lerp_",
+           "lerp"]
+
+_CONSTS = {}
+
+
+def _consts(dt):
+    """Per float dtype: the bracket factors (1 - u, 1 + 2u), the magnitude below which a result
+    may come from a product that left the normal range, and the largest finite value."""
+    k = _CONSTS.get(dt.type)
+    if k is None:
+        fi = np.finfo(dt)
+        u = 2.0 ** -(fi.nmant + 1)
+        k = (dt.type(1 - u), dt.type(1 + 2 * u), dt.type(float(fi.tiny) * 2.0 ** (fi.nmant + 4)),
+             dt.type(fi.max))
+        _CONSTS[dt.type] = k
+    return k
+
+
+def scalar(value, arr):
+    """A Python scalar as PyTorch passes it to a kernel of arr's dtype: rounded to a float
+    dtype (to float32, the kernels' opmath, for float16); integers and complex values as they
+    are."""
+    dt = arr.dtype
+    if dt.kind != "f":
+        return value
+    return dt.type(value) if dt.itemsize >= 4 else np.float32(value)
+
+
+# Note [fused multiply-add without fma]
+# NumPy has no fma. Forming a * b + c in a wider type costs three slow conversion passes (a
+# float32 -> float64 cast runs at a fifth of an add's speed) and float64 has no wider type. `fma`
+# instead certifies the result in the arrays' own dtype:
+#
+# 1. Two products that bracket the exact a * b: for a scalar `a`, `a`'s two neighbouring floats
+#    times `b`; for two arrays, t = fl(a * b) scaled by (1 - u) and (1 + 2u), u = 2^-p. Rounding
+#    is monotone, so lo <= a * b <= hi (in magnitude order) for every product in the normal
+#    range.
+# 2. A = fl(c + lo) and B = fl(c + hi). Rounding is monotone again, so the correctly rounded
+#    fl(c + a * b) lies between A and B: where A == B it *is* A.
+# 3. The few elements where A != B (a rounding boundary between the two sums: about 2 % for an
+#    SGD update) and, when present, those where a product may have left the normal range (the
+#    result below 2^(emin + p + 3) in magnitude with a nonzero product, or infinite), are
+#    computed exactly on their own (`_exact`): float32 through float64 (the product is exact
+#    there) rounded to odd then to nearest; float64 through Dekker's exact product and Boldo and
+#    Melquiond's rounding-to-odd sum (Emulation of FMA and correctly-rounded sums: proved
+#    algorithms using rounding to odd, IEEE Trans. Computers 57(4), 2008). The one
+#    approximation: float64 sums whose addend and product are both nonzero and below 2^-960
+#    (Dekker's error term underflows there) take the plain sum, which differs from a fused one
+#    only at ties of the product.
+#
+# That is six array passes plus two reductions, about five times a plain float32 `p -= lr * g`
+# and a fifth of the float64 route (docs/performance.md has the figures). Small float32 arrays
+# (below _SMALL elements) take the float64 route whole: there the calls cost more than the
+# passes.
+
+_SMALL = 16384
+_MID = (1 << 28, (1 << 29) - 1)    # float64 bits of a float32 tie: bit 28 set, bits 0-27 clear
+
+
+class _quiet:
+    """NumPy's error state 'ignore' for the block (inf and nan operands warn nowhere in PyTorch):
+    NumPy's own context variable where it has one (a fraction of np.errstate's cost)."""
+    __slots__ = ("token", "ctx")
+
+    def __enter__(self):
+        if ERR_VAR is not None:
+            self.token = ERR_VAR.set(ERR_IGNORE)
+        else:
+            self.ctx = np.errstate(all="ignore")  # host: error state
+            self.ctx.__enter__()
+
+    def __exit__(self, *exc):
+        if ERR_VAR is not None:
+            ERR_VAR.reset(self.token)
+        else:
+            self.ctx.__exit__(*exc)
+
+
+def fma(a, b, c, out=None):
+    """a * b + c rounded once, as a fused multiply-add, into `out` (a new array if None).
+
+    `c` is an array; `a` and `b` are arrays or scalars (a scalar already of the arrays' dtype
+    or a Python number, rounded to it). See Note [fused multiply-add without fma]."""
+    if not is_array(a):
+        if not is_array(b):     # two scalars (a 0-d tensor's value times alpha): one rounding
+            ref = c if out is None else out
+            b = xp_of(ref).asarray(b, dtype=ref.dtype)
+    elif not is_array(b):
+        a, b = b, a
+    dt = c.dtype
+    if dt.kind != "f":
+        return _plain(a, b, c, out)
+    if dt.itemsize < 4:     # float16: PyTorch's opmath is float32, rounded once more at the end
+        f4 = np.float32
+        r = fma(a.astype(f4) if is_array(a) else a, b.astype(f4), c.astype(f4))
+        return _store(r.astype(dt), out)
+    xp = xp_of(c)
+    with _quiet():
+        if not is_array(a):
+            a = dt.type(a)
+            if a == 0 or not np.isfinite(a):  # host: a scalar (0, inf, nan: a * b is exact)
+                return _plain(a, b, c, out)
+        if b.size == 0 or c.size == 0 or (is_array(a) and a.size == 0):
+            return _plain(a, b, c, out)
+        if c.ndim == 0 and b.ndim == 0 and (not is_array(a) or a.ndim == 0):
+            # 0-d: ufuncs would return scalars; one element in a 1-d array instead
+            r = fma(a.reshape(1) if is_array(a) else a, b.reshape(1), c.reshape(1))
+            return _store(r.reshape(()), out)
+        if dt.itemsize == 4 and b.size <= _SMALL and c.size <= _SMALL:
+            return _store(_exact32(a, b, c, xp), out)
+        return _certified(a, b, c, out, dt, xp)
+
+
+def _store(r, out):
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def _certified(a, b, c, out, dt, xp):
+    """fma through the bracket certificate (Note [fused multiply-add without fma])."""
+    c_lo, c_hi, tiny, big = _consts(dt)
+    if is_array(a):
+        lo = xp.multiply(a, b)
+        hi = xp.multiply(lo, c_hi)
+        xp.multiply(lo, c_lo, out=lo)
+    else:
+        lo = xp.multiply(b, np.nextafter(a, dt.type(0)))                  # host: a scalar
+        hi = xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)))  # host: a scalar
+    if lo.shape == c.shape or lo.shape == xp.broadcast_shapes(lo.shape, c.shape):
+        xp.add(c, lo, out=lo)
+        xp.add(c, hi, out=hi)
+    else:
+        lo, hi = xp.add(c, lo), xp.add(c, hi)
+    flag = xp.not_equal(lo, hi)
+    bad = bool(flag.any())
+    mag = xp.abs(hi, out=hi)
+    if not (mag.min() >= tiny and mag.max() <= big):
+        # a product that may have left the normal range (its bracket is no bound there), or
+        # an infinite sum (a product that overflowed). A zero product is exact.
+        edge = (mag < tiny) | (mag > big)
+        edge &= xp.not_equal(b, 0)
+        if is_array(a):
+            edge &= xp.not_equal(a, 0)
+        flag |= edge
+        bad = bool(flag.any())
+    if not bad:
+        return _store(lo, out)
+    where = xp.nonzero(flag)
+    sub = [_take(x, lo.shape, where) for x in (a, b, c)]
+    exact = _exact32(*sub, xp) if dt.itemsize == 4 else _exact64(*sub, xp)
+    if out is None:
+        out = lo
+    else:
+        out[...] = lo
+    out[where] = exact
+    return out
+
+
+def _take(x, shape, where):
+    if not is_array(x):
+        return x
+    if x.shape != shape:
+        x = xp_of(x).broadcast_to(x, shape)
+    return x[where]
+
+
+def _plain(a, b, c, out):
+    if out is None:
+        return a * b + c
+    xp = xp_of(out)
+    return xp.add(a * b, c, out=out)
+
+
+def _exact32(a, b, c, xp):
+    """fl32(a * b + c) exactly rounded: the float64 product is exact, the float64 sum rounds once;
+    rounding that to float32 is right unless it sits on a float32 tie (then the sum is rounded to
+    odd first) or below float32's normal range (where the ties sit elsewhere)."""
+    f8 = np.float64
+    p = (a.astype(f8) if is_array(a) else f8(a)) * b.astype(f8)
+    s = c.astype(f8) + p
+    low = s.view(xp.int64) & _MID[1]
+    if bool(xp.equal(low, _MID[0]).any()) or not xp.abs(s).min() >= 2.0 ** -125:
+        bb = s - c
+        s = _round_odd(s, (c - (s - bb)) + (p - bb), xp)
+    return s.astype(np.float32)
+
+
+def _exact64(a, b, c, xp):
+    """fl64(a * b + c) exactly rounded, elementwise over a few elements (Note [fused
+    multiply-add without fma])."""
+    dt = c.dtype
+    a = xp.broadcast_to(xp.asarray(a, dtype=dt), b.shape)
+    # scale huge operands by powers of two (exact) so that Dekker's split cannot overflow
+    s = xp.where((xp.abs(a) > 2.0 ** 900) | (xp.abs(b) > 2.0 ** 900), 2.0 ** -64, 1.0)
+    a2, b2, c2 = a * s, b * s, c * (s * s)
+    ph, pl = _two_prod(a2, b2)
+    th, tl = _two_sum(c2, ph)
+    v, w = _two_sum(tl, pl)
+    r = th + _round_odd(v, w, xp)
+    r = xp.where(xp.isfinite(c2), r, c2 + ph) / (s * s)
+    zero_product = xp.equal(a, 0) | xp.equal(b, 0)
+    # c == 0: the rounded product itself (its sign too, when it underflows to zero); infinite or
+    # nan operands: IEEE's a * b + c; both below 2^-960: the plain sum (Dekker's error term
+    # underflows there; the one approximation, at ties of the product only)
+    plain = ~(xp.isfinite(a) & xp.isfinite(b)) | (xp.equal(c, 0) & zero_product)
+    plain |= (xp.abs(c) < 2.0 ** -960) & (xp.abs(ph) < 2.0 ** -960) & xp.not_equal(c, 0)
+    r = xp.where(xp.equal(c, 0) & ~zero_product, a * b, r)
+    return xp.where(plain, a * b + c, r)
+
+
+def _two_sum(x, y):
+    """s, e with s = fl(x + y) and s + e = x + y exactly (Knuth)."""
+    s = x + y
+    bb = s - x
+    return s, (x - (s - bb)) + (y - bb)
+
+
+def _two_prod(a, b):
+    """p, e with p = fl(a * b) and p + e = a * b exactly (Dekker, Veltkamp's splitting)."""
+    p = a * b
+    split = 2.0 ** 27 + 1
+
+    def halves(x):
+        y = x * split
+        hi = y - (y - x)
+        return hi, x - hi
+    ah, al = halves(a)
+    bh, bl = halves(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _round_odd(s, e, xp):
+    """s rounded to odd: where s + e is not s and s's last bit is even, the neighbour of s on
+    e's side (whose last bit is odd). Rounding that to a format two or more bits narrower is
+    the correct rounding of s + e."""
+    bits = s.view(xp.int64)
+    even = xp.equal(bits & 1, 0) & xp.not_equal(e, 0) & xp.isfinite(s)
+    if not bool(even.any()):
+        return s
+    up = xp.equal(e > 0, s > 0)         # toward e: away from zero when they agree in sign
+    bits = bits + xp.where(even, xp.where(up, 1, -1), 0)
+    return bits.view(s.dtype)
+
+
+def sqrt(x, out=None):
+    """Square root, correctly rounded: the one seam of PyTorch's rounding ndgrad does not follow
+    (PyTorch's CPU build takes sqrt from MKL's vector math, within 0.75 ulp; see
+    optim/_kernels.sqrt). Tests put PyTorch's own sqrt here to compare the rest bit for bit."""
+    return xp_of(x).sqrt(x, out=out)
+
+
+def add_(self, other, alpha=1.0):
+    """self.add_(other, alpha=alpha)."""
+    if alpha == 1:
+        self += other
+        return self
+    return fma(scalar(alpha, self), other, self, out=self)
+
+
+def add(self, other, alpha=1.0):
+    """self.add(other, alpha=alpha) as a new array."""
+    if alpha == 1:
+        return self + other
+    return fma(scalar(alpha, self), other, self)
+
+
+def addcmul_(self, t1, t2, value=1.0):
+    """self.addcmul_(t1, t2, value=value)."""
+    return fma(t1 if value == 1 else scalar(value, self) * t1, t2, self, out=self)
+
+
+def addcmul(self, t1, t2, value=1.0):
+    return fma(t1 if value == 1 else scalar(value, self) * t1, t2, self)
+
+
+def addcdiv_(self, t1, t2, value=1.0):
+    """self.addcdiv_(t1, t2, value=value): (value * t1) / t2, then the add."""
+    q = (t1 if value == 1 else scalar(value, self) * t1) / t2
+    self += q
+    return self
+
+
+def addcdiv(self, t1, t2, value=1.0):
+    return self + (t1 if value == 1 else scalar(value, self) * t1) / t2
+
+
+def lerp_(self, end, weight):
+    """self.lerp_(end, weight) for a scalar or array weight: PyTorch's two-sided formula (exact
+    at both ends)."""
+    if is_array(weight) and weight.ndim:
+        return _lerp_array(self, end, weight, out=self)
+    w = scalar(weight, self)
+    if abs(weight) < 0.5:
+        return fma(w, end - self, self, out=self)
+    return fma(self - end, scalar(1, self) - w, end, out=self)
+
+
+def lerp(self, end, weight):
+    """self.lerp(end, weight) as a new array."""
+    if is_array(weight) and weight.ndim:
+        return _lerp_array(self, end, weight)
+    w = scalar(weight, self)
+    if abs(weight) < 0.5:
+        return fma(w, end - self, self)
+    return fma(self - end, scalar(1, self) - w, end)
+
+
+def _lerp_array(self, end, weight, out=None):
+    xp = xp_of(self)
+    small = xp.abs(weight) < 0.5
+    near = fma(weight, end - self, self)
+    far = fma(self - end, 1 - weight, end)
+    r = xp.where(small, near, far)
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+
+# ---------------------------------------------------------------- the Tensor ops' forwards
+
+def fusable(*operands):
+    """Whether PyTorch fuses these operands' multiply-add: real float arrays of one dtype
+    (float32 or float64; float16 goes through float32) and Python or NumPy scalars."""
+    dt = None
+    for x in operands:
+        if is_array(x):
+            if x.dtype.kind != "f" or (dt is not None and x.dtype != dt):
+                return False
+            dt = x.dtype
+        elif not isinstance(x, (int, float)) and not (hasattr(x, "dtype") and
+                                                      x.dtype.kind in "fiub"):
+            return False
+    return dt is not None
+
+
+def add_scaled(xp, self, other, alpha):
+    """self + alpha * other, PyTorch's add/sub kernel with alpha != 1: one rounding for float
+    arrays (alpha in the arrays' dtype), the plain expression otherwise."""
+    if fusable(self, other):
+        if is_array(self) and self.ndim:
+            return fma(scalar(alpha, self), other, self)
+        if not is_array(self) and is_array(other) and other.ndim:    # rsub(t, number)
+            return fma(scalar(alpha, other), other, xp.asarray(self, dtype=other.dtype))
+    return xp.add(self, xp.multiply(other, alpha))
+
+
+def addcmul_forward(xp, self, tensor1, tensor2, value):
+    """self + value * tensor1 * tensor2 with PyTorch's rounding: (value * tensor1) rounded, then
+    a fused multiply-add with tensor2."""
+    if is_array(self) and self.ndim and fusable(self, tensor1, tensor2):
+        return addcmul(self, tensor1, tensor2, value)
+    return self + value * tensor1 * tensor2

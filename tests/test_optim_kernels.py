@@ -1,0 +1,157 @@
+"""The optimizers' array kernels round as PyTorch's CPU kernels: bit for bit against PyTorch on
+random, near-tie, subnormal, zero, infinite and overflowing operands (optim/_kernels.py, Note
+[fused multiply-add without fma])."""
+import numpy as np
+import pytest
+
+from ndgrad.ops import _fma as K
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip("PyTorch's kernels use fused multiply-adds on AVX2/AVX512 CPUs only")
+    return torch
+
+
+def _same(x, y):
+    """Bitwise equality up to NaN payloads; the sign of zero counts."""
+    x, y = np.asarray(x), np.asarray(y)
+    nan = np.isnan(x) & np.isnan(y)
+    return nan | ((x == y) & (np.signbit(x) == np.signbit(y)))
+
+
+def _cases(dt, seed):
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    n = 20000
+    out = []
+    for _ in range(3):   # every ratio of addend to product, both signs
+        c = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)
+        b = rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 2, n)
+        out.append((rng.standard_normal(n), b, c))
+    # products within a few units of half an ulp of the addend: the ties the brackets catch
+    c = rng.standard_normal(n).astype(dt)
+    k = rng.integers(-3, 4, n)
+    a = np.spacing(c) / 2 * 2.0 ** rng.integers(-3, 4, n)
+    b = 2.0 ** -rng.integers(-3, 4, n).astype(float) * (1 + k * 2.0 ** -(fi.nmant + 1))
+    out.append((a, b, c))
+    # zeros of either sign, products and addends near and below the normal range (float32
+    # only: float64 below 2^-960 is the kernel's one documented approximation)
+    m = 3000
+    root = float(fi.tiny) ** 0.5
+    a = rng.standard_normal(m) * root * 2.0 ** rng.integers(-10, 10, m)
+    b = rng.standard_normal(m) * root * 2.0 ** rng.integers(-10, 10, m)
+    b[:300] = 0
+    a[300:450] = 0
+    c = rng.standard_normal(m) * float(fi.tiny) * 2.0 ** rng.integers(-20, 30, m)
+    c[:500] = 0
+    c[500:1000] = -0.0
+    if dt == np.float64:
+        c[1000:] = 0
+    out.append((a, b, c))
+    # overflowing products whose sum is finite, infinities, nans
+    big = float(fi.max)
+    out.append((np.array([2, 2, 1.5, np.inf, 1, 1, 1, np.nan, 1e30, 3]),
+                np.array([big, -big, big, 1, np.inf, 2, 3, 1, 1e30, big * 0.5]),
+                np.array([-big, big, -big, 1, np.inf, -np.inf, np.nan, 1, 0, -big * 0.9])))
+    return [tuple(np.asarray(x, dtype=dt) for x in case) for case in out]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fma_rounds_once_as_torchs_kernels(dtype, seed):
+    torch = _torch()
+    dt = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        for a, b, c in _cases(dt, seed):
+            ref = torch.from_numpy(c.copy()).addcmul(torch.from_numpy(a), torch.from_numpy(b))
+            ref = ref.numpy()
+            got = K.fma(a, b, c)
+            assert got.dtype == dt
+            inplace = c.copy()
+            assert K.fma(a, b, inplace, out=inplace) is inplace
+            for r in (got, inplace):
+                bad = ~_same(r, ref)
+                assert not bad.any(), (a[bad][:4], b[bad][:4], c[bad][:4], r[bad][:4],
+                                       ref[bad][:4])
+            for alpha in (-0.01, 0.37, -1e-3, 3.1e-5, 1e-30, -7.0, 0.0):
+                ref = torch.from_numpy(c.copy()).add(torch.from_numpy(b), alpha=alpha).numpy()
+                got = c.copy()
+                K.add_(got, b, alpha)
+                assert _same(got, ref).all(), alpha
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_optimizer_ops_match_torch_bitwise(dtype):
+    torch = _torch()
+    rng = np.random.default_rng(5)
+    n = 50000
+    t = lambda x: torch.from_numpy(x.copy())    # noqa: E731
+    a, b, c = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    b *= 1e-3
+    w = rng.random(n).astype(dtype) * 1.2 - 0.1
+    pos = np.abs(b) + 1
+    checks = [
+        (K.add(c, b, 0.0123), t(c).add(t(b), alpha=0.0123)),
+        (K.addcmul(c, a, b, 0.37), t(c).addcmul(t(a), t(b), value=0.37)),
+        (K.addcmul(c, a, b), t(c).addcmul(t(a), t(b))),
+        (K.addcdiv(c, a, pos, 0.37), t(c).addcdiv(t(a), t(pos), value=0.37)),
+        (K.lerp(c, a, 0.1), t(c).lerp(t(a), 0.1)),
+        (K.lerp(c, a, 0.7), t(c).lerp(t(a), 0.7)),
+        (K.lerp(c, a, w), t(c).lerp(t(a), t(w))),
+    ]
+    for i, (ours, ref) in enumerate(checks):
+        assert ours.dtype == np.dtype(dtype)
+        assert _same(ours, ref.numpy()).all(), i
+    for fn, ref in [(K.add_, t(c).add_(t(b), alpha=-0.5)), (K.addcmul_, None), (K.lerp_, None)]:
+        if ref is None:
+            continue
+        x = c.copy()
+        fn(x, b, -0.5)
+        assert _same(x, ref.numpy()).all()
+    x = c.copy()
+    K.addcmul_(x, a, b, 0.25)
+    assert _same(x, t(c).addcmul_(t(a), t(b), value=0.25).numpy()).all()
+    x = c.copy()
+    K.lerp_(x, a, 0.9)
+    assert _same(x, t(c).lerp_(t(a), 0.9).numpy()).all()
+
+
+def test_fma_keeps_broadcasting_and_zero_dim_shapes():
+    a = np.float32(0.3)
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    c = np.ones(3, dtype=np.float32)
+    assert K.fma(a, b, c).shape == (2, 3)
+    z = np.array(2.0, dtype=np.float32)
+    assert K.fma(np.float32(0.5), z, z).shape == ()
+    assert float(K.fma(np.float32(0.5), z, z)) == 3.0
+    i = np.arange(4)
+    assert (K.fma(3, i, i) == 4 * i).all() and K.fma(3, i, i).dtype == i.dtype
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tensor_ops_fuse_as_torchs(dtype):
+    # add/sub with alpha, addcmul and lerp (and their in-place forms, rsub with a number) round
+    # once, as PyTorch's kernels: the same bits, not only close values
+    torch = _torch()
+    import ndgrad
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(20000).astype(dtype) for _ in range(3))
+    b *= 1e-3
+    w = np.abs(b) * 500
+    cases = [
+        lambda L, A, B, C: C.add(B, alpha=0.0123),
+        lambda L, A, B, C: C.sub(B, alpha=0.0123),
+        lambda L, A, B, C: C.clone().add_(B, alpha=-0.5),
+        lambda L, A, B, C: C.addcmul(A, B, value=0.37),
+        lambda L, A, B, C: C.clone().addcmul_(A, B, value=2.5),
+        lambda L, A, B, C: C.lerp(A, 0.1),
+        lambda L, A, B, C: C.clone().lerp_(A, 0.7),
+        lambda L, A, B, C: C.lerp(A, L.tensor(w)),
+        lambda L, A, B, C: L.rsub(C, 3.0, alpha=0.7),
+        lambda L, A, B, C: L.add(C, 3.1, alpha=0.7),
+    ]
+    for i, f in enumerate(cases):
+        ours, ref = (f(L, L.tensor(a), L.tensor(b), L.tensor(c)).numpy() for L in (ndgrad, torch))
+        assert ours.dtype == ref.dtype and _same(ours, ref).all(), i
