@@ -225,7 +225,7 @@ def promote_types(type1, type2):
     r = _PROMOTE.get(key)
     if r is None:
         for i, t in enumerate(key):
-            if t.__class__ is not dtype:
+            if not isinstance(t, dtype):
                 raise TypeError(f"promote_types(): argument 'type{i + 1}' (position {i + 1}) "
                                 f"must be torch.dtype, not {_builtins.type(t).__name__}")
         r = _promote_types(a, b)
@@ -317,7 +317,7 @@ class finfo:
 
     def __init__(self, type=None):
         t = type or _default[0]
-        if t.__class__ is not dtype:
+        if not isinstance(t, dtype):
             raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
                             f"{_builtins.type(t).__name__}")
         if not (t.is_floating_point or t.is_complex):
@@ -346,7 +346,7 @@ class iinfo:
     """torch.iinfo: machine limits of an integer dtype, as Python ints."""
 
     def __init__(self, type):
-        if type.__class__ is not dtype:
+        if not isinstance(type, dtype):
             raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
                             f"{_builtins.type(type).__name__}")
         if type is bool:

@@ -98,10 +98,10 @@ def _rsub_fwd(xp, self, other, alpha=1):
     return _sub_fwd(xp, other, self, alpha)
 
 
-# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
+# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too: one edge, as PyTorch's; a
+# Tensor other goes to RsubBackward0)
 _rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
-              other=lambda grad: grad)
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 _rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
                      self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
                      other=lambda grad: grad)

@@ -623,13 +623,9 @@ FUNCTIONS = {"as_strided": as_strided, "diagonal_scatter": diagonal_scatter,
              "as_strided_scatter": as_strided_scatter, "dist": dist, "renorm": renorm,
              "index_reduce": index_reduce, "put": put}
 
-ERR_CHALF = ("Tensor.chalf(): torch.complex32 (chalf) is not available in ndgrad: NumPy has no "
-             "32-bit complex dtype to hold it. Use Tensor.cfloat() (complex64) instead.")
-
-
 def _chalf(self, memory_format=None):
-    """Tensor.chalf(): complex32, which NumPy cannot represent: a clear TypeError."""
-    raise TypeError(ERR_CHALF)
+    """Tensor.chalf(): complex32, which NumPy cannot hold (_dtype's clear TypeError)."""
+    return self.to(D.complex32)
 
 
 METHODS = {
