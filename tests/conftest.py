@@ -1,5 +1,6 @@
 """Say up front which optional test oracles are missing, so skipped tests are not a mystery."""
 import importlib.util
+import sys
 
 import pytest
 
@@ -33,3 +34,14 @@ def standin():
     finally:
         ndgrad.set_default_device(None)
         _backend.use_standin(before)
+
+
+def pytest_collection_finish(session):
+    """PyTorch's test internals (torch.testing._internal.common_utils, which the module_db and
+    optim_db tests import) call torch.backends.disable_global_flags() at import: every later
+    in-process PyTorch program that sets a cudnn flag would then fail (test_programs*.py).
+    Collection has imported them all by now: the flags are settable again."""
+    torch = sys.modules.get("torch")
+    backends = getattr(torch, "backends", None)
+    if backends is not None and hasattr(backends, "flags_frozen"):
+        backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
