@@ -36,12 +36,13 @@ def standin():
         _backend.use_standin(before)
 
 
-def pytest_collection_finish(session):
-    """PyTorch's test internals (torch.testing._internal.common_utils, which the module_db and
-    optim_db tests import) call torch.backends.disable_global_flags() at import: every later
-    in-process PyTorch program that sets a cudnn flag would then fail (test_programs*.py).
-    Collection has imported them all by now: the flags are settable again."""
-    torch = sys.modules.get("torch")
-    backends = getattr(torch, "backends", None)
+@pytest.fixture(autouse=True)
+def _torch_backends_flags_unfrozen():
+    """PyTorch's test databases (torch.testing._internal.common_utils, which the differential
+    tests import) freeze torch.backends' flags for the whole process when imported; the programs
+    the tests run under PyTorch set them as ordinary programs do (cudnn.deterministic = True)."""
+    backends = sys.modules.get("torch.backends")
     if backends is not None and hasattr(backends, "flags_frozen"):
+        # (the flag is a global of the function's module, not an attribute of torch.backends)
         backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+    yield

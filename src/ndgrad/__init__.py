@@ -238,10 +238,19 @@ matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
 
 
+_MM = ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+       "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)")
+
+
 def dsmm(*args, **kwargs):
-    """torch.dsmm(input, mat2): the dense product of a sparse (or dense) input and a dense mat2
-    (PyTorch's older name for mm, whose argument errors it gives)."""
-    return mm(*args, **kwargs)
+    """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
+    dense input multiplies as mm). Bad arguments get mm's parser error, as in PyTorch."""
+    given = dict(zip(("input", "mat2"), args), **kwargs)
+    if len(args) > 2 or set(given) != {"input", "mat2"} or len(given) != len(args) + len(
+            kwargs) or [a for a in given.values() if not isinstance(a, Tensor)]:
+        raise _argcheck.combination_error("mm", _MM, args, kwargs)
+    input, mat2 = given["input"], given["mat2"]
+    return sparse.mm(input, mat2) if input.is_sparse else mm(input, mat2)
 
 
 def spmm(*args, **kwargs):

@@ -143,6 +143,10 @@ def to_numpy(array):
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
 _DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
                  "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+# device types PyTorch names: torch.device("meta") is a value libraries compare with; no array
+# lives on these here (their xp raises)
+_OTHER_DEVICE_TYPES = frozenset("ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy "
+                                "vulkan mps meta hpu mtia privateuseone".split())
 
 
 class device:
@@ -159,7 +163,7 @@ class device:
             type, idx = m.groups()
             if idx is not None:
                 index = int(idx)
-            if type not in ("cpu", "cuda"):
+            if type not in ("cpu", "cuda") and type not in _OTHER_DEVICE_TYPES:
                 raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of "
                                    f"device string: {type}")
         if index is not None and index < 0:
@@ -171,6 +175,9 @@ class device:
     def xp(self):
         if self.type == "cpu":
             return numpy
+        if self.type != "cuda":
+            raise RuntimeError(f"ndgrad has no {self.type} device: tensors live on cpu (NumPy) "
+                               "or cuda (CuPy)")
         cp = cuda_xp()
         if cp is None:
             raise AssertionError("Torch not compiled with CUDA enabled")

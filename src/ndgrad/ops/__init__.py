@@ -604,3 +604,14 @@ from . import special as _special_ops  # noqa: E402  (torch.special's kernels; t
 globals().update(_special_ops.MORE_FUNCTIONS)
 METHODS.update(_special_ops.MORE_METHODS)
 install(_special_ops.MORE_METHODS)
+
+
+def __getattr__(name):
+    # torch.ops.<namespace>: the operators torch.library registered under it (library.py)
+    if not name.startswith("_"):
+        import sys
+        lib = sys.modules.get(__name__.rpartition(".")[0] + ".library")
+        ns = lib._namespace(name) if lib is not None else None
+        if ns is not None:
+            return ns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
