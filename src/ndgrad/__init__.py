@@ -52,6 +52,9 @@ special = _importlib.import_module(".special", __name__)  # (`from .ops import *
 from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
+from . import signal  # noqa: E402  (torch.signal.windows)
+from . import masked  # noqa: E402  (torch.masked)
+from . import onnx  # noqa: E402  (torch.onnx: importable; export raises)
 
 from . import version, torch_version  # noqa: E402
 __version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
@@ -250,9 +253,9 @@ def dsmm(*args, **kwargs):
     return sparse.mm(input, mat2) if input.is_sparse else mm(input, mat2)
 
 
-def spmm(input, mat2):
-    """torch.spmm(input, mat2): mm of a sparse (or dense) input."""
-    return mm(input, mat2)
+def spmm(*args, **kwargs):
+    """torch.spmm(input, mat2): mm of a sparse (or dense) input (mm's argument errors)."""
+    return mm(*args, **kwargs)
 
 
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)

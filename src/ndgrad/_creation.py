@@ -159,6 +159,8 @@ def _to_array(data, dtype, xp, copy):
         arr = _moved(data, xp)
         d = dtype or D.from_numpy_dtype(arr.dtype)
     else:
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
         if _contains_tensor(data):
             data = _tensors_to_lists(data)
         try:
@@ -168,8 +170,12 @@ def _to_array(data, dtype, xp, copy):
             raise
         if arr.dtype.kind in "fuO" and _may_hold_big_ints(arr):
             arr = _big_int_array(data, arr, dtype)  # PyTorch's overflow errors (issue 15)
-        if arr.dtype == object:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if arr.dtype == object:   # (PyTorch names the first leaf it cannot read)
+            bad = next((x for x in _leaves(data) if not isinstance(
+                x, (int, float, complex, bool, np.generic))), data)
+            raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}")
+        if arr.dtype.kind in "US":
+            raise ValueError(f"too many dimensions '{type(next(_leaves(data))).__name__}'")
         if isinstance(data, np.generic):
             d = dtype or D.from_numpy_dtype(arr.dtype)
         else:
@@ -405,6 +411,9 @@ def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
+    if not isinstance(fill_value, (int, float, complex, Tensor, np.number, np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = D.bool
@@ -451,6 +460,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _filled(input._data.shape, fill_value, d, dev, requires_grad)
 
 
+_RANDINT = tuple(
+    s + ", *, {}Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)".format(g)
+    for s in ("(int high, tuple of ints size", "(int low, int high, tuple of ints size")
+    for g in ("torch.Generator generator, ", ""))
 _ARANGE = tuple(
     s + ", *, {}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
     "bool pin_memory = False, bool requires_grad = False)".format(o) for s, o in (
@@ -492,6 +506,9 @@ def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=No
         start = 0
     vals = [_scalar_value(v) for v in (start, end, step)]
     start, end, step = vals
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -709,6 +726,9 @@ def logspace(start, end, steps, base=_BASE10, *, out=None, dtype=None, layout=No
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
 
@@ -814,8 +834,8 @@ def set_rng_state(new_state):
 
 def _float_dtype(dtype, fname):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
+    if not (dtype.is_floating_point or dtype.is_complex):   # (PyTorch's dispatch error)
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
     return dtype
 
 
@@ -883,6 +903,10 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         low, high, size = 0, low, high
     elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
         low, high = 0, low
+    if size is None:   # (no overload without a size)
+        from ._argcheck import combination_error
+        given = (high,) if low == 0 else (low, high)
+        raise combination_error("randint", _RANDINT, given, {})
     if high is None:
         raise TypeError("randint() missing required argument 'high'")
     dtype = D.to_dtype(dtype) or D.int64
@@ -931,7 +955,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         if s.size and not (s >= 0).all():
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")  # (C++ prints -1)
     if not mt and not st:
         dtype = D.to_dtype(dtype) or D.get_default_dtype()
         shape = _size((size,)) if size is not None else ()
@@ -986,6 +1010,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     eng = _rng(generator)
     if p is None:
         probs = to_numpy(input._data)  # host: compared with a host draw
+        if probs.size and not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)")
         draws = _R.bernoulli_tensor(eng, probs).reshape(probs.shape)
     else:
         draws = _R.bernoulli_scalar(eng, input.numel(), float(p)).reshape(input._data.shape)

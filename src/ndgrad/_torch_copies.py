@@ -19,7 +19,7 @@ from .nn import functional as _F
 
 __all__ = [
     # the *_copy family
-    "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy",
+    "as_strided_copy", "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy",
     "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
     "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
     "view_as_real_copy", "view_as_complex_copy", "values_copy", "indices_copy",
@@ -48,6 +48,12 @@ def _with_out(fn):
 
 
 # ---------------------------------------------------------------- the *_copy family
+
+@_with_out
+def as_strided_copy(input, size, stride, storage_offset=None):
+    check_tensor("as_strided_copy", input)
+    return input.as_strided(size, stride, storage_offset).clone()
+
 
 @_with_out
 def alias_copy(input):

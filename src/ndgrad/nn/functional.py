@@ -208,6 +208,9 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
+    if weight.shape[0] < groups:   # (no output channels: ATen's check_shape_forward)
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
                            "dimension 0, but got weight of size [[%s]] instead"
@@ -591,10 +594,25 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
                           momentum, eps).to(input.dtype)
     if training:
-        n = input.numel() // input.shape[1]
-        if n <= 1:
+        n = math.prod(input.shape[:1] + input.shape[2:])
+        if n == 1:   # (PyTorch's _verify_batch_size: an empty batch passes)
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+    if input.numel() == 0:
+        # ATen's empty-input path: the running statistics untouched, the input scaled by the
+        # first weight and shifted by the first bias (a graph to them, of zero gradients)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    C = input.shape[1] if input.ndim > 1 else 1
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != C:   # (ATen's check_dims_match_num_input_features)
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if training:
         out, mean, var = K.batch_norm(input, weight, bias, eps)
         if running_mean is not None:
             m = momentum
@@ -619,7 +637,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     N, C = input.shape[:2]
     if not use_input_stats:   # normalise with the running statistics, as batch norm in eval
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    if math.prod(input.shape[2:]) <= 1:
+    if math.prod(input.shape[2:]) == 1:   # (PyTorch's _verify_spatial_size)
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{_size_str(input.shape)}")
     # each (sample, channel) is its own batch-norm channel; the running statistics get the
@@ -930,6 +948,9 @@ def pad(input, pad, mode="constant", value=None):
     for j in range(k):
         pairs[input.ndim - 1 - j] = (int(pad[2 * j]), int(pad[2 * j + 1]))
     if mode == "constant":
+        for n, (a, b) in zip(input.shape, pairs):   # (ATen crops negative pads with narrow)
+            if (a < 0 and n + a < 0) or (b < 0 and n + min(a, 0) + b < 0):
+                raise RuntimeError("narrow(): length must be non-negative.")
         if any(a < 0 or b < 0 for a, b in pairs):
             input = input[tuple(slice(max(-a, 0), input.shape[i] - max(-b, 0))
                                 for i, (a, b) in enumerate(pairs))]
@@ -1049,7 +1070,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             m = _const(input, make(in_sizes[i], out_sizes[i], ac, scales[i], input.dtype))
             out = matmul(out.transpose(2 + i, -1), m.t()).transpose(2 + i, -1)
         return out
-    raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented in ndgrad")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate: mode 'lanczos' is not implemented in ndgrad")
+    raise NotImplementedError(   # (PyTorch's words for a mode it does not know)
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
+        "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+        f"nearest-exact (got {mode})")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -1238,7 +1264,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     C = input.shape[class_dim]
     if target.dtype.is_floating_point:
         if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(  # torch takes the class-index path, which checks the dtype
+            # torch takes the class-index path: nll_loss_nd's shape checks, then the dtype's
+            if input.ndim > 1 and target.ndim and input.shape[0] != target.shape[0]:
+                raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                                 f"batch_size ({target.shape[0]}).")
+            if input.ndim <= 2 and target.ndim > 1:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            want = [input.shape[0]] + list(input.shape[2:])
+            if input.ndim > 2 and list(target.shape) != want:
+                raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+            raise RuntimeError(
                 f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C

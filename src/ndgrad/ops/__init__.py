@@ -60,7 +60,7 @@ def _copy_fwd(xp, self, src):
     return xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True)
 
 
-_copy = defop("copy", _copy_fwd, node_name="CopyBackwards",
+_copy = defop("copy", _copy_fwd, node_name="CopyBackwards", quiet=True,
               self=lambda grad: grad * 0, src=lambda grad: grad)
 
 
@@ -212,6 +212,9 @@ def unbind(input, dim=0):
 
 
 def _setitem(self, key, value):
+    if (value.__class__ is int or value.__class__ is float) and self.dtype._category < 2:
+        from .._creation import check_fill_value   # (x[0] = 300 of an int8 tensor: PyTorch's
+        check_fill_value(value, self.dtype)         # overflow error, not NumPy's wrap)
     key = _normalize_key(key, self)
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
@@ -337,8 +340,11 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
-                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16}
-        dtype = names.get(dtype) or D.to_dtype(dtype)
+                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16,
+                 "torch.ShortTensor": D.int16, "torch.CharTensor": D.int8}
+        if dtype not in names:   # (PyTorch's type() takes the legacy class names only)
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
         dtype = dtype.dtype  # a legacy class: x.type(torch.IntTensor)
     return to(self, dtype)
@@ -453,7 +459,8 @@ METHODS = {
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
     "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
-    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
+    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__rdiv__": _rdiv,
+    "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
     "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": dunder(lt),

@@ -13,7 +13,7 @@ from . import _specfun as _sf
 from ._scratch import scratch as _scratch
 from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
                         threshold_backward, _zeros_like)
-from .reduction import sum as _sum
+from .reduction import sum as _sum, _f16_acc
 
 __all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",
            "celu", "leaky_relu", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish",
@@ -101,7 +101,7 @@ softmax_backward = defop(
     output=lambda grad, grad_output, output, dim: (
         grad_output * (grad - _sum(grad * output, dim, keepdim=True))
         - grad * _sum(grad_output * output, dim, keepdim=True)))
-_softmax = defop("softmax", _softmax_fwd, node_name="SoftmaxBackward0",
+_softmax = defop("softmax", _f16_acc(_softmax_fwd), node_name="SoftmaxBackward0",
                  self=lambda grad, result, dim: softmax_backward(grad, result, dim))
 
 
@@ -111,7 +111,7 @@ log_softmax_backward = defop(
     grad_output=lambda grad, output, dim: grad - _sum(grad * exp(output), dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -_sum(grad_output, dim, keepdim=True) * exp(
         output) * grad)
-_log_softmax = defop("log_softmax", _log_softmax_fwd, node_name="LogSoftmaxBackward0",
+_log_softmax = defop("log_softmax", _f16_acc(_log_softmax_fwd), node_name="LogSoftmaxBackward0",
                      self=lambda grad, result, dim: log_softmax_backward(grad, result, dim))
 
 
