@@ -39,6 +39,8 @@ def scalar(value, arr):
     dtype (to float32, the kernels' opmath, for float16); integers and complex values as they
     are."""
     dt = arr.dtype
+    if getattr(value, "ndim", None) == 0 and not isinstance(value, np.generic):
+        value = value.item()    # a 0-d array (of any device) passed as a scalar, as .item()
     if dt.kind != "f":
         return value
     return dt.type(value) if dt.itemsize >= 4 else np.float32(value)
