@@ -47,7 +47,8 @@ SUITES = {
     "x-transformers": ("x-transformers", "x_transformers", ["tests"], []),
     "ema-pytorch": ("ema-pytorch", "ema_pytorch", ["tests"], []),
     "skorch": ("skorch", "skorch", ["tests"], []),
-    "torchinfo": ("torchinfo", "torchinfo", ["tests"], []),
+    "torchinfo": ("torchinfo", "torchinfo", ["tests/torchinfo_test.py",
+                                           "tests/exceptions_test.py"], []),   # (xl: torchvision)
     "torchmetrics": ("torchmetrics", "torchmetrics", ["tests/unittests"], []),
     "captum": ("captum", "captum", ["tests"], []),
     "kornia": ("kornia", "kornia", ["tests"], []),
@@ -119,6 +120,10 @@ def setup(root, libs):
                     break
         if not found:
             missing.append(lib)
+        for p in paths:   # suites that import their tests as a package (torchsde's)
+            init = os.path.join(dest, p, "__init__.py")
+            if os.path.isdir(os.path.join(dest, p)) and not os.path.exists(init):
+                open(init, "w").close()
     if missing:
         print("no tests in the sdists of: " + ", ".join(missing) +
               f"; put their repositories' tests at {root}/suites/<lib>/ (see SUITES)")
@@ -145,7 +150,7 @@ def _counts(xml_path):
     return out
 
 
-def run(root, libs, timeout, per_test_timeout, extra):
+def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad")):
     results = os.path.join(root, "results")
     os.makedirs(results, exist_ok=True)
     for lib in libs:
@@ -155,6 +160,8 @@ def run(root, libs, timeout, per_test_timeout, extra):
             continue
         paths = [p for p in SUITES[lib][2] if os.path.exists(os.path.join(suite, p))]
         for side, venv in (("torch", "venv-torch"), ("ndgrad", "venv-ndgrad")):
+            if side not in sides:
+                continue      # (the other side's last results stay)
             xml = os.path.join(results, f"{lib}.{side}.xml")
             pre = ["-m", "ndgrad.run"] if side == "ndgrad" else []
             cmd = [_py(os.path.join(root, venv)), *pre, "-m", "pytest", *paths, "-q",
@@ -206,6 +213,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per suite and side")
     ap.add_argument("--per-test-timeout", type=int, default=300)
     ap.add_argument("--pytest-args", default="", help="extra pytest arguments (one string)")
+    ap.add_argument("--side", choices=["torch", "ndgrad"], help="run one side only")
     args = ap.parse_intermixed_args(argv)
     libs = args.libs or list(SUITES)
     unknown = [lib for lib in libs if lib not in SUITES]
@@ -214,7 +222,8 @@ def main(argv=None):
     if args.command == "setup":
         setup(args.root, libs)
     elif args.command == "run":
-        run(args.root, libs, args.timeout, args.per_test_timeout, args.pytest_args.split())
+        run(args.root, libs, args.timeout, args.per_test_timeout, args.pytest_args.split(),
+            (args.side,) if args.side else ("torch", "ndgrad"))
     else:
         report(args.root, libs)
 

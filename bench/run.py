@@ -537,6 +537,29 @@ def w8(lib, quick):
 
 # ---------------------------------------------------------------- W7 memory (subprocess)
 
+def r1(lib, quick):
+    """torch.randn(10**7): PyTorch's generator and normal fill (ndgrad draws PyTorch's numbers);
+    the floor is NumPy's own standard_normal of the same size (its fastest generator). The
+    result checked is whether the sample's mean and standard deviation are those of N(0, 1)."""
+    n = 10 ** 6 if quick else 10 ** 7
+    if lib == "numpy":
+        g = np.random.default_rng(0)
+
+        def step():
+            return _moments(g.standard_normal(n))
+        return step, 1
+    T = _lib(lib)
+    T.manual_seed(0)
+
+    def step():
+        return _moments(T.randn(n).numpy())
+    return step, 1
+
+
+def _moments(x):
+    return np.array([abs(float(x.mean())) < 2e-3, abs(float(x.std()) - 1) < 2e-3], dtype=float)
+
+
 def deep_delete(n):
     """Build an n-node ndgrad chain and drop it without backward: seconds to free it (a C-stack
     overflow would crash here; CPython's trashcan frees chains of slot objects iteratively)."""
@@ -642,6 +665,7 @@ WORKLOADS = [
     ("W5", "4 matmuls 512x512 + tanh, fwd+bwd", "ms", 1e3, w5, (10, 3)),
     ("W6", "CNN step: conv 1->8 3x3, relu, maxpool, linear, CE, SGD", "ms/step", 1e3, w6, (10, 3)),
     ("W8", "Hessian-vector product, 2-layer tanh MLP on R^100", "ms", 1e3, w8, (100, 10)),
+    ("R1", "torch.randn(10**7) (numpy: standard_normal(10**7))", "ms", 1e3, r1, (7, 3)),
 ]
 WORKLOADS += __import__("workloads_cnn_rnn").WORKLOADS  # W9 CNN, W10 LSTM (issue 34)
 WORKLOADS += __import__("workloads_transformer").WORKLOADS  # GPT step, generation (issue 34)

@@ -1,5 +1,6 @@
 """Say up front which optional test oracles are missing, so skipped tests are not a mystery."""
 import importlib.util
+import sys
 
 import pytest
 
@@ -33,3 +34,15 @@ def standin():
     finally:
         ndgrad.set_default_device(None)
         _backend.use_standin(before)
+
+
+@pytest.fixture(autouse=True)
+def _torch_backends_flags_unfrozen():
+    """PyTorch's test databases (torch.testing._internal.common_utils, which the differential
+    tests import) freeze torch.backends' flags for the whole process when imported; the programs
+    the tests run under PyTorch set them as ordinary programs do (cudnn.deterministic = True)."""
+    backends = sys.modules.get("torch.backends")
+    if backends is not None and hasattr(backends, "flags_frozen"):
+        # (the flag is a global of the function's module, not an attribute of torch.backends)
+        backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+    yield

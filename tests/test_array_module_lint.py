@@ -45,6 +45,9 @@ HOST_MODULES = {
     "_dtype.py": "the dtype table maps torch dtypes to NumPy's dtype objects",
     "backends.py": "reads NumPy's build configuration",
     "utils/data/_worker.py": "DataLoader workers seed NumPy's global RNG, as PyTorch's do",
+    "_rng.py": "PyTorch's CPU generator: the mt19937 stream and its transforms are the host's "
+               "(draws for other devices are moved once)",
+    "_libm.py": "the host libm's elementary functions, for the host generator's transforms",
     "viz.py": "draws graphs (metadata only)",
 }
 

@@ -1,8 +1,8 @@
-"""The convolution kernels' fast paths (ops/nn_ops.py): Winograd F(2x2, 3x3) (Note [Winograd
-convolution], forced here for small shapes) and the flat windows of stride-1 convolutions
-(Note [Flat windows]), against PyTorch in float32 and float64 (values, input, weight and bias
-gradients, transposed convolutions), and gradcheck/gradgradcheck in float64 through all three
-kernels of the convolution family."""
+"""The convolution kernels' fast paths (ops/nn_ops.py): the flat windows of stride-1
+convolutions (Note [Flat windows]) and their input gradient as a convolution with the flipped
+kernel, 1x1 convolutions as plain GEMMs, and training batch norm's kernels, against PyTorch in
+float32 and float64 (values, input, weight and bias gradients, transposed convolutions), and
+gradcheck/gradgradcheck in float64 through all three kernels of the convolution family."""
 import numpy as np
 import pytest
 
@@ -21,16 +21,9 @@ SHAPES = [  # N, C, O, H, W, groups, padding, dilation
 ]
 
 
-@pytest.fixture(params=["winograd", "im2col"])
-def path(request, monkeypatch):
-    # Winograd for every 3x3 stride-1 convolution, or never
-    monkeypatch.setattr(nn_ops, "_WINO_MIN", 0 if request.param == "winograd" else 1 << 60)
-    return request.param
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_conv2d_matches_pytorch(path, shape, dtype):
+def test_conv2d_matches_pytorch(shape, dtype):
     N, C, O, H, W, G, pad, dil = shape
     r = np.random.default_rng(sum(shape[:6]))
     tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
@@ -53,7 +46,7 @@ def test_conv2d_matches_pytorch(path, shape, dtype):
 
 
 @pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[2], SHAPES[4]])
-def test_conv2d_gradcheck_gradgradcheck(path, shape):
+def test_conv2d_gradcheck_gradgradcheck(shape):
     N, C, O, H, W, G, pad, dil = shape
     r = np.random.default_rng(7)
     x, w = (ndgrad.tensor(r.standard_normal(s), requires_grad=True)
@@ -66,7 +59,7 @@ def test_conv2d_gradcheck_gradgradcheck(path, shape):
     assert ndgrad.autograd.gradgradcheck(f, (x, w))
 
 
-def test_conv_transpose2d_stride1_cropping_pads_gradgradcheck(path):
+def test_conv_transpose2d_stride1_cropping_pads_gradgradcheck():
     # padding larger than the kernel's reach: the flipped convolution's padding is negative
     r = np.random.default_rng(8)
     x, w = (ndgrad.tensor(r.standard_normal(s), requires_grad=True)
@@ -81,18 +74,23 @@ def test_conv_transpose2d_stride1_cropping_pads_gradgradcheck(path):
     assert ndgrad.autograd.gradgradcheck(f, (x, w))
 
 
-def test_winograd_large_channels_float32_accuracy():
-    """At the sizes where Winograd runs by default (64 x 64 channels) float32 results are as
-    close to the float64 ones as PyTorch's."""
+def test_conv2d_float32_accuracy_at_64_channels():
+    """Float32 results (forward and both gradients) are as close to the float64 ones as
+    PyTorch's."""
     r = np.random.default_rng(9)
     x = r.standard_normal((4, 64, 12, 12)).astype(np.float32)
     w = (r.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32)
-    assert nn_ops._winograd_ok(x, (3, 3), (1, 1), (1, 1), 64 * 64)
-    exact = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64),
-                                       torch.tensor(w, dtype=torch.float64), padding=1).numpy()
-    theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
-    ours = F.conv2d(ndgrad.tensor(x), ndgrad.tensor(w), padding=1).numpy()
-    assert np.abs(ours - exact).max() <= 2 * np.abs(theirs - exact).max() + 1e-7
+    gy = r.standard_normal((4, 64, 12, 12)).astype(np.float32)
+
+    def run(T, dtype):
+        xi, wi = (T.tensor(a, dtype=dtype, requires_grad=True) for a in (x, w))
+        y = T.nn.functional.conv2d(xi, wi, padding=1)
+        y.backward(T.tensor(gy, dtype=dtype))
+        return [a.detach().numpy().astype(np.float64) for a in (y, xi.grad, wi.grad)]
+
+    exact = run(torch, torch.float64)
+    for ours, theirs, e in zip(run(ndgrad, ndgrad.float32), run(torch, torch.float32), exact):
+        assert np.abs(ours - e).max() <= 2 * np.abs(theirs - e).max() + 1e-6
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

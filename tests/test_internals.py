@@ -332,3 +332,60 @@ def test_state_dict_hooks_and_extra_state_match_pytorch():
         return log
 
     assert run(ndgrad) == run(torch)
+
+
+def test_library_custom_op_with_autograd_and_ops_namespace():
+    lib = ndgrad.library
+
+    def scale(x, s):
+        return x * s
+    op = lib.custom_op("ndgradtest::scale", scale, mutates_args=())
+    lib.register_fake("ndgradtest::scale", lambda x, s: x.new_empty(x.shape))
+
+    def setup(ctx, inputs, output):
+        ctx.s = inputs[1]
+
+    def backward(ctx, grad):
+        return grad * ctx.s * 10, None          # a formula that differs, to see it used
+    lib.register_autograd("ndgradtest::scale", backward, setup_context=setup)
+    x = ndgrad.ones(3, requires_grad=True)
+    y = ndgrad.ops.ndgradtest.scale(x, 2.0)
+    assert y.tolist() == [2.0, 2.0, 2.0] and ndgrad.ops.ndgradtest.scale.default is op
+    y.sum().backward()
+    assert x.grad.tolist() == [20.0, 20.0, 20.0]
+    L = lib.Library("ndgradtest2", "DEF")
+    L.define("twice(Tensor x) -> Tensor")
+    L.impl("twice", lambda x: x * 2, "CPU")
+    assert ndgrad.ops.ndgradtest2.twice(ndgrad.ones(1)).tolist() == [2.0]
+    with pytest.raises(AttributeError):
+        ndgrad.ops.ndgradtest2.missing
+
+
+def test_flex_attention_matches_sdpa_and_pytorch():
+    from ndgrad.nn.attention.flex_attention import flex_attention, create_block_mask
+    F = ndgrad.nn.functional
+    q = ndgrad.randn(1, 2, 5, 4, dtype=ndgrad.float64)
+    k = ndgrad.randn(1, 2, 5, 4, dtype=ndgrad.float64)
+    v = ndgrad.randn(1, 2, 5, 4, dtype=ndgrad.float64)
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+    mask = create_block_mask(causal, None, None, 5, 5)
+    out = flex_attention(q, k, v, block_mask=mask)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert ndgrad.allclose(out, ref)
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention.flex_attention import flex_attention as tflex
+
+    def bias(score, b, h, q_idx, kv_idx):
+        return score + (q_idx - kv_idx) * 0.1
+    got = flex_attention(q, k, v, score_mod=bias)
+    want = tflex(*(torch.tensor(t.tolist(), dtype=torch.float64) for t in (q, k, v)),
+                 score_mod=bias)
+    assert abs(got.numpy() - want.numpy()).max() < 1e-10
+
+
+def test_pytorch_device_types_are_values():
+    assert str(ndgrad.device("meta")) == "meta" and ndgrad.device("meta") != ndgrad.device("cpu")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, ipu"):
+        ndgrad.device("foo")

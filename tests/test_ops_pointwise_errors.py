@@ -185,7 +185,9 @@ def test_return_type_repr_and_fields():
 def test_special_functions_are_accurate():
     x = np.linspace(-5, 5, 41)
     t = ndgrad.tensor(x)
-    np.testing.assert_allclose(ndgrad.erf(t).numpy(), [math.erf(v) for v in x], rtol=0, atol=0)
+    # (vectorised rational approximations since issue 34, within 2 ulp of math.erf; their
+    # full accuracy tests are in tests/test_specfun.py)
+    np.testing.assert_array_max_ulp(ndgrad.erf(t).numpy(), np.array([math.erf(v) for v in x]), 2)
     np.testing.assert_allclose(ndgrad.erfc(t).numpy(), [math.erfc(v) for v in x], rtol=1e-15)
     p = np.linspace(-0.999, 0.999, 101)
     back = ndgrad.erf(ndgrad.erfinv(ndgrad.tensor(p))).numpy()

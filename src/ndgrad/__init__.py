@@ -52,6 +52,9 @@ special = _importlib.import_module(".special", __name__)  # (`from .ops import *
 from ._alias import alias_torch  # noqa: E402,F401
 from . import distributed, futures  # noqa: E402  (mpi4py is imported on first use only)
 from . import testing  # noqa: E402
+from . import signal  # noqa: E402  (torch.signal.windows)
+from . import masked  # noqa: E402  (torch.masked)
+from . import onnx  # noqa: E402  (torch.onnx: importable; export raises)
 
 from . import version, torch_version  # noqa: E402
 __version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
@@ -235,15 +238,24 @@ matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
 
 
-def dsmm(input, mat2):
+_MM = ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+       "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)")
+
+
+def dsmm(*args, **kwargs):
     """torch.dsmm(sparse, dense): the dense product (PyTorch's older name for sparse.mm; a
-    dense input multiplies as mm)."""
-    return spmm(input, mat2)
+    dense input multiplies as mm). Bad arguments get mm's parser error, as in PyTorch."""
+    given = dict(zip(("input", "mat2"), args), **kwargs)
+    if len(args) > 2 or set(given) != {"input", "mat2"} or len(given) != len(args) + len(
+            kwargs) or [a for a in given.values() if not isinstance(a, Tensor)]:
+        raise _argcheck.combination_error("mm", _MM, args, kwargs)
+    input, mat2 = given["input"], given["mat2"]
+    return sparse.mm(input, mat2) if input.is_sparse else mm(input, mat2)
 
 
-def spmm(input, mat2):
-    """torch.spmm(input, mat2): mm of a sparse (or dense) input."""
-    return mm(input, mat2)
+def spmm(*args, **kwargs):
+    """torch.spmm(input, mat2): mm of a sparse (or dense) input (mm's argument errors)."""
+    return mm(*args, **kwargs)
 
 
 addmm = _sparse_dispatch(addmm, sparse.addmm, 1)

@@ -180,6 +180,8 @@ OVERLOADS = {n: tuple(s.format(o=_OUT) for s in sigs) for names, sigs in (
                f"(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype{_SCALED})")),
     ("baddbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",
                  f"(Tensor input, Tensor batch1, Tensor batch2, torch.dtype out_dtype{_SCALED})")),
+    ("mm bmm", ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+                "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)")),
     ("addmv", (f"(Tensor input, Tensor mat, Tensor vec{_SCALED})",)),
     ("addr", (f"(Tensor input, Tensor vec1, Tensor vec2{_SCALED})",)),
     ("addbmm", (f"(Tensor input, Tensor batch1, Tensor batch2{_SCALED})",)),

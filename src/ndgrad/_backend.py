@@ -9,6 +9,7 @@ so one forward serves CPU and GPU arrays alike (Chainer's `get_array_module`, re
 from the first tensor argument instead of scanning every argument).
 """
 import os
+import re
 
 import numpy
 
@@ -139,6 +140,15 @@ def to_numpy(array):
     return numpy.asarray(array)
 
 
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+                 "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+# device types PyTorch names: torch.device("meta") is a value libraries compare with; no array
+# lives on these here (their xp raises)
+_OTHER_DEVICE_TYPES = frozenset("ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy "
+                                "vulkan mps meta hpu mtia privateuseone".split())
+
+
 class device:
     """torch.device('cpu') / torch.device('cuda', 0)."""
     __slots__ = ("type", "index")
@@ -146,11 +156,18 @@ class device:
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        elif ":" in type:
-            type, idx = type.split(":")
-            index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        elif type != "cpu" and type != "cuda":   # (PyTorch's device-string grammar)
+            m = _DEVICE_STRING.fullmatch(type) if isinstance(type, str) else None
+            if m is None:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            type, idx = m.groups()
+            if idx is not None:
+                index = int(idx)
+            if type not in ("cpu", "cuda") and type not in _OTHER_DEVICE_TYPES:
+                raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of "
+                                   f"device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = type
         self.index = index
 
@@ -158,6 +175,9 @@ class device:
     def xp(self):
         if self.type == "cpu":
             return numpy
+        if self.type != "cuda":
+            raise RuntimeError(f"ndgrad has no {self.type} device: tensors live on cpu (NumPy) "
+                               "or cuda (CuPy)")
         cp = cuda_xp()
         if cp is None:
             raise AssertionError("Torch not compiled with CUDA enabled")

@@ -1,14 +1,13 @@
 """Tensor creation (tensor, zeros, arange, randn, ...) and random number generators.
 
-Randomness comes from `Generator` objects wrapping NumPy's PCG64: the same seed gives the same
-numbers within ndgrad (not the same numbers as PyTorch, whose generator is Mersenne Twister
-based and draws in a different order).
+Randomness comes from `Generator` objects that are PyTorch's CPU generator (mt19937 and ATen's
+transforms, in _rng.py): after the same manual_seed, the same calls give PyTorch's numbers.
 """
 import builtins
 import math
 import threading
 
-from . import _dtype as D
+from . import _dtype as D, _rng as _R
 from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array, xp_of
 from ._tensor import Tensor, _make
 
@@ -160,6 +159,8 @@ def _to_array(data, dtype, xp, copy):
         arr = _moved(data, xp)
         d = dtype or D.from_numpy_dtype(arr.dtype)
     else:
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
         if _contains_tensor(data):
             data = _tensors_to_lists(data)
         try:
@@ -169,8 +170,12 @@ def _to_array(data, dtype, xp, copy):
             raise
         if arr.dtype.kind in "fuO" and _may_hold_big_ints(arr):
             arr = _big_int_array(data, arr, dtype)  # PyTorch's overflow errors (issue 15)
-        if arr.dtype == object:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if arr.dtype == object:   # (PyTorch names the first leaf it cannot read)
+            bad = next((x for x in _leaves(data) if not isinstance(
+                x, (int, float, complex, bool, np.generic))), data)
+            raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}")
+        if arr.dtype.kind in "US":
+            raise ValueError(f"too many dimensions '{type(next(_leaves(data))).__name__}'")
         if isinstance(data, np.generic):
             d = dtype or D.from_numpy_dtype(arr.dtype)
         else:
@@ -406,6 +411,9 @@ def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
+    if not isinstance(fill_value, (int, float, complex, Tensor, np.number, np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = D.bool
@@ -452,6 +460,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _filled(input._data.shape, fill_value, d, dev, requires_grad)
 
 
+_RANDINT = tuple(
+    s + ", *, {}Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)".format(g)
+    for s in ("(int high, tuple of ints size", "(int low, int high, tuple of ints size")
+    for g in ("torch.Generator generator, ", ""))
 _ARANGE = tuple(
     s + ", *, {}torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
     "bool pin_memory = False, bool requires_grad = False)".format(o) for s, o in (
@@ -493,6 +506,9 @@ def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=No
         start = 0
     vals = [_scalar_value(v) for v in (start, end, step)]
     start, end, step = vals
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -710,6 +726,9 @@ def logspace(start, end, steps, base=_BASE10, *, out=None, dtype=None, layout=No
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
     return _finish(_xp(device).eye(n, n if m is None else m, dtype=dtype.np), requires_grad)
 
@@ -717,44 +736,40 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 # ---------------------------------------------------------------- random numbers
 
 class Generator:
-    """torch.Generator: an independent random stream (NumPy PCG64 inside).
+    """torch.Generator: an independent random stream, PyTorch's CPU generator (ATen's
+    CPUGeneratorImpl: mt19937 and its cached Box-Muller values, see _rng.py), so the same seed
+    gives PyTorch's numbers. Draws for tensors on another device are made here and moved.
 
-    Its state (get_state / set_state, torch.get_rng_state) is a uint8 tensor of
-    _STATE_BYTES bytes: the initial seed, PCG64's 128-bit state and increment, and its buffered
-    32-bit half-word, so a state round-trips exactly."""
+    Its state (get_state / set_state, torch.get_rng_state) is PyTorch's uint8 tensor of 5056
+    bytes: a state saved by either library restores in the other."""
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))  # host: the generator
+        self._engine = _R.MT19937Engine(_R.DEFAULT_SEED)
 
     def manual_seed(self, seed):
+        if isinstance(seed, Tensor):
+            seed = seed.item()
+        if not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = int(seed)
         if not -(1 << 63) <= seed < (1 << 64):
             raise ValueError("Overflow when unpacking long long")
-        if seed < 0:
-            seed += 1 << 64
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))  # host: the generator
+        self._engine.manual_seed(seed % (1 << 64))
         return self
 
     def seed(self):
+        """Seed with a nondeterministic 64-bit number and return it."""
         import secrets
-        s = secrets.randbits(63)
-        self.manual_seed(s)
+        s = secrets.randbits(64)
+        self._engine.manual_seed(s)
         return s
 
     def initial_seed(self):
-        return self._seed
+        return self._engine.seed
 
     def get_state(self):
-        st = self._rng.bit_generator.state
-        raw = (self._seed.to_bytes(8, "little")
-               + st["state"]["state"].to_bytes(16, "little")
-               + st["state"]["inc"].to_bytes(16, "little")
-               + int(st["has_uint32"]).to_bytes(4, "little")
-               + int(st["uinteger"]).to_bytes(4, "little"))
-        return _make(np.frombuffer(raw, dtype=np.uint8).copy())  # host: a CPU state tensor
+        return _make(self._engine.get_state_bytes())
 
     def set_state(self, new_state):
         if not isinstance(new_state, Tensor):
@@ -762,31 +777,38 @@ class Generator:
         if new_state.dtype is not D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = to_numpy(new_state._data).reshape(-1).tobytes()  # host: the generator's bytes
-        if len(raw) != _STATE_BYTES:
-            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
+        if len(raw) != _R.STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_R.STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
-        word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
-        bit_gen = np.random.PCG64()  # host: the generator
-        bit_gen.state = {"bit_generator": "PCG64",
-                         "state": {"state": word(8, 24), "inc": word(24, 40)},
-                         "has_uint32": word(40, 44), "uinteger": word(44, 48)}
-        self._seed, self._rng = word(0, 8), np.random.Generator(bit_gen)  # host: the generator
+        self._engine.set_state_bytes(raw)
         return self
+
+    def get_offset(self):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError("CPU Generator does not use offset")
 
     def clone_state(self):
         g = Generator(self.device)
-        g.set_state(self.get_state())
+        g._engine.copy_from(self._engine)
         return g
 
+    def __reduce__(self):
+        return (Generator, (self.device,), (self.initial_seed(), None, self.get_state()))
 
-_STATE_BYTES = 48
+    def __setstate__(self, state):
+        self.set_state(state[2])
 
 
 default_generator = Generator()
+default_generator.seed()   # as PyTorch's: seeded nondeterministically at start-up
 
 
 def _rng(generator):
-    return (generator or default_generator)._rng
+    """The engine that draws for `generator` (or the default generator). Every draw looks this
+    up at call time (vmap's randomness guard replaces it)."""
+    return (generator or default_generator)._engine
 
 
 def manual_seed(seed):
@@ -812,8 +834,8 @@ def set_rng_state(new_state):
 
 def _float_dtype(dtype, fname):
     dtype = D.to_dtype(dtype) or D.get_default_dtype()
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
+    if not (dtype.is_floating_point or dtype.is_complex):   # (PyTorch's dispatch error)
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{_type_name(dtype)}'")
     return dtype
 
 
@@ -832,30 +854,46 @@ def _place(arr, device):
     return arr if device.type == "cpu" else device.xp.asarray(arr)
 
 
+def _real_np(dtype):
+    """The NumPy dtype PyTorch draws in for `dtype` (a complex tensor is drawn through its
+    real view: real and imaginary parts interleaved)."""
+    return {"complex64": np.float32, "complex128": np.float64}.get(dtype.name, dtype.np)
+
+
+def _as_dtype(flat, shape, dtype):
+    """Draws made in a fresh (C-order) tensor's order, as an array of `shape` and `dtype`."""
+    if dtype.is_complex:
+        return np.ascontiguousarray(  # host: a host draw
+            flat, dtype=_real_np(dtype)).view(dtype.np).reshape(shape)
+    return flat.astype(dtype.np, copy=False).reshape(shape)
+
+
+def _numel(shape, dtype=None):
+    n = 1
+    for k in shape:
+        n *= k
+    return 2 * n if dtype is not None and dtype.is_complex else n
+
+
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    """Uniform samples on [0, 1)."""
+    """Uniform samples on [0, 1) (complex: real and imaginary parts each uniform)."""
     size = _sizes(sizes, size, "rand")
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    if dtype.is_complex:  # as PyTorch: real and imaginary parts each uniform on [0, 1)
-        arr = _rng(generator).random(_size(size, "rand") + (2,), dtype=np.float64)
-        arr = arr.view(np.complex128)[..., 0].astype(dtype.np)
-        return _finish(_place(arr, device), requires_grad)
-    arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(dtype.np)
-    return _finish(_place(arr, device), requires_grad)
+    shape = _size(size, "rand")
+    flat = _R.uniform(_rng(generator), _numel(shape, dtype), _real_np(dtype))
+    return _finish(_place(_as_dtype(flat, shape, dtype), device), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
+          requires_grad=False, pin_memory=False):
+    """Standard normal samples (complex: real and imaginary parts each of variance 1/2)."""
     size = _sizes(sizes, size, "randn")
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    if dtype.is_complex:  # as PyTorch: real and imaginary parts each of variance 1/2
-        arr = _rng(generator).standard_normal(_size(size, "randn") + (2,), dtype=np.float64)
-        arr = (arr * math.sqrt(0.5)).view(np.complex128)[..., 0].astype(dtype.np)
-        return _finish(_place(arr, device), requires_grad)
-    arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(dtype.np)
-    return _finish(_place(arr, device), requires_grad)
+    shape = _size(size, "randn")
+    std = 1.0 / math.sqrt(2) if dtype.is_complex else 1.0  # (ATen: std / std::sqrt(2))
+    flat = _R.normal(_rng(generator), _numel(shape, dtype), _real_np(dtype), 0.0, std)
+    return _finish(_place(_as_dtype(flat, shape, dtype), device), requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -865,13 +903,30 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         low, high, size = 0, low, high
     elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
         low, high = 0, low
+    if size is None:   # (no overload without a size)
+        from ._argcheck import combination_error
+        given = (high,) if low == 0 else (low, high)
+        raise combination_error("randint", _RANDINT, given, {})
     if high is None:
         raise TypeError("randint() missing required argument 'high'")
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dtype = D.to_dtype(dtype) or D.int64
-    arr = _rng(generator).integers(low, high, size=_size((size,)), dtype=np.int64).astype(dtype.np)
-    return _finish(_place(arr, device), requires_grad)
+    shape = _size((size,))
+    flat = _random_from_to(_rng(generator), _numel(shape), dtype, int(low), int(high))
+    return _finish(_place(flat.reshape(shape), device), requires_grad)
+
+
+def _random_from_to(eng, n, dtype, low, high):
+    """Tensor.random_(low, high) on n elements of `dtype` (PyTorch's checks and draws)."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if dtype.is_floating_point:
+        low, high = _R.update_from(low, dtype.np), _R.update_to(high, dtype.np)
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' "
+                               f"casted to dtype, but got from={low} >= to={high}")
+    _R.check_from_to(low, high - 1, dtype)
+    return _R.random_from_to(eng, n, dtype.np, high - low, low)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -884,36 +939,47 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    arr = _rng(generator).permutation(n).astype(dtype.np)
+    arr = _R.randperm(_rng(generator), n).astype(dtype.np)
     return _finish(_place(arr, device), requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, requires_grad=False, pin_memory=False):
-    """normal(mean, std[, size]): tensor or float mean/std, broadcast together."""
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    if isinstance(std, (int, float)) and std < 0 or isinstance(std, Tensor) and (s < 0).any():
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    if size is not None:
-        shape = _size((size,))
+    """normal(mean, std[, size]): tensor or float mean/std, broadcast together. As PyTorch: a
+    standard (or std-scaled) normal fill of the result, then `* std` and `+ mean` for tensors."""
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if st:
+        if std.dtype.is_complex:
+            raise RuntimeError("normal expects standard deviation to be non-complex")
+        s = to_numpy(std._data)  # host: the check
+        if s.size and not (s >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")  # (C++ prints -1)
+    if not mt and not st:
+        dtype = D.to_dtype(dtype) or D.get_default_dtype()
+        shape = _size((size,)) if size is not None else ()
+        flat = _R.normal(_rng(generator), _numel(shape), dtype.np, float(mean), float(std))
+        return _finish(_place(flat.astype(dtype.np).reshape(shape), device), requires_grad)
+    from .ops.shape import broadcast_shapes
+    t = mean if mt else std
+    shape = tuple(broadcast_shapes(mean.shape if mt else (), std.shape if st else ()))
+    dtype = D.to_dtype(dtype) or t.dtype
+    eng = _rng(generator)
+    if mt and not st:
+        z = _R.normal(eng, _numel(shape), dtype.np, 0.0, float(std)).reshape(shape)
+        res = z + to_numpy(mean._data)  # host: of a host draw
     else:
-        shape = np.broadcast_shapes(getattr(m, "shape", ()),  # host: shapes
-                                    getattr(s, "shape", ()))
-    t = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
-    if dtype is None:
-        dtype = t.dtype if t is not None else D.get_default_dtype()
-    dtype = D.to_dtype(dtype)
-    if device is None and t is not None:
-        device = t.device
-    z = _place(_rng(generator).standard_normal(shape, dtype=np.float64), device)
-    xp = xp_of(z)
-    out = xp.asarray(m + s * z).astype(dtype.np)   # (0-d: an array, not a NumPy scalar)
+        z = _R.normal(eng, _numel(shape), dtype.np).reshape(shape)
+        m = to_numpy(mean._data) if mt else mean  # host: of a host draw
+        res = z * to_numpy(std._data) + m  # host: of a host draw
+    arr = np.asarray(res, dtype=dtype.np)  # host: of a host draw
+    out = _place(arr, device if device is not None else t.device)
     given = [a for a in (mean, std) if isinstance(a, Tensor)]
     if any(a.requires_grad for a in given) and not requires_grad:
         # PyTorch records the draw with zero gradients: NormalBackward1 (tensor mean),
         # NormalBackward2 (tensor std), NormalBackward3 (both)
-        k = (1 if isinstance(mean, Tensor) else 0) + (2 if isinstance(std, Tensor) else 0)
+        k = (1 if mt else 0) + (2 if st else 0)
         return _draw_op("normal", f"NormalBackward{k}")(*given, out)
     return _finish(out, requires_grad)
 
@@ -939,24 +1005,31 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
-    """Draw 0/1 with probabilities `input` (or the scalar p)."""
-    probs = to_numpy(input._data) if p is None else p  # host: compared with a host draw
-    u = _rng(generator).random(input._data.shape)
-    out = _place(np.asarray(u < probs).astype(input.dtype.np), input.device)  # host: the draw
+    """Draw 0/1 with probabilities `input` (float32 probabilities against float uniforms,
+    float64 against double ones), or with the number p (double uniforms), as PyTorch."""
+    eng = _rng(generator)
+    if p is None:
+        probs = to_numpy(input._data)  # host: compared with a host draw
+        if probs.size and not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)")
+        draws = _R.bernoulli_tensor(eng, probs).reshape(probs.shape)
+    else:
+        draws = _R.bernoulli_scalar(eng, input.numel(), float(p)).reshape(input._data.shape)
+    out = _place(draws.astype(input.dtype.np), input.device)
     if p is None and input.requires_grad:   # (BernoulliBackward0: a zero gradient)
         return _draw_op("bernoulli", "BernoulliBackward0")(input, out)
     return _make(out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    probs = np.asarray(to_numpy(input._data), dtype=np.float64)  # host: drawn on the host
-    rows = probs.reshape(-1, probs.shape[-1])
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)  # host: the draws
-    rng = _rng(generator)
-    for i, p in enumerate(rows):
-        p = p / p.sum()
-        out[i] = rng.choice(len(p), size=num_samples, replace=replacement, p=p)
-    return _make(_place(out.reshape(probs.shape[:-1] + (num_samples,)), input.device))
+    """PyTorch's multinomial: without replacement (or one sample), the exponential race
+    (probabilities / Exp(1) draws, top-k); with replacement, a binary search of each row's
+    cumulative sums for one double uniform per sample."""
+    probs = to_numpy(input._data)  # host: drawn on the host
+    out = _R.multinomial(_rng(generator), probs, int(num_samples), bool(replacement))
+    return _make(_place(out, input.device))
 
 
 def poisson(input, generator=None):
@@ -968,7 +1041,8 @@ def poisson(input, generator=None):
     rate = np.asarray(to_numpy(input._data), dtype=np.float64)  # host: drawn on the host
     if rate.size and (rate < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    out = _place(_rng(generator).poisson(rate).astype(input.dtype.np), input.device)
+    draws = _R.poisson(_rng(generator), rate.reshape(-1)).reshape(rate.shape)
+    out = _place(draws.astype(input.dtype.np), input.device)
     if input.requires_grad:
         return _poisson_op()(input, out)
     return _make(out)
@@ -1007,7 +1081,7 @@ def _draw_op(name, node_name):
 
 def binomial(count, prob, generator=None):
     """torch.binomial(count, prob, generator=None): Binomial(count, prob) draws, count and prob
-    broadcast together, in prob's dtype."""
+    broadcast together, in prob's dtype (PyTorch's BTRS / inversion samplers)."""
     from .ops._inplace import _type_name as torch_name
     from .ops.shape import broadcast_shapes
     if not count.dtype.is_floating_point:
@@ -1017,13 +1091,11 @@ def binomial(count, prob, generator=None):
         raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected "
                            f"{torch_name(count.dtype)}")
     broadcast_shapes(count.shape, prob.shape)  # PyTorch's size-mismatch error
-    # (the draws are made on the host generator from host copies, then moved once)
     n = np.asarray(to_numpy(count._data))  # host: drawn on the host
-    p = np.asarray(to_numpy(prob._data), dtype=np.float64)  # host: drawn on the host
+    p = np.asarray(to_numpy(prob._data))  # host: drawn on the host
     n, p = np.broadcast_arrays(n, p)  # host: drawn on the host
-    n, p = np.floor(n).astype(np.int64), np.clip(p, 0.0, 1.0)  # host: drawn on the host
-    out = _rng(generator).binomial(n, p)
-    return _make(_place(out.astype(prob.dtype.np), prob.device))
+    draws = _R.binomial(_rng(generator), n.reshape(-1), p.reshape(-1), prob.dtype.np)
+    return _make(_place(draws.reshape(n.shape).astype(prob.dtype.np), prob.device))
 
 
 __all__ += ["poisson", "binomial"]

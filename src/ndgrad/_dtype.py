@@ -176,7 +176,8 @@ def from_numpy_dtype(np_dtype):
         return _BY_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            "only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
             "int8, uint64, uint32, uint16, uint8, and bool.") from None
 
@@ -223,6 +224,10 @@ def promote_types(type1, type2):
     key = (a, b)
     r = _PROMOTE.get(key)
     if r is None:
+        for i, t in enumerate(key):
+            if not isinstance(t, dtype):
+                raise TypeError(f"promote_types(): argument 'type{i + 1}' (position {i + 1}) "
+                                f"must be torch.dtype, not {_builtins.type(t).__name__}")
         r = _promote_types(a, b)
         _PROMOTE[key] = r
     return r
@@ -311,9 +316,14 @@ class finfo:
     """torch.finfo: machine limits of a floating dtype, as Python floats."""
 
     def __init__(self, type=None):
-        d = to_dtype(type or _default[0])
-        if d.is_complex:
-            d = d.to_real()
+        t = type or _default[0]
+        if not isinstance(t, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{_builtins.type(t).__name__}")
+        if not (t.is_floating_point or t.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        d = t.to_real() if t.is_complex else t
         f = np.finfo(d.np) if not d._special else _ml.finfo(storage_np(d))
         self.bits = _builtins.int(f.bits)       # (this module's `int`/`float` are dtypes)
         self.eps, self.max, self.min = _builtins.float(f.eps), _builtins.float(f.max), \
@@ -336,7 +346,15 @@ class iinfo:
     """torch.iinfo: machine limits of an integer dtype, as Python ints."""
 
     def __init__(self, type):
-        i = np.iinfo(to_dtype(type).np)
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{_builtins.type(type).__name__}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point or type.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        i = np.iinfo(type.np)
         self.bits, self.min, self.max = (_builtins.int(v) for v in (i.bits, i.min, i.max))
         self.dtype = str(i.dtype)
 

@@ -341,6 +341,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad and grad_mode._state.enabled:   # (np.asarray(t) is t.numpy()
+            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)         # in PyTorch)
         a = to_numpy(self._data)  # host: NumPy asked for the values
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -516,7 +518,7 @@ class Tensor:
         return t
 
     def detach_(self):
-        if self._base is not None and self.grad_fn is not None:
+        if self._base is not None:   # (any view, as PyTorch's is_view())
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "

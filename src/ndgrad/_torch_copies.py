@@ -12,14 +12,14 @@ from . import _dtype as D
 from . import _out
 from ._argcheck import check_tensor, combination_error as _invalid_combination, \
     tensor_sequence_error
-from ._backend import xp_of
+from ._backend import xp_of, to_numpy
 from ._sparse import _Layout, _Named, SparseTensor, _unsupported
 from ._tensor import Tensor
 from .nn import functional as _F
 
 __all__ = [
     # the *_copy family
-    "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy",
+    "as_strided_copy", "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy",
     "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
     "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
     "view_as_real_copy", "view_as_complex_copy", "values_copy", "indices_copy",
@@ -48,6 +48,12 @@ def _with_out(fn):
 
 
 # ---------------------------------------------------------------- the *_copy family
+
+@_with_out
+def as_strided_copy(input, size, stride, storage_offset=None):
+    check_tensor("as_strided_copy", input)
+    return input.as_strided(size, stride, storage_offset).clone()
+
 
 @_with_out
 def alias_copy(input):
@@ -342,9 +348,10 @@ def _rrelu(input, lower, upper, training, generator, inplace):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     from ._creation import _rng
     from ._tensor import _make
+    from . import _rng as _R
     xp = xp_of(input._data)
-    slopes = xp.asarray(_rng(generator).uniform(lower, upper, input.shape))  # host draw
-    noise = _make(xp.where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+    host = to_numpy(input._data)  # host: the draw is made on the host, moved once
+    noise = _make(xp.asarray(_R.rrelu_noise(_rng(generator), host, lower, upper)))
     if inplace:
         from .ops._inplace import inplace as _inplace_apply
         return _inplace_apply(input, _F._rrelu_result, noise)

@@ -611,6 +611,17 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             merged.update(d)
     else:
         merged = dict(parameter_and_buffer_dicts)
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _reparametrize(module, merged, tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+def _prepare(module, merged, tie_weights, strict):
+    """The name -> tensor map to swap in: strict's key check, tied names filled in."""
+    merged = dict(merged)
     if strict:
         known = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
         missing = sorted(known - set(merged))
@@ -639,19 +650,36 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                                      "tie_weights=False")
                 for n in names:
                     merged[n] = merged[given[0]]
-    saved = []
-    try:
-        for name, value in merged.items():
-            owner, attr = _owner(module, name)
-            saved.append((owner, attr, _swap(owner, attr, value)))
-        if args is None:
-            args = ()
-        elif not isinstance(args, tuple):
-            args = (args,)
-        return module(*args, **(kwargs or {}))
-    finally:
-        for owner, attr, old in reversed(saved):
-            _swap(owner, attr, old)
+    return merged
+
+
+class _reparametrize:
+    """Within the block, the module's named parameters and buffers are the given tensors
+    (torch.nn.utils.stateless._reparametrize_module). On exit the originals return, and the
+    given dict receives the values the module held then (as PyTorch's)."""
+
+    def __init__(self, module, parameters_and_buffers, tie_weights=False, strict=False):
+        self.module, self.given = module, parameters_and_buffers
+        self.merged = _prepare(module, parameters_and_buffers, tie_weights, strict)
+        self.saved = []
+
+    def __enter__(self):
+        try:
+            for name, value in self.merged.items():
+                owner, attr = _owner(self.module, name)
+                self.saved.append((name, owner, attr, _swap(owner, attr, value)))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        saved, self.saved = self.saved, []
+        for name, owner, attr, old in reversed(saved):
+            current = _swap(owner, attr, old)
+            if isinstance(self.given, dict) and name in self.given:
+                self.given[name] = current
+        return False
 
 
 def _owner(module, name):

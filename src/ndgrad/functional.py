@@ -5,6 +5,8 @@ torch.dropout(input, p, train), torch.embedding(weight, indices),
 torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
 cudnn_enabled). Everything is composed of ndgrad ops, so it is differentiable.
 """
+import builtins
+
 import numpy as np
 
 from .nn import functional as F
@@ -15,7 +17,8 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
 from ._creation import zeros
 from ._argcheck import argument_error as _argument_error
 from ._tensor import Tensor, _wrap_dim
-from .ops import broadcast_shapes, cat, expand, install, meshgrid, stack, where
+from .ops import cat, expand, install, meshgrid, stack, where
+from .ops import broadcast_shapes as _broadcast_tensor_shapes
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d",
            "adaptive_avg_pool1d", "bilinear", "cosine_similarity", "pairwise_distance",
@@ -89,7 +92,7 @@ def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape (views)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = broadcast_shapes(*(t.shape for t in tensors))
+    shape = _broadcast_tensor_shapes(*(t.shape for t in tensors))
     # as PyTorch: a tensor that already has the shape is returned itself, not a view of it
     return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
 
@@ -439,3 +442,34 @@ vmap.__name__ = "vmap"
 __all__ += ["isin", "unravel_index", "combinations", "scalar_tensor", "get_default_device",
             "set_default_device", "svd", "qr", "chain_matmul", "vmap"]
 install({"svd": svd, "qr": qr})
+
+
+def broadcast_shapes(*shapes):
+    """torch.broadcast_shapes(*shapes) -> Size: the shape the given shapes broadcast to, with
+    PyTorch's errors (its Python implementation, torch._refs._broadcast_shapes)."""
+    from ._tensor import Size
+    shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, (tuple, list)):
+            raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * builtins.max(len(s) for s in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! "
+                    f"Mismatching argument at index {arg_idx} had {shape}; but expected shape "
+                    f"should be broadcastable to {common}")
+    return Size(common)
+
+
+__all__ += ["broadcast_shapes"]

@@ -20,6 +20,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 x = torch.linspace(-2, 2, 256, dtype=torch.float64).reshape(64, 4).cos()
 y = (x ** 2).sum(1, keepdim=True)
 x, y = x.to(device), y.to(device)
+losses = []
 for step in range(20):
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(model(x), y)
@@ -27,6 +28,8 @@ for step in range(20):
     opt.step()
     if step % 5 == 4:
         print(f"step {step + 1}: loss {loss.item():.10f}")
+        losses.append(loss.item())
+result = {"losses": losses}   # (tests/test_programs_files.py compares it with PyTorch's)
 
 if torch.accelerator.is_available():
     torch.accelerator.synchronize()

@@ -69,9 +69,10 @@ class Laplace(_LocScale):
     stddev = property(lambda self: math.sqrt(2) * self.scale)
     variance = property(lambda self: 2 * self.scale.pow(2))
 
-    def _noise(self, shape):
-        u = _uniform(self, shape, self.loc, _eps(self.loc) - 1, 1.0)
-        return -u.sign() * (-u.abs()).log1p()
+    def rsample(self, sample_shape=Size()):
+        # PyTorch's draws and arithmetic: u = uniform_(eps - 1, 1), loc - scale*sign(u)*log1p(-|u|)
+        u = self.loc.new_empty(self._extended_shape(sample_shape)).uniform_(_eps(self.loc) - 1, 1)
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
         return -self._z(value).abs() - (2 * self.scale).log()
@@ -99,8 +100,10 @@ class Cauchy(_LocScale):
     def variance(self):
         return _t.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype)
 
-    def _noise(self, shape):
-        return (math.pi * (_uniform(self, shape, self.loc) - 0.5)).tan()
+    def rsample(self, sample_shape=Size()):
+        # PyTorch's: loc + cauchy_() * scale
+        eps = self.loc.new_empty(self._extended_shape(sample_shape)).cauchy_()
+        return self.loc + eps * self.scale
 
     def log_prob(self, value):
         return -math.log(math.pi) - self.scale.log() - self._z(value).pow(2).log1p()
@@ -121,10 +124,14 @@ class Gumbel(_LocScale):
     stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
     variance = property(lambda self: self.stddev.pow(2))
 
-    def _noise(self, shape):
+    def rsample(self, sample_shape=Size()):
+        # PyTorch's transformed Uniform(tiny, 1 - eps): u = tiny + rand * (1 - eps - tiny),
+        # then log, * -1, log, and loc + (-scale) * x
         fi = _t.finfo(self.loc.dtype)
-        u = _uniform(self, shape, self.loc).clamp(min=fi.tiny, max=1 - fi.eps)
-        return -(-u.log()).log()
+        low = _t.full_like(self.loc, fi.tiny)
+        high = _t.full_like(self.loc, 1 - fi.eps)
+        u = low + _uniform(self, sample_shape, self.loc) * (high - low)
+        return self.loc + (-self.scale) * (0 + (-_t.ones_like(self.scale)) * u.log()).log()
 
     def log_prob(self, value):
         y = -self._z(value)
@@ -194,8 +201,8 @@ class Exponential(Distribution):
     variance = property(lambda self: self.rate.pow(-2))
 
     def rsample(self, sample_shape=Size()):
-        u = _uniform(self, sample_shape, self.rate)
-        return -(-u).log1p() / self.rate
+        # PyTorch's: exponential_() draws divided by the rate
+        return self.rate.new_empty(self._extended_shape(sample_shape)).exponential_() / self.rate
 
     def log_prob(self, value):
         self._check(value)

@@ -2,8 +2,9 @@
 gradient), Chi2, Dirichlet (normalised Gamma draws), Beta (through Dirichlet) and
 FisherSnedecor (a ratio of Gamma draws)."""
 from . import _torch as _t
-from .._tensor import Size
-from .._backend import numpy as _np, to_numpy
+from .._tensor import Size, _make
+from .._backend import numpy as _np, to_numpy, xp_of
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops._registry import defop
 from ..ops.pointwise import _digamma_np
 from . import constraints as C
@@ -108,17 +109,22 @@ _standard_gamma_grad = defop("_standard_gamma_grad", _gamma_grad_forward, quiet=
 
 
 def _standard_gamma_forward(xp, self):
-    from .._creation import _rng
-    # the host generator draws (one copy of the concentrations there, one of the draw back)
-    draw = _rng(None).standard_gamma(_np.asarray(to_numpy(self), dtype="float64"))  # host: draw
-    draw = draw.astype(self.dtype)
+    from .. import _creation, _rng as _R
+    # the host generator draws (one copy of the concentrations there, one of the draw back);
     # as PyTorch's sampler: never below the smallest normal number, so logs stay finite
-    return xp.asarray(_np.maximum(draw, _np.finfo(draw.dtype).tiny))  # host: of the host draw
+    alpha = to_numpy(self)  # host: drawn on the host
+    draw = _R.standard_gamma(_creation._rng(None), alpha.reshape(-1), alpha.dtype)
+    return xp.asarray(draw.reshape(alpha.shape))  # host: of the host draw
 
 
 _standard_gamma = defop(
     "_standard_gamma", _standard_gamma_forward,
     self=lambda grad, self, result: grad * _standard_gamma_grad(self, result))
+
+# gamma draws already made (by the Dirichlet sampler), differentiable in the concentration
+_gamma_at = defop(
+    "_standard_gamma", lambda xp, self, draws: draws, quiet=True,
+    self=lambda grad, self, result: grad * _standard_gamma_grad(self, result), draws=None)
 
 def _gamma(concentration, shape):
     x = _standard_gamma(concentration.expand(shape))
@@ -203,9 +209,19 @@ class Dirichlet(Distribution):
         return self.concentration * (t - self.concentration) / (t.pow(2) * (t + 1))
 
     def rsample(self, sample_shape=Size()):
-        g = _gamma(self.concentration, self._extended_shape(sample_shape))
-        fi = _t.finfo(g.dtype)
-        return (g / g.sum(-1, keepdim=True)).clamp(min=fi.tiny, max=1 - fi.eps)
+        """PyTorch's draws (gamma in double, normalised in double, then cast); the gradient is
+        ndgrad's exact one of g / sum(g) through the implicit gamma gradients at those draws."""
+        from .. import _creation, _rng as _R
+        alpha = self.concentration.expand(self._extended_shape(sample_shape))
+        host = to_numpy(alpha._data)  # host: drawn on the host
+        values, g = _R.sample_dirichlet(_creation._rng(None), host, host.dtype)
+        xp = xp_of(alpha._data)
+        out = _make(xp.asarray(values))
+        if not (alpha.requires_grad and is_grad_enabled()):
+            return out
+        g = _gamma_at(alpha, _make(xp.asarray(g.astype(host.dtype))))
+        y = g / g.sum(-1, keepdim=True)
+        return out + (y - y.detach())
 
     def log_prob(self, value):
         self._check(value)

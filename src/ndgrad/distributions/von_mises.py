@@ -72,8 +72,8 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape=Size()):
         """Best and Fisher (1979): propose from a wrapped Cauchy matched to k and accept by
-        their squeeze and exact tests, redrawing the rejected entries until none is left. In
-        float64 throughout, as PyTorch (in float32 tiny concentrations never accept)."""
+        their squeeze and exact tests, redrawing (as PyTorch: every entry) until none is left.
+        In float64 throughout, as PyTorch (in float32 tiny concentrations never accept)."""
         shape = self._extended_shape(sample_shape)
         with no_grad():
             k = self.concentration.detach().to(_t.float64).expand(shape)
@@ -87,8 +87,9 @@ class VonMises(Distribution):
                 z = (math.pi * u1).cos()
                 f = (1 + r * z) / (r + z)
                 c = k * (r - f)
-                ok = (c * (2 - c) > u2) | ((c / u2).log() + 1 - c >= 0)
-                ok = ok & pending
+                ok = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+                # as PyTorch: every accepted proposal is taken, also where one was already
+                # (the last accepted one stays), so the same draws give the same angles
                 angle = _t.where(ok, (u3 - 0.5).sign() * f.acos(), angle)
                 pending = pending & ~ok
             loc = self.loc.detach().to(_t.float64)

@@ -270,13 +270,15 @@ def _alpha_dropout(input, p, training, inplace, feature):
         out = input * _const(input, 0.0)
         return _assign(input, out) if inplace else out
     from .._creation import _rng
+    from .. import _rng as _R
     if feature:
         if input.ndim < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-        shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+        like = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     else:
-        shape = tuple(input.shape)
-    keep = (_rng(None).random(shape) < 1 - p).astype(input.dtype.np)  # a host draw, moved once
+        like = input._data
+    # PyTorch's noise: bernoulli_(1 - p) of empty_like(input) (or of the feature noise)
+    keep = _R.dropout_mask(_rng(None), like, p).astype(input.dtype.np)  # a host draw, moved
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     b = (keep - 1) * (_ALPHA * a) + _ALPHA * a * p
     out = input * _const(input, keep * a) + _const(input, b)

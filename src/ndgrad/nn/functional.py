@@ -208,6 +208,9 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
+    if weight.shape[0] < groups:   # (no output channels: ATen's check_shape_forward)
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
                            "dimension 0, but got weight of size [[%s]] instead"
@@ -591,10 +594,25 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
                           momentum, eps).to(input.dtype)
     if training:
-        n = input.numel() // input.shape[1]
-        if n <= 1:
+        n = math.prod(input.shape[:1] + input.shape[2:])
+        if n == 1:   # (PyTorch's _verify_batch_size: an empty batch passes)
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+    if input.numel() == 0:
+        # ATen's empty-input path: the running statistics untouched, the input scaled by the
+        # first weight and shifted by the first bias (a graph to them, of zero gradients)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    C = input.shape[1] if input.ndim > 1 else 1
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != C:   # (ATen's check_dims_match_num_input_features)
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if training:
         out, mean, var = K.batch_norm(input, weight, bias, eps)
         if running_mean is not None:
             m = momentum
@@ -619,7 +637,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     N, C = input.shape[:2]
     if not use_input_stats:   # normalise with the running statistics, as batch norm in eval
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    if math.prod(input.shape[2:]) <= 1:
+    if math.prod(input.shape[2:]) == 1:   # (PyTorch's _verify_spatial_size)
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{_size_str(input.shape)}")
     # each (sample, channel) is its own batch-norm channel; the running statistics get the
@@ -644,13 +662,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
-    if tuple(input.shape[input.ndim - k:]) != normalized_shape or k > input.ndim:
+    shape = input._data.shape  # (a tuple: Size's Python indexing is slower)
+    if shape[len(shape) - k:] != normalized_shape or k > len(shape):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != normalized_shape:
+        if p is not None and p._data.shape != normalized_shape:
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
@@ -740,10 +759,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     from .._creation import _rng
+    from .. import _rng as _R
     if p == 1:
         mask = 0.0
-    else:  # a host draw, moved to the input's device once
-        keep = _rng(None).random(input.shape) >= p
+    else:  # PyTorch's noise: bernoulli_(1 - p) of empty_like(input), then / (1 - p)
+        keep = _R.dropout_mask(_rng(None), input._data, p)  # a host draw, moved once
         mask = keep.astype(input.dtype.np) / (1 - p)
     out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
@@ -756,13 +776,14 @@ def _channel_dropout(input, p, training, inplace):
     if not training or p == 0 or input.numel() == 0:
         return input
     from .._creation import _rng
+    from .. import _rng as _R
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         mask = _xp(input).zeros(shape, dtype=input.dtype.np)
     elif input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     else:  # a host draw, moved to the input's device once
-        mask = (_rng(None).random(shape) >= p).astype(input.dtype.np) / (1 - p)
+        mask = _R.dropout_mask(_rng(None), shape, p).astype(input.dtype.np) / (1 - p)
     out = input * _const(input, mask)
     return _assign(input, out) if inplace else out
 
@@ -927,6 +948,9 @@ def pad(input, pad, mode="constant", value=None):
     for j in range(k):
         pairs[input.ndim - 1 - j] = (int(pad[2 * j]), int(pad[2 * j + 1]))
     if mode == "constant":
+        for n, (a, b) in zip(input.shape, pairs):   # (ATen crops negative pads with narrow)
+            if (a < 0 and n + a < 0) or (b < 0 and n + min(a, 0) + b < 0):
+                raise RuntimeError("narrow(): length must be non-negative.")
         if any(a < 0 or b < 0 for a, b in pairs):
             input = input[tuple(slice(max(-a, 0), input.shape[i] - max(-b, 0))
                                 for i, (a, b) in enumerate(pairs))]
@@ -1046,7 +1070,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             m = _const(input, make(in_sizes[i], out_sizes[i], ac, scales[i], input.dtype))
             out = matmul(out.transpose(2 + i, -1), m.t()).transpose(2 + i, -1)
         return out
-    raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented in ndgrad")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate: mode 'lanczos' is not implemented in ndgrad")
+    raise NotImplementedError(   # (PyTorch's words for a mode it does not know)
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
+        "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+        f"nearest-exact (got {mode})")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -1235,7 +1264,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     C = input.shape[class_dim]
     if target.dtype.is_floating_point:
         if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(  # torch takes the class-index path, which checks the dtype
+            # torch takes the class-index path: nll_loss_nd's shape checks, then the dtype's
+            if input.ndim > 1 and target.ndim and input.shape[0] != target.shape[0]:
+                raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                                 f"batch_size ({target.shape[0]}).")
+            if input.ndim <= 2 and target.ndim > 1:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            want = [input.shape[0]] + list(input.shape[2:])
+            if input.ndim > 2 and list(target.shape) != want:
+                raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+            raise RuntimeError(
                 f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C
@@ -1392,7 +1430,7 @@ def _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa):
             f"attn_mask.dtype: {_aten_name(attn_mask.dtype)} and  query.dtype: "
             f"{_aten_name(query.dtype)} instead.")
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and value.ndim >= 3:
-        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        hq, hk, hv = query._data.shape[-3], key._data.shape[-3], value._data.shape[-3]
         if hk == 0 or hv == 0 or hq % hk or hq % hv:
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in ")
@@ -1410,18 +1448,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
     grad) the composite math path. A row with no allowed key gives zeros."""
     _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
-    E = query.shape[-1]
+    qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
+    E = qs[-1]
     scale = 1.0 / math.sqrt(E) if scale is None else scale
     if attn_mask is not None and attn_mask.dtype is D.bool:
         attn_mask = _make(_xp(attn_mask).where(attn_mask._data, 0.0, -_np.inf).astype(
             query.dtype.np))  # (PyTorch's conversion: True takes part)
-    fused = (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
-             and key.shape[-1] == value.shape[-1] == E
-             and query.shape[:-3] == key.shape[:-3] == value.shape[:-3]
-             and key.shape[-3] == value.shape[-3] and key.shape[-2] == value.shape[-2]
-             and (key.shape[-3] == query.shape[-3] or enable_gqa and key.shape[-3]
-                  and query.shape[-3] % key.shape[-3] == 0)
-             and (attn_mask is None or not attn_mask.requires_grad))
+    fused = (len(qs) == len(ks) == len(vs) == 4 and dropout_p == 0.0
+             and ks[3] == vs[3] == E and qs[0] == ks[0] == vs[0]
+             and ks[1] == vs[1] and ks[2] == vs[2]
+             and (ks[1] == qs[1] or enable_gqa and ks[1] and qs[1] % ks[1] == 0)
+             and (attn_mask is None or not attn_mask._requires_grad))
     if fused:  # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
         return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
     if is_causal and attn_mask is not None:  # (PyTorch's math path)
@@ -1701,12 +1738,15 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     [lower, upper] (default generator); in eval every slope is (lower + upper) / 2."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if training:
+    if training:   # PyTorch's draws: one uniform per element <= 0, in order
         from .._creation import _rng
-        slopes = _xp(input).asarray(_rng(None).uniform(lower, upper, input.shape))  # host draw
+        from .. import _rng as _R
+        from .._backend import to_numpy
+        noise = _make(_xp(input).asarray(_R.rrelu_noise(
+            _rng(None), to_numpy(input._data), lower, upper)))  # host: the draw, moved once
     else:
         slopes = (lower + upper) / 2
-    noise = _make(_xp(input).where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
+        noise = _make(_xp(input).where(input._data > 0, 1.0, slopes).astype(input.dtype.np))
     if inplace:
         from ..ops._inplace import inplace as _inplace_apply
         return _inplace_apply(input, _rrelu_result, noise)
@@ -1723,10 +1763,11 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.")
     from .._argcheck import check_tensor
-    from .._creation import _rng
-    check_tensor("empty_like", logits)  # (PyTorch samples into empty_like(logits) first)
-    u = _rng(None).random(logits.shape)
-    gumbels = _const(logits, -_np.log(-_np.log1p(-u)))  # host: the draw, -log(Exp(1)), moved once
+    from .._creation import empty_like
+    from ..autograd.grad_mode import no_grad
+    check_tensor("empty_like", logits)
+    with no_grad():   # as PyTorch: -log of Exp(1) draws made in a tensor like the logits
+        gumbels = -(empty_like(logits, memory_format=None).exponential_().log())
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

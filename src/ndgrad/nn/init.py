@@ -1,23 +1,17 @@
-"""torch.nn.init: in-place initialisers, drawing from ndgrad's generators (default or given)."""
+"""torch.nn.init: in-place initialisers, drawing from the generator given (or the default one)
+through the Tensor methods (uniform_, normal_), so they give PyTorch's numbers after the same
+manual_seed."""
 import math
 import warnings
 
-import numpy as _np
-
 from .._backend import xp_of
 from ..autograd.grad_mode import no_grad
-from ..ops._specfun import erf as _erf
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
            "trunc_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye",
            "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
            "orthogonal", "sparse"]
-
-
-def _rng(generator):
-    from .._creation import _rng as r
-    return r(generator)
 
 
 def _xp(tensor):
@@ -56,54 +50,61 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _write(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _write(tensor, mean + std * _rng(generator).standard_normal(tensor.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) truncated to [a, b] (inverse-CDF sampling, as PyTorch)."""
+    """Normal(mean, std) truncated to [a, b], by PyTorch's rejection sampling: redraws of
+    normal_ where most of the mass is inside [a, b], else uniform proposals on [a, b] accepted
+    against the density (the same draws, in the same order)."""
+    from .. import _creation, ops
+
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-    u = _rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
-    v = _erfinv(u) * std * math.sqrt(2.0) + mean
-    return _write(tensor, _np.clip(v, a, b))  # host: the draw is shaped on the host, moved once
-
-
-def _erfinv(y):
-    """Inverse error function of a host draw: Giles' approximation refined by two Newton steps
-    (on the host, where the draw is made)."""
-    y = _np.asarray(y, dtype=_np.float64)  # host: a host draw
-    w = -_np.log((1.0 - y) * (1.0 + y))  # host: a host draw
-    x = _np.where(w < 5, _erfinv_central(w), _erfinv_tail(w)) * y  # host: a host draw
-    for _ in range(2):
-        err = _erf(_np, x) - y
-        x = x - err / (2 / math.sqrt(math.pi) * _np.exp(-x * x))  # host: a host draw
-    return x
-
-
-def _erfinv_central(w):
-    w = w - 2.5
-    p = 2.81022636e-08
-    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-              -0.00417768164, 0.246640727, 1.50140941):
-        p = c + p * w
-    return p
-
-
-def _erfinv_tail(w):
-    w = _np.sqrt(_np.maximum(w, 5)) - 3  # host: a host draw (see _erfinv)
-    p = -0.000200214257
-    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-              0.00943887047, 1.00167406, 2.83297682):
-        p = c + p * w
-    return p
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = ops.where(mask, _creation.empty_like(result).normal_(
+                    mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            candidates = _creation.empty_like(tensor)
+            accept_buf = _creation.empty_like(tensor)
+            tensor.uniform_(a, b, generator=generator)
+            candidates.copy_(tensor)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+            if pending.any():
+                result = tensor
+                while True:
+                    candidates.uniform_(a, b, generator=generator)
+                    result = ops.where(pending, candidates, result)
+                    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                    pending = ops.where(pending, accept_buf.uniform_(
+                        generator=generator).log_().gt(candidates), pending)
+                    if not pending.any():
+                        break
+                tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -182,8 +183,10 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
-    bound = math.sqrt(3.0) * gain / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound, generator)
+    std = gain / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std   # (PyTorch's order of operations: the same rounding)
+    with no_grad():
+        return tensor.uniform_(-bound, bound, generator=generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -191,38 +194,49 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator)
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(fan)
+    with no_grad():
+        return tensor.normal_(0, std, generator=generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
+    """As PyTorch: a normal draw of (rows, cols), QR, Q's columns signed by R's diagonal."""
+    from .. import linalg, ops
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    xp = _xp(tensor)
-    flat = xp.asarray(_rng(generator).standard_normal((rows, cols)))  # the host draw, moved
-    if rows < cols:
-        flat = flat.T
-    q, r = xp.linalg.qr(flat)
-    q = q * xp.sign(xp.diag(r))
-    if rows < cols:
-        q = q.T
-    return _write(tensor, (gain * q).reshape(tensor.shape))
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flattened = flattened.t()
+        q, r = linalg.qr(flattened)
+        ph = ops.diag(r, 0).sign()
+        q = q * ph
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """As PyTorch: normal_(0, std) from `generator`, then in each column the first
+    ceil(sparsity * rows) rows of a randperm (from the default generator) set to zero."""
+    from .. import _creation
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
-    rng = _rng(generator)
-    a = std * rng.standard_normal((rows, cols))
-    for c in range(cols):
-        a[rng.permutation(rows)[:num_zeros], c] = 0
-    return _write(tensor, a)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = _creation.randperm(rows)
+            tensor[row_indices[:num_zeros], col_idx] = 0
+    return tensor
 
 
 # deprecated aliases: PyTorch's old spellings, each warning once per call site

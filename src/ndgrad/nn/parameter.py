@@ -12,6 +12,9 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
+        if requires_grad and data.dtype._category < 2:   # (_make_subclass's words in PyTorch)
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         return Tensor._make_subclass(cls, data, requires_grad)
 
     def __init__(self, data=None, requires_grad=True):
@@ -55,9 +58,7 @@ class UninitializedParameter(Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        p = Parameter.__new__(cls, empty(0, dtype=dtype, device=device), requires_grad)
-        p._lazy_dtype = dtype
-        return p
+        return Parameter.__new__(cls, empty(0, dtype=dtype, device=device), requires_grad)
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
@@ -70,8 +71,11 @@ class UninitializedParameter(Parameter):
         raise RuntimeError(_UNINIT_MSG)
 
     def materialize(self, shape, device=None, dtype=None):
-        dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
-        self._data = empty(tuple(shape), dtype=dtype, device=device or self.device)._data
+        """Storage of `shape`, in the placeholder's dtype and device (what module.to() made
+        them, as PyTorch's) unless given."""
+        t = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype,
+                  device=device or self.device)
+        self._data, self.dtype = t._data, t.dtype
         self.__class__ = self.cls_to_become
 
     def __repr__(self):
@@ -94,7 +98,6 @@ class UninitializedBuffer(Tensor):
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
         b = Tensor._make_subclass(cls, empty(0, dtype=dtype, device=device), requires_grad)
-        b._lazy_dtype = dtype
         b.persistent = persistent
         b._is_buffer = True
         return b
@@ -110,12 +113,10 @@ class UninitializedBuffer(Tensor):
         raise RuntimeError(_UNINIT_MSG)
 
     def materialize(self, shape, device=None, dtype=None):
-        dtype = dtype if dtype is not None else self.__dict__.pop("_lazy_dtype", None)
-        self._data = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype,
-                           device=device or self.device)._data
-        if dtype is not None:
-            self.dtype = dtype
-        for name in ("persistent", "_is_buffer", "_lazy_dtype"):
+        t = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype,
+                  device=device or self.device)
+        self._data, self.dtype = t._data, t.dtype
+        for name in ("persistent", "_is_buffer"):
             self.__dict__.pop(name, None)
         self.__class__ = self.cls_to_become
 

@@ -60,7 +60,7 @@ def _copy_fwd(xp, self, src):
     return xp.broadcast_to(src, self.shape).astype(self.dtype, copy=True)
 
 
-_copy = defop("copy", _copy_fwd, node_name="CopyBackwards",
+_copy = defop("copy", _copy_fwd, node_name="CopyBackwards", quiet=True,
               self=lambda grad: grad * 0, src=lambda grad: grad)
 
 
@@ -212,6 +212,9 @@ def unbind(input, dim=0):
 
 
 def _setitem(self, key, value):
+    if (value.__class__ is int or value.__class__ is float) and self.dtype._category < 2:
+        from .._creation import check_fill_value   # (x[0] = 300 of an int8 tensor: PyTorch's
+        check_fill_value(value, self.dtype)         # overflow error, not NumPy's wrap)
     key = _normalize_key(key, self)
     if isinstance(value, (list, tuple)):
         from .._creation import tensor
@@ -337,8 +340,11 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
                  "torch.LongTensor": D.int64, "torch.IntTensor": D.int32,
                  "torch.BoolTensor": D.bool, "torch.HalfTensor": D.float16,
-                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16}
-        dtype = names.get(dtype) or D.to_dtype(dtype)
+                 "torch.ByteTensor": D.uint8, "torch.BFloat16Tensor": D.bfloat16,
+                 "torch.ShortTensor": D.int16, "torch.CharTensor": D.int8}
+        if dtype not in names:   # (PyTorch's type() takes the legacy class names only)
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
         dtype = dtype.dtype  # a legacy class: x.type(torch.IntTensor)
     return to(self, dtype)
@@ -377,19 +383,6 @@ def _new_full(self, size, fill_value, *, dtype=None, layout=None, device=None,
     from .._creation import _filled
     return _filled((tuple(size),), fill_value, dtype or self.dtype,
                    self.device if device is None else device, requires_grad)
-
-
-def _uniform_(self, a=0.0, b=1.0, *, generator=None):
-    from .._creation import _rng
-    with_grad_off(lambda: _write_values(self, _rng(generator).uniform(a, b, self._data.shape)))
-    return self
-
-
-def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    from .._creation import _rng
-    with_grad_off(lambda: _write_values(
-        self, mean + std * _rng(generator).standard_normal(self._data.shape)))
-    return self
 
 
 def _write_values(self, values):
@@ -461,13 +454,13 @@ METHODS = {
     "transpose_": _reshaping_inplace(transpose), "swapaxes_": _reshaping_inplace(swapaxes),
     "swapdims_": _reshaping_inplace(transpose), "squeeze_": _reshaping_inplace(squeeze),
     "unsqueeze_": _reshaping_inplace(unsqueeze),
-    "uniform_": _uniform_, "normal_": _normal_,
     "new_tensor": _new_tensor, "new_zeros": _new_filled(0), "new_ones": _new_filled(1),
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
     "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
-    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__floordiv__": _floordiv,
+    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__rdiv__": _rdiv,
+    "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,
     "__eq__": dunder(eq, none=False), "__ne__": dunder(ne, none=True), "__lt__": dunder(lt),
@@ -588,3 +581,14 @@ from . import special as _special_ops  # noqa: E402  (torch.special's kernels; t
 globals().update(_special_ops.MORE_FUNCTIONS)
 METHODS.update(_special_ops.MORE_METHODS)
 install(_special_ops.MORE_METHODS)
+
+
+def __getattr__(name):
+    # torch.ops.<namespace>: the operators torch.library registered under it (library.py)
+    if not name.startswith("_"):
+        import sys
+        lib = sys.modules.get(__name__.rpartition(".")[0] + ".library")
+        ns = lib._namespace(name) if lib is not None else None
+        if ns is not None:
+            return ns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

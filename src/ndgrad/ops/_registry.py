@@ -933,6 +933,8 @@ def apply(op, args, kwargs):
                         if not (op.quiet and _entered(exc)):
                             raise
                         return _apply(op, args, kwargs)  # (op.forward sets the state itself)
+                    except OverflowError:   # (a Python int beyond an integer dtype: wrapped
+                        return _apply(op, args, kwargs)   # on the general path)
                     if out is None:
                         return _apply(op, args, kwargs)
                     if op.nout == 1 and not op.view:
@@ -1210,8 +1212,32 @@ def _apply(op, args, kwargs):
     except ValueError as e:
         _raise_broadcast_error(e, arrays, kw)
         raise
+    except OverflowError:
+        wrapped = _wrapped_ints(arrays)
+        if wrapped is None:
+            raise
+        out = op.forward(xp, *wrapped, **kw)
 
     return _finish(op, args, kwargs, out, xp, requires, 5)
+
+
+def _wrapped_ints(arrays):
+    """`arrays` with each Python int beyond the integer dtype of the tensors it meets converted
+    to that dtype as PyTorch converts a scalar operand (int8 tensor + 300 is + 44: two's
+    complement wrap), or None (no such int, or one beyond int64, as PyTorch's parser refuses)."""
+    target = next((a.dtype for a in arrays if hasattr(a, "dtype") and
+                   getattr(a, "ndim", None) is not None and a.dtype.kind in "iu"), None)
+    if target is None:
+        return None
+    info = _np.iinfo(target)
+    out, changed = list(arrays), False
+    for i, a in enumerate(arrays):
+        if a.__class__ is int and not info.min <= a <= info.max:
+            if not -2 ** 63 <= a < 2 ** 64:   # (PyTorch's parser: no int64 holds it)
+                raise OverflowError("int too big to convert")
+            out[i] = _np.array(a & 0xFFFFFFFFFFFFFFFF, _np.uint64).astype(target)   # host: a scalar
+            changed = True
+    return out if changed else None
 
 
 def _first_by_keyword(op, kwargs):

@@ -17,7 +17,10 @@
 #   series with a fitted tail from 8 on, and for x < 0 the reflection
 #   lgamma(x) = log(pi / |sin(pi x)|) - log(-x) - lgamma(-x) with sin(pi x) reduced exactly.
 #   Poles (0, -0, negative integers, -inf) give inf, as PyTorch's.
-# Each region is computed on its own elements only (a boolean gather, then a scatter back).
+# Each region is computed on its own elements only (an index gather, then a scatter back).
+# SciPy's scipy.special is not used even when installed: at about the same speed (erf on 0.5 M
+# float64: ~10 ms either way) its gammaln is ~900 ulp off next to lgamma's zero at 1 and its
+# erfc loses the subnormal tail (x > 26.5), where these kernels stay within their few ulp.
 import math
 
 # ERF_SMALL: [0, 0.25], degrees 9/0, absolute error 2.4e-20

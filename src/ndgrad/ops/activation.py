@@ -10,9 +10,10 @@ from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
 from ._registry import defop
 from . import _specfun as _sf
+from ._scratch import scratch as _scratch
 from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
                         threshold_backward, _zeros_like)
-from .reduction import sum as _sum
+from .reduction import sum as _sum, _f16_acc
 
 __all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",
            "celu", "leaky_relu", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish",
@@ -100,7 +101,7 @@ softmax_backward = defop(
     output=lambda grad, grad_output, output, dim: (
         grad_output * (grad - _sum(grad * output, dim, keepdim=True))
         - grad * _sum(grad_output * output, dim, keepdim=True)))
-_softmax = defop("softmax", _softmax_fwd, node_name="SoftmaxBackward0",
+_softmax = defop("softmax", _f16_acc(_softmax_fwd), node_name="SoftmaxBackward0",
                  self=lambda grad, result, dim: softmax_backward(grad, result, dim))
 
 
@@ -110,7 +111,7 @@ log_softmax_backward = defop(
     grad_output=lambda grad, output, dim: grad - _sum(grad * exp(output), dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -_sum(grad_output, dim, keepdim=True) * exp(
         output) * grad)
-_log_softmax = defop("log_softmax", _log_softmax_fwd, node_name="LogSoftmaxBackward0",
+_log_softmax = defop("log_softmax", _f16_acc(_log_softmax_fwd), node_name="LogSoftmaxBackward0",
                      self=lambda grad, result, dim: log_softmax_backward(grad, result, dim))
 
 
@@ -192,11 +193,12 @@ _GELU_TAIL_Q = (1.614239902519287, 1.1035009369099826, 0.3788840262219964, 0.070
 _GELU_KAPPA = 0.044715
 
 
-def _gelu_q(xp, x):
-    """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x)."""
-    s = x * x
-    xp.minimum(s, 30.25, out=s)
-    h = _sf._poly(_GELU_K, s)
+def _gelu_q(xp, x, s=None):
+    """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x), float32; s: x^2 if the caller has it."""
+    if s is None:
+        s = xp.multiply(x, x, out=_scratch(xp, x.shape, x.dtype, "gelu_s"))
+    sc = xp.minimum(s, 30.25, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
+    h = _sf._poly(_GELU_K, sc)
     h *= x
     return xp.exp(h, out=h)
 
@@ -224,10 +226,10 @@ def _gelu_f32(xp, x):
 
 
 def _gelu_grad_f32(xp, grad, x):
-    cdf = _gelu_q(xp, x)
+    pdf = x * x
+    cdf = _gelu_q(xp, x, pdf)
     cdf += 1.0
     xp.reciprocal(cdf, out=cdf)
-    pdf = x * x
     pdf *= -0.5
     xp.exp(pdf, out=pdf)
     pdf *= x

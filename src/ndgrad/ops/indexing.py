@@ -118,7 +118,30 @@ def _check_source(input, dim, index, source, fname):
 
 def index_add(input, dim, index, source, *, alpha=1):
     dim = _check_source(input, dim, index, source, "index_add")
+    _check_add_shapes(input, dim, index, source)
     return _index_add(input, dim, index, source, alpha)
+
+
+def _check_add_shapes(input, dim, index, source):
+    """index_add's shape checks, as ATen's index_add meta function (NumPy would broadcast, or
+    raise its own ValueError)."""
+    from ._inplace import _type_name
+    if index._data.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index._data.ndim} with type: {_type_name(index.dtype)} and size: "
+                         f"[{', '.join(map(str, index._data.shape))}]")
+    n = index._data.size
+    src = source._data.shape
+    if source._data.ndim and n != src[dim if dim < len(src) else 0]:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({src[dim]}), for dim: {dim}")
+    shape = input._data.shape
+    if len(shape) == len(src) and any(a != b for i, (a, b) in enumerate(zip(shape, src))
+                                      if i != dim):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = [{', '.join(map(str, shape))}] source.shape = "
+            f"[{', '.join(map(str, src))}]")
 
 
 def _index_copy_fwd(xp, self, dim, index, source):
@@ -175,6 +198,7 @@ def index_fill(input, dim, index, value):
     if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
         raise _argument_error("index_fill", ("input", "dim", "index", "value"), input, dim,
                               index, value)
+    _check_store(value, input.dtype)
     return _index_fill(input, dim, index, value)
 
 
@@ -451,7 +475,17 @@ def masked_fill(input, mask, value):
         return _masked_fill_t(input, mask, value)
     if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
         raise _argument_error("masked_fill", ("input", "mask", "value"), input, mask, value)
+    _check_store(value, input.dtype)
     return _masked_fill(input, mask, value)
+
+
+def _check_store(value, dtype):
+    """PyTorch's checked conversion of a Python number written into a tensor of `dtype`
+    (masked_fill(300) of an int8 tensor: "value cannot be converted to type int8_t without
+    overflow"; NumPy would wrap it, or raise its own OverflowError)."""
+    if value.__class__ in (int, float):
+        from .._creation import check_fill_value
+        check_fill_value(value, dtype)
 
 
 def _masked_select_fwd(xp, self, mask):
@@ -680,6 +714,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
     n = input._data.shape[dim] if nd else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     v, i = _kthvalue(input, k, dim, keepdim)

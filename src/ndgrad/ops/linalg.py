@@ -408,12 +408,7 @@ def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
         prod = prod * alpha
     if beta == 0:
         return (prod + xp.zeros_like(self)).astype(prod.dtype, copy=False)
-    other = self if beta == 1 else self * beta
-    if prod.ndim and other.dtype == prod.dtype and (
-            other.shape == prod.shape or other.ndim == 1 and other.shape[0] == prod.shape[-1]):
-        prod += other  # (the fresh product takes the sum: no second output array)
-        return prod
-    return (prod + other).astype(prod.dtype, copy=False)
+    return (prod + (self if beta == 1 else self * beta)).astype(prod.dtype, copy=False)
 
 
 addmm_ = defop("addmm", _addmm_fwd, promote="binary",
@@ -605,7 +600,79 @@ def _einsum_grad_n(n):
     return backward
 
 
+def _check_einsum(equation, operands):
+    """ATen's einsum parser's errors, in its order (NumPy's would say other things): subscripts
+    and ellipses of the inputs, the operand count, the output's subscripts, then the sizes."""
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    op, dots, labels = 0, 0, [[]]
+    for i, c in enumerate(lhs):
+        if c == " ":
+            continue
+        if c == ".":
+            dots += 1
+            if dots > 3 or (dots == 3 and "..." not in lhs):
+                raise RuntimeError(f"einsum(): found '.' for operand {op} that is not part of "
+                                   "any ellipsis")
+            continue
+        if dots % 3:
+            raise RuntimeError(f"einsum(): found '.' for operand {op} that is not part of any "
+                               "ellipsis")
+        if c == ",":
+            op, dots = op + 1, 0
+            labels.append([])
+            if op >= len(operands):
+                raise RuntimeError("einsum(): fewer operands were provided than specified in "
+                                   "the equation")
+            continue
+        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+        labels[op].append(c)
+    if dots % 3:
+        raise RuntimeError(f"einsum(): found '.' for operand {op} that is not part of any "
+                           "ellipsis")
+    if op + 1 < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    if arrow >= 0:
+        seen = set()
+        start = arrow + 2
+        for i, c in enumerate(equation[start:]):
+            if c in " .":
+                continue
+            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {start + i} in "
+                                   "the equation string, subscripts must be in [a-zA-Z]")
+            if c in seen:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                                   "the output")
+            if not any(c in ls for ls in labels):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                                   "equation for any input operand")
+            seen.add(c)
+    sizes = {}
+    for k, (ls, t) in enumerate(zip(labels, operands)):
+        shape = t._data.shape
+        if "..." in lhs.split(",")[k]:
+            continue   # (the ellipsis case is _normalize_einsum's)
+        if len(ls) != len(shape):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(ls)}) does not "
+                f"match the number of dimensions ({len(shape)}) for operand {k} and no "
+                "ellipsis was given")
+        for c, n in zip(ls, shape):
+            m = sizes.get(c)
+            if m is not None and m != n and m != 1 and n != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
+                                   f"does not broadcast with previously seen size {m}")
+            if m is None or m == 1:
+                sizes[c] = n
+
+
 def _normalize_einsum(equation, operands):
+    if isinstance(equation, str):
+        _check_einsum(equation, operands)
     eq = equation.replace(" ", "")
     if "->" in eq:
         ins, out = eq.split("->")
@@ -816,6 +883,9 @@ class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a numerical failure (singular, not positive-definite)."""
 
 
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"   # (PyTorch's: torch._C's)
+
+
 def _check_square(A, fname):
     if A._data.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
@@ -1003,7 +1073,7 @@ def _check_solve(A, B, left):
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({_dims_str(A._data.shape[-2:])} and "
-            f"{_dims_str(B._data.shape[-1:] if vec else B._data.shape[-2:])})")
+            f"{_dims_str(B._data.shape[-1:] + (1,) if vec else B._data.shape[-2:])})")
     return vec
 
 
@@ -2495,13 +2565,21 @@ def householder_product(A, tau, *, out=None):
                            f"dtype {_type_name(A.dtype)}")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A.dtype)}\'')
+    return _householder_q(A, tau)[..., :, :n]
+
+
+def _householder_q(A, tau):
+    """The full m x m product H_1 ... H_k of A's Householder reflectors (geqrf's format)."""
+    from .._creation import eye
+    m, n = A._data.shape[-2:]
+    k = tau._data.shape[-1] if tau._data.ndim else 1
     Q = expand(eye(m, dtype=A.dtype, device=A.device), A._data.shape[:-2] + (m, m))
     V = tril(A, -1) + eye(m, n, dtype=A.dtype, device=A.device)
     for i in range(k):
         v = V[..., :, i:i + 1]
         t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)
         Q = Q - (Q @ v) @ (_mH(v) * t_)
-    return Q[..., :, :n]
+    return Q
 
 
 # ---------------------------------------------------------------- vecdot, diagonal, tensor*
@@ -2825,3 +2903,75 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
                            f"{_type_name(B.dtype)} and A of type {_type_name(LD.dtype)} "
                            "instead.")
     return _ldl_solve(LD, pivots, B, hermitian)
+
+
+# ---------------------------------------------------------------- geqrf, ormqr, orgqr
+# LAPACK's QR in Householder form: geqrf gives R on and above the diagonal, the reflectors' v_i
+# below it, and their scales tau; orgqr forms Q from them (householder_product), ormqr
+# multiplies by Q without forming it in PyTorch (here Q is formed: the same ops, so gradients
+# come from householder_product's and matmul's formulas).
+
+geqrf_type = _return_type("geqrf", ("a", "tau"))
+
+
+def _geqrf_fwd(xp, self):
+    h, tau = xp.linalg.qr(self, mode="raw")   # (h is the transposed, LAPACK-ordered result)
+    return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
+
+
+def _geqrf_grad(grad, self):
+    raise RuntimeError("the derivative for 'geqrf' is not implemented.")
+
+
+_geqrf = defop("geqrf", _geqrf_fwd, outputs=2, self=_geqrf_grad)
+
+
+def geqrf(input, *, out=None):
+    """torch.geqrf(input) -> (a, tau): QR in LAPACK's Householder form (batched). Its
+    gradient is not implemented, as PyTorch's."""
+    from ._inplace import _type_name
+    if input._data.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for '
+                                  f"'{_type_name(input.dtype)}'")
+    a, tau = _geqrf(input)
+    return geqrf_type(a, tau)
+
+
+def orgqr(input, input2, *, out=None):
+    """torch.orgqr(input, tau): Q from geqrf's reflectors (linalg.householder_product;
+    PyTorch calls tau `input2` here)."""
+    return householder_product(input, input2)
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """torch.ormqr(input, tau, other, left=True, transpose=False): other multiplied by the Q of
+    geqrf's reflectors (input, tau): Q @ other (left), other @ Q (not left), Q^H with transpose."""
+    from ._inplace import _type_name
+    A, tau, C = input, input2, input3
+    fn = "torch.ormqr"
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if C._data.ndim < 2:
+        raise RuntimeError(f"{fn}: other must have at least 2 dimensions.")
+    m = C._data.shape[-2] if left else C._data.shape[-1]
+    if A._data.shape[-2] != m:
+        raise RuntimeError(f"{fn}: other.shape[{-2 if left else -1}] must be equal to "
+                           "input.shape[-2]")
+    k = tau._data.shape[-1] if tau._data.ndim else 1
+    if k > A._data.shape[-1]:
+        raise RuntimeError(f"{fn}: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    for name, t in (("tau", tau), ("other", C)):
+        if t.dtype is not A.dtype:
+            raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
+                               f"input has dtype{_type_name(A.dtype)} and {name} has dtype "
+                               f"{_type_name(t.dtype)}")
+    Q = _householder_q(A, tau)
+    if transpose:
+        Q = _mH(Q)
+    return Q @ C if left else C @ Q
+
+
+MORE_FUNCTIONS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
+MORE_METHODS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)

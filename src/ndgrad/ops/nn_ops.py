@@ -11,9 +11,8 @@ All three run on im2col columns laid out (C, *kernel, N, *out), built with one s
 kernel tap (no 6-d transpose, no strided-view argmax), so that one BLAS matmul per group covers
 the whole batch; with stride 1 in 2-d each tap's copy is one run per plane (Note [Flat
 windows]), and the input gradient is the convolution with the flipped kernel; with a larger
-stride col2im is the same tap loop adding slices. 3x3 stride-1 convolutions with many channels
-run as Winograd F(2x2, 3x3) instead (Note [Winograd convolution]). The batch is chunked so the
-im2col buffer fits the kept scratch. The kernels take any number of spatial dims (1-d callers
+stride col2im is the same tap loop adding slices; 1x1 convolutions without padding are plain
+GEMMs. The batch is chunked so the im2col buffer fits the kept scratch. The kernels take any number of spatial dims (1-d callers
 add a unit height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial
 dim.
 
@@ -32,6 +31,7 @@ import threading
 from .._backend import numpy as _np
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop
+from ._scratch import scratch as _scratch_slot
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
@@ -170,10 +170,6 @@ def _conv_fwd(xp, input, weight, bias, stride, padding, dilation, groups, out_hw
     """y[g] = w[g] @ cols[g]: one matmul per group and chunk, then back to (N, O, *out)."""
     O, Cg = weight.shape[:2]
     kernel = weight.shape[2:]
-    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
-        out_hw = out_hw or tuple(n + a + b - 2 for n, (a, b) in zip(input.shape[2:], padding))
-        return _wino_conv(xp, input, weight, (padding[0][0], padding[1][0]), out_hw, groups,
-                          bias)
     K = Cg * math.prod(kernel)
     wm = weight.reshape(groups, O // groups, K)
     dt = xp.result_type(input, weight)
@@ -255,8 +251,6 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     """dw[g] = gy[g] @ cols[g].T, contracting batch and positions in one matmul per chunk."""
     O, Cg = weight_shape[:2]
     kernel = tuple(weight_shape[2:])
-    if _winograd_ok(input, kernel, stride, dilation, O * Cg):
-        return _wino_conv_weight(xp, input, grad_output, (padding[0][0], padding[1][0]), groups)
     K, Og = Cg * math.prod(kernel), O // groups
     out_hw = tuple(grad_output.shape[2:])
     dt = xp.result_type(input, grad_output)
@@ -288,161 +282,6 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
         g = grad_output[sl].swapaxes(0, 1).reshape(groups, Og, n * P)
         out += xp.matmul(g, cols.reshape(groups, K, n * P).transpose(0, 2, 1))
     return out.reshape(weight_shape)
-
-
-# ---------------------------------------------------------------- Winograd F(2x2, 3x3)
-# Note [Winograd convolution]
-# A 3x3 convolution with stride 1 and dilation 1 (most of a ResNet's) runs as Lavin and Gray's
-# Winograd F(2x2, 3x3): each 2x2 output tile is A^T [(G w G^T) * (B^T d B)] A over its 4x4
-# input tile d, so per tile and channel pair the 16 products of the transformed tiles replace
-# the 36 of the direct sum, and the GEMMs (one per transformed position, over the channels) do
-# 16/36 of im2col's work; the transforms only add and subtract (B, A) or halve (G), and the
-# result is as accurate as im2col's in float32 (bench W9, tests/test_conv_fast.py). The input
-# gradient is the same convolution of the padded output gradient with the flipped, transposed
-# kernel; the weight gradient is G^T [sum over tiles (A dY A^T) * (B^T d B)] G, again 16 GEMMs.
-# Tiles are laid out with the batch innermost, (C, tile row, tile column, N), and the columns
-# split by parity, so that every transform pass runs over rows of TW * N contiguous elements
-# (NumPy's passes over short rows cost ~10 ns a row); the tile rows go in chunks so that the
-# transformed tiles of a chunk stay in the cache between their transform and their GEMM.
-
-_WINO_G = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0.0, 0.0, 1.0))
-_WINO_MIN = 64 * 64    # output x input channels (per group) from which the GEMMs outweigh the
-                      # transforms' passes (32 x 32: im2col 8 ms, Winograd 15; 64 x 64: 7, 6)
-_WINO_CHUNK = 1 << 22  # elements of one chunk's transformed tiles (few GEMM calls: see below)
-
-
-def _winograd_ok(x, kernel, stride, dilation, channels):
-    """Whether the conv runs as Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
-    return tuple(kernel) == (3, 3) and tuple(stride) == (1, 1) and \
-        tuple(dilation) == (1, 1) and x.dtype.char in "fd" and channels >= _WINO_MIN
-
-
-def _wino_layout(xp, x, before, TH, TW):
-    """x (N, C, H, W) moved by `before` (rows, columns; negative crops) into the zero-padded
-    (C, 2 TH + 2, 2, TW + 1, N): padded column j = 2 jj + parity, the batch innermost."""
-    N, C, H, W = x.shape
-    bh, bw = before
-    P = xp.zeros((C, 2 * TH + 2, 2, TW + 1, N), dtype=x.dtype)
-    xt = x.transpose(1, 2, 3, 0)
-    h0, h1 = max(0, -bh), min(H, 2 * TH + 2 - bh)
-    for par in (0, 1):
-        w0 = max(0, -bw)
-        w0 += (par - w0 - bw) % 2
-        w1 = min(W, 2 * TW + 2 - bw)
-        if h1 > h0 and w1 > w0:
-            n = len(range(w0, w1, 2))
-            j0 = (w0 + bw) // 2
-            P[:, h0 + bh:h1 + bh, par, j0:j0 + n] = xt[:, h0:h1, w0:w1:2]
-    return P
-
-
-def _wino_input_tiles(xp, P, r0, nr, tt, V):
-    """B^T d B of the tiles in tile rows r0 .. r0 + nr: V (4, 4, C, nr, TW, N)."""
-    TW = V.shape[4]
-    Pr = P[:, 2 * r0:2 * r0 + 2 * nr + 2]
-    r = [Pr[:, k:k + 2 * nr:2] for k in range(4)]
-    xp.subtract(r[0], r[2], out=tt[0])
-    xp.add(r[1], r[2], out=tt[1])
-    xp.subtract(r[2], r[1], out=tt[2])
-    xp.subtract(r[1], r[3], out=tt[3])
-    for a in range(4):
-        t = tt[a]
-        q0, q1, q2, q3 = t[:, :, 0, :TW], t[:, :, 1, :TW], t[:, :, 0, 1:], t[:, :, 1, 1:]
-        xp.subtract(q0, q2, out=V[a, 0])
-        xp.add(q1, q2, out=V[a, 1])
-        xp.subtract(q2, q1, out=V[a, 2])
-        xp.subtract(q1, q3, out=V[a, 3])
-
-
-def _wino_rows(C, TH, TW, N):
-    return max(1, min(TH, _WINO_CHUNK // (16 * C * TW * N)))
-
-
-def _wino_conv(xp, x, weight, before, out_hw, groups, bias=None):
-    """The 3x3 convolution of x (N, C, H, W) shifted by `before` (the top and left padding),
-    output out_hw, by Winograd F(2x2, 3x3) (Note [Winograd convolution])."""
-    N, C = x.shape[:2]
-    O = weight.shape[0]
-    Ho, Wo = out_hw
-    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
-    dt = xp.result_type(x, weight)
-    Gm = xp.asarray(_WINO_G, dtype=dt)
-    U = xp.matmul(xp.matmul(Gm, weight.astype(dt, copy=False)), Gm.T)   # G w G^T: (O, Cg, 4, 4)
-    U = xp.ascontiguousarray(U.transpose(2, 3, 0, 1)).reshape(16, groups, O // groups,
-                                                              C // groups)
-    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
-    Y = xp.empty((O, TH, 2, TW, 2, N), dtype=dt)
-    rows = _wino_rows(C, TH, TW, N)
-    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
-    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
-    s = xp.empty((2, 4, O, rows, TW, N), dtype=dt)
-    for r0 in range(0, TH, rows):
-        nr = min(rows, TH - r0)
-        Vc = V[:, :, :, :nr]
-        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
-        if nr < rows:
-            Vc = xp.ascontiguousarray(Vc)
-        M = xp.matmul(U, Vc.reshape(16, groups, C // groups, -1)).reshape(4, 4, O, nr, TW, N)
-        s0, s1 = s[0, :, :, :nr], s[1, :, :, :nr]       # A^T M, then M A
-        xp.add(M[0], M[1], out=s0)
-        s0 += M[2]
-        xp.subtract(M[1], M[2], out=s1)
-        s1 -= M[3]
-        for a, sa in ((0, s0), (1, s1)):
-            y = Y[:, r0:r0 + nr, a, :, 0]
-            xp.add(sa[0], sa[1], out=y)
-            y += sa[2]
-            y = Y[:, r0:r0 + nr, a, :, 1]
-            xp.subtract(sa[1], sa[2], out=y)
-            y -= sa[3]
-    out = xp.empty((N, O, Ho, Wo), dtype=dt)
-    Y = Y.reshape(O, 2 * TH, 2 * TW, N)[:, :Ho, :Wo]
-    if bias is None:
-        out.transpose(1, 2, 3, 0)[...] = Y
-    else:
-        xp.add(Y, bias.reshape(O, 1, 1, 1), out=out.transpose(1, 2, 3, 0))
-    return out
-
-
-def _wino_conv_weight(xp, x, grad_output, before, groups):
-    """The weight gradient (O, C / groups, 3, 3) of the 3x3 convolution of x shifted by
-    `before`, by Winograd F(2x2, 3x3): G'^T [sum over tiles (A' dY A'^T) (B^T d B)] G', with
-    A' and G' = A and G whose last row changes sign (so that no pass negates)."""
-    N, C = x.shape[:2]
-    O, Ho, Wo = grad_output.shape[1:]
-    TH, TW = (Ho + 1) // 2, (Wo + 1) // 2
-    dt = xp.result_type(x, grad_output)
-    P = _wino_layout(xp, x.astype(dt, copy=False), before, TH, TW)
-    Gy = xp.zeros((O, 2 * TH, 2 * TW, N), dtype=dt)
-    Gy[:, :Ho, :Wo] = grad_output.transpose(1, 2, 3, 0)
-    Gy = Gy.reshape(O, TH, 2, TW, 2, N)
-    rows = _wino_rows(max(C, O), TH, TW, N)
-    tt = xp.empty((4, C, rows, 2, TW + 1, N), dtype=dt)
-    V = xp.empty((4, 4, C, rows, TW, N), dtype=dt)
-    dM = xp.empty((4, 4, O, rows, TW, N), dtype=dt)
-    r = xp.empty((2, 2, O, rows, TW, N), dtype=dt)  # rows 1 and 2 of A' dY, per column
-    dU = xp.zeros((16, groups, O // groups, C // groups), dtype=dt)
-    for r0 in range(0, TH, rows):
-        nr = min(rows, TH - r0)
-        Vc, Mc, rc = V[:, :, :, :nr], dM[:, :, :, :nr], r[:, :, :, :nr]
-        _wino_input_tiles(xp, P, r0, nr, tt[:, :, :nr], Vc)
-        y = Gy[:, r0:r0 + nr]
-        for j in (0, 1):  # rows of A' dY: y0, y0 + y1, y0 - y1, y1
-            xp.add(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[0, j])
-            xp.subtract(y[:, :, 0, :, j], y[:, :, 1, :, j], out=rc[1, j])
-        for a, (c0, c1) in enumerate(((y[:, :, 0, :, 0], y[:, :, 0, :, 1]), (rc[0, 0], rc[0, 1]),
-                                      (rc[1, 0], rc[1, 1]), (y[:, :, 1, :, 0], y[:, :, 1, :, 1]))):
-            Mc[a, 0] = c0
-            xp.add(c0, c1, out=Mc[a, 1])
-            xp.subtract(c0, c1, out=Mc[a, 2])
-            Mc[a, 3] = c1
-        if nr < rows:
-            Vc, Mc = xp.ascontiguousarray(Vc), xp.ascontiguousarray(Mc)
-        dU += xp.matmul(Mc.reshape(16, groups, O // groups, -1),
-                        Vc.reshape(16, groups, C // groups, -1).swapaxes(-1, -2))
-    Gm = xp.asarray(_WINO_G, dtype=dt) * xp.asarray([[1.0], [1.0], [1.0], [-1.0]], dtype=dt)
-    dU = dU.reshape(4, 4, O, C // groups).transpose(2, 3, 0, 1)
-    return xp.ascontiguousarray(xp.matmul(xp.matmul(Gm.T, dU), Gm))
 
 
 def _sum_but_channels(grad):
@@ -584,8 +423,39 @@ def _index_add_fwd(xp, grad, index, dim, size):
     out = xp.zeros(out_shape, dtype=grad.dtype)
     g = xp.moveaxis(g, dim, 0)
     o = xp.moveaxis(out, dim, 0)
-    xp.add.at(o, index.reshape(-1), g)
+    idx = index.reshape(-1)
+    if idx.size:
+        _scatter_add_rows(xp, o, idx, g)
     return out
+
+
+_SCATTER_LAYERS = 64  # most repeats of one index taken layer by layer (else NumPy's add.at)
+
+
+def _scatter_add_rows(xp, out, idx, src):
+    """out[idx[i]] += src[i] for every i in order, as PyTorch's sequential CPU loop rounds (an
+    embedding's backward). NumPy's add.at takes ~0.8 us a row; here the rows are added in
+    layers: the first occurrence of every index, then the second, ... (no index twice in a
+    layer, so each layer is one fancy-indexed add), as many layers as the most repeated index
+    has occurrences."""
+    order = xp.argsort(idx, kind="stable")
+    si = idx.take(order)
+    first = xp.empty(si.size, bool)
+    first[0] = True
+    xp.not_equal(si[1:], si[:-1], out=first[1:])
+    pos = xp.arange(si.size)
+    rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))  # occurrence number
+    layers = int(rank.max()) + 1
+    if layers > _SCATTER_LAYERS:
+        xp.add.at(out, idx, src)
+        return
+    by_layer = xp.argsort(rank, kind="stable")
+    bounds = xp.cumsum(xp.bincount(rank, minlength=layers)).tolist()  # host: layer sizes
+    rows, targets = order.take(by_layer), si.take(by_layer)
+    lo = 0
+    for hi in bounds:  # (one iteration per repeat, not per element)
+        out[targets[lo:hi]] += src.take(rows[lo:hi], axis=0)
+        lo = hi
 
 
 take = defop("take_along", _take_fwd, node_name="IndexSelectBackward0",
@@ -803,15 +673,20 @@ def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias,
     go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
                      normalized_shape)
     r = rstd.reshape(-1, 1).astype(opm, copy=False)
-    xh = x - mean.reshape(-1, 1).astype(opm, copy=False)
+    xh = xp.subtract(x, mean.reshape(-1, 1).astype(opm, copy=False),
+                     out=_scratch_slot(xp, x.shape, x.dtype, "ln_xh"))  # (Note [Scratch slots])
     xh *= r
     gw = gb = xp.zeros(0, dt)
     ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    g = _scratch_slot(xp, x.shape, x.dtype, "ln_g")
     if weight is not None:
-        gw = (ones @ (go * xh)).astype(dt, copy=False).reshape(weight.shape)
+        gw = (ones @ xp.multiply(go, xh, out=g)).astype(dt, copy=False).reshape(weight.shape)
     if bias is not None:
         gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
-    g = go * weight.reshape(-1).astype(opm, copy=False) if weight is not None else go.copy()
+    if weight is not None:
+        xp.multiply(go, weight.reshape(-1).astype(opm, copy=False), out=g)
+    else:
+        g[...] = go
     if n:
         c = _row_dot(xp, g, xh)
         c /= n
@@ -910,8 +785,10 @@ def _sum_groups(t, groups):
     return t.reshape(t.shape[:-3] + (t.shape[-3] // groups, groups) + t.shape[-2:]).sum(axis=-3)
 
 
-def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale):
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot):
+    shape = _np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (  # host: shapes
+        q.shape[-2], k.shape[-2])
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2), out=_scratch_slot(xp, shape, q.dtype, slot))
     s *= scale
     if is_causal:
         s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
@@ -931,7 +808,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     groups = _kv_groups(q, k)
     k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
-    s = _sdpa_scores(xp, q, k, is_causal, mask, scale)
+    s = _sdpa_scores(xp, q, k, is_causal, mask, scale, "sdpa_s")  # (Note [Scratch slots])
     if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
@@ -959,11 +836,12 @@ def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is
     groups = _kv_groups(q, k)
     kr, vr = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
-    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale)
+    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s")
     p -= logsumexp[..., None]
     xp.exp(p, out=p)
     dv = xp.matmul(xp.swapaxes(p, -1, -2), do)
-    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2))
+    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2),
+                   out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
     ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
     ds *= p
     dq = xp.matmul(ds, kr)

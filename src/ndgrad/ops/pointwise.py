@@ -59,12 +59,30 @@ def _is_int(a):
 # ---------------------------------------------------------------- arithmetic
 
 def _add_fwd(xp, self, other, alpha=1):
+    if alpha == 1:
+        return xp.add(self, other)
+    _check_alpha(self, other, alpha)
+    if other.__class__ is int and getattr(self, "dtype", None) is not None and \
+            self.dtype.kind in "iu":   # (int8 tensor + 300 * 2: a Python int, wrapped later)
+        return xp.add(self, other * alpha)
     # alpha != 1: one rounding, as PyTorch's kernel (a fused multiply-add: ops/_fma.py)
-    return xp.add(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, alpha)
+    return _fma.add_scaled(xp, self, other, alpha)
 
 
 def _sub_fwd(xp, self, other, alpha=1):
-    return xp.subtract(self, other) if alpha == 1 else _fma.add_scaled(xp, self, other, -alpha)
+    if alpha == 1:
+        return xp.subtract(self, other)
+    _check_alpha(self, other, alpha)
+    if other.__class__ is int and getattr(self, "dtype", None) is not None and \
+            self.dtype.kind in "iu":
+        return xp.subtract(self, other * alpha)
+    return _fma.add_scaled(xp, self, other, -alpha)
+
+
+def _check_alpha(self, other, alpha):
+    if alpha.__class__ is float and _is_int(self) and _is_int(other):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
 
 
 add = defop("add", _add_fwd, promote="binary",
@@ -80,10 +98,10 @@ def _rsub_fwd(xp, self, other, alpha=1):
     return _sub_fwd(xp, other, self, alpha)
 
 
-# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too), rsub(t, tensor) RsubBackward0
+# rsub(t, number) is RsubBackward1 (the operator t.__rsub__ too: one edge, as PyTorch's; a
+# Tensor other goes to RsubBackward0)
 _rsub = defop("rsub", _rsub_fwd, promote="binary", node_name="RsubBackward1",
-              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
-              other=lambda grad: grad)
+              self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 _rsub_tensor = defop("rsub_tensor", _rsub_fwd, promote="binary", node_name="RsubBackward0",
                      self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
                      other=lambda grad: grad)
@@ -291,6 +309,9 @@ def pow(input, exponent):
         if isinstance(input, Tensor):
             return _pow_tensor(input, exponent)
         return _pow_scalar_base(input, exponent)
+    if exponent.__class__ is int and isinstance(input, Tensor) and input.dtype._category == 1:
+        from .indexing import _check_store   # (pow(int8 tensor, 300): PyTorch's overflow error)
+        _check_store(exponent, input.dtype)
     return _pow_scalar(input, exponent)
 
 
@@ -355,6 +376,10 @@ def where(condition, input=_ABSENT, other=_ABSENT):
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{_type_name(condition.dtype)}")
+    for scalar, t in ((input, other), (other, input)):   # (where(c, int8 tensor, 300): PyTorch's
+        if isinstance(t, Tensor) and t.dtype._category < 2:   # overflow error)
+            from .indexing import _check_store
+            _check_store(scalar, t.dtype)
     return where_(condition, input, other)
 
 
@@ -649,8 +674,12 @@ def _round_fwd(xp, self, decimals=0):
     if self.dtype.kind == "b":
         raise _not_implemented("round_cpu", D.bool)
     if self.dtype.kind in "iu":
-        return self.copy() if decimals == 0 else xp.round(self, decimals)
-    return xp.round(self, decimals)
+        if decimals is not None:   # (round(decimals=...) has no integer kernel in PyTorch)
+            from .._dtype import from_numpy_dtype
+            raise _not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu",
+                                   from_numpy_dtype(self.dtype))
+        return self.copy()
+    return xp.round(self, decimals or 0)
 
 
 _round0 = defop("round", _round_fwd, self=None)
@@ -660,7 +689,7 @@ _round_dec = defop("round_decimals", _round_fwd, node_name="RoundBackward1", sel
 def round(input, *, decimals=None):
     """torch.round(input, *, decimals=0): half to even, like PyTorch."""
     if decimals is None:
-        return _round0(input)
+        return _round0(input, None)
     return _round_dec(input, decimals)
 
 
@@ -853,6 +882,10 @@ def clamp(input, min=None, max=None):
         if max is not None and not isinstance(max, Tensor):
             max = tensor(max, dtype=input.dtype, device=input.device)
         return _clamp_t(input, min, max)
+    if input.dtype._category < 2:   # (an integer tensor's bounds: PyTorch's checked conversion)
+        from .indexing import _check_store
+        _check_store(min, input.dtype)
+        _check_store(max, input.dtype)
     return _clamp_s(input, min, max)
 
 
@@ -989,6 +1022,9 @@ _addcdiv = defop(
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """torch.addcmul(input, tensor1, tensor2, *, value=1)."""
+    if input.dtype._category < 2:
+        from .indexing import _check_store
+        _check_store(value, D.result_type(input, tensor1, tensor2))
     return _addcmul(input, tensor1, tensor2, value=_cast_value(value, input, tensor1, tensor2))
 
 

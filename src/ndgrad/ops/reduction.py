@@ -78,16 +78,47 @@ def _int_to_long(a, dtype):
     return a
 
 
+# ---------------------------------------------------------------- float16 accumulation
+
+def _f16_acc(forward):
+    """`forward` as PyTorch's CPU kernels run it on float16: accumulated in float32 (a sum of
+    4096 ones is 4096, not float16's 2048; the norm of [300, 400] is 500, not inf), the result
+    rounded to float16 once. An explicit dtype argument (sum(dtype=torch.float32)) keeps the
+    result it asks for."""
+    import functools
+
+    @functools.wraps(forward)
+    def acc(xp, self, *args, **kwargs):
+        if self.dtype != _F16:
+            return forward(xp, self, *args, **kwargs)
+        out = forward(xp, self.astype(_F32), *args, **kwargs)
+        for a in (*args, *kwargs.values()):
+            if a.__class__ is D.dtype:
+                return out
+        if isinstance(out, tuple):
+            return tuple(_to_f16(o) for o in out)
+        return _to_f16(out)
+    return acc
+
+
+_F16, _F32 = _np.dtype("float16"), _np.dtype("float32")
+
+
+def _to_f16(a):
+    return a.astype(_F16) if getattr(a, "dtype", None) == _F32 else a
+
+
 # ---------------------------------------------------------------- sum, mean, prod
 
 def _sum_fwd(xp, self, dim, keepdim, dtype=None):
     return xp.sum(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
 
 
-_sum_all = defop("sum", lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False, dtype),
+_sum_all = defop("sum", _f16_acc(lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False,
+                                                                       dtype)),
                  node_name="SumBackward0",
                  self=lambda grad, self_shape: _expand(grad, self_shape))  # (the op: raw-able)
-_sum_dim = defop("sum_dim", _sum_fwd, node_name="SumBackward1",
+_sum_dim = defop("sum_dim", _f16_acc(_sum_fwd), node_name="SumBackward1",
                  self=lambda grad, self_shape, dim, keepdim: _unreduce(grad, self_shape, dim,
                                                                        keepdim))
 
@@ -111,7 +142,7 @@ def _nansum_grad(grad, self, self_shape, dim, keepdim):
     return _unreduce(grad, self_shape, dim, keepdim) * logical_not(isnan(self))
 
 
-_nansum = defop("nansum", _nansum_fwd, self=_nansum_grad)
+_nansum = defop("nansum", _f16_acc(_nansum_fwd), self=_nansum_grad)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -135,12 +166,13 @@ def _mean_fwd(xp, self, dim, keepdim, dtype=None):
     return _np_mean(xp, self, dim, keepdim)
 
 
-_mean_all = defop("mean", lambda xp, self, dtype=None: _mean_fwd(xp, self, None, False, dtype),
+_mean_all = defop("mean", _f16_acc(lambda xp, self, dtype=None: _mean_fwd(xp, self, None, False,
+                                                                          dtype)),
                   node_name="MeanBackward0",
                   self=lambda grad, self_shape: expand(grad / _count(self_shape, None),
                                                        self_shape))
 _mean_dim = defop(
-    "mean_dim", _mean_fwd, node_name="MeanBackward1",
+    "mean_dim", _f16_acc(_mean_fwd), node_name="MeanBackward1",
     self=lambda grad, self_shape, dim, keepdim: _unreduce(grad / _count(self_shape, dim),
                                                           self_shape, dim, keepdim))
 
@@ -202,11 +234,12 @@ def _prod_grad(grad, self, result, self_shape, dim, keepdim):
     return grad * _cj(_prod_others(self, dim[0])) if dim else grad
 
 
-_prod_all = defop("prod", lambda xp, self, dtype=None: _prod_fwd(xp, self, None, False, dtype),
+_prod_all = defop("prod", _f16_acc(lambda xp, self, dtype=None: _prod_fwd(xp, self, None, False,
+                                                                          dtype)),
                   node_name="ProdBackward0",
                   self=lambda grad, self, result, self_shape: _prod_grad(
                       grad, self, result, self_shape, None, False))
-_prod_dim = defop("prod_dim", _prod_fwd, node_name="ProdBackward1", self=_prod_grad)
+_prod_dim = defop("prod_dim", _f16_acc(_prod_fwd), node_name="ProdBackward1", self=_prod_grad)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -390,6 +423,9 @@ _amin = defop("amin", _amin_fwd, self=_amax_grad)
 
 def _check_nonempty(name, input, dims):
     shape = input._data.shape
+    if input._data.size == 0 and dims is None:   # (amax(empty): all dims, PyTorch's words)
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
     if input._data.size == 0:
         for d in (range(len(shape)) if dims is None else dims):
             if shape[d] == 0:
@@ -488,8 +524,8 @@ def _std_grad(grad, self, result, self_shape, dim, correction, keepdim):
     return g * _inv_dof(self_shape, dim, correction) * _centered(self, dim)
 
 
-_var = defop("var", _var_fwd, self=_var_grad)
-_std = defop("std", _std_fwd, self=_std_grad)
+_var = defop("var", _f16_acc(_var_fwd), self=_var_grad)
+_std = defop("std", _f16_acc(_std_fwd), self=_std_grad)
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
@@ -512,16 +548,20 @@ def _std_mean_grad(grad, self, result, self_shape, dim, correction, keepdim):
             + _unreduce(gm / _count(self_shape, dim), self_shape, dim, keepdim))
 
 
-_var_mean = defop("var_mean", _var_mean_fwd, outputs=2, self=_var_mean_grad)
-_std_mean = defop("std_mean", _std_mean_fwd, outputs=2, self=_std_mean_grad)
+_var_mean = defop("var_mean", _f16_acc(_var_mean_fwd), outputs=2, self=_var_mean_grad)
+_std_mean = defop("std_mean", _f16_acc(_std_mean_fwd), outputs=2, self=_std_mean_grad)
 
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        "correction and unbiased together")
+        from .._argcheck import combination_error
+        raise combination_error(name, (
+            "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+            "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+            "(bool unbiased = True)"), () if dim is None else (dim,),
+            {"correction": correction, "unbiased": unbiased})
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
@@ -599,7 +639,7 @@ def _norm_grad(grad, self, result, self_shape, ord, dim, keepdim):
     return grad * where(zero, 0.0, self * _abs(self) ** (ord - 2) / safe ** (ord - 1))
 
 
-_vector_norm = defop("linalg_vector_norm", _norm_fwd, promote="float",
+_vector_norm = defop("linalg_vector_norm", _f16_acc(_norm_fwd), promote="float",
                      node_name="LinalgVectorNormBackward0", self=_norm_grad)
 
 
@@ -669,7 +709,7 @@ def _logsumexp_grad(grad, self, result, self_shape, dim, keepdim):
     return grad * _cj(exp(self - result))
 
 
-_logsumexp = defop("logsumexp", _logsumexp_fwd, promote="float", self=_logsumexp_grad)
+_logsumexp = defop("logsumexp", _f16_acc(_logsumexp_fwd), promote="float", self=_logsumexp_grad)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -689,7 +729,7 @@ def _cumsum_fwd(xp, self, dim, dtype=None):
     return xp.cumsum(self, axis=dim) if self.ndim else self.copy()
 
 
-_cumsum = defop("cumsum", _cumsum_fwd,
+_cumsum = defop("cumsum", _f16_acc(_cumsum_fwd),
                 self=lambda grad, dim: _revcumsum(grad, dim) if grad._data.ndim else grad)
 
 
@@ -731,7 +771,7 @@ def _cumprod_grad(grad, self, result, dim):
     return _revcumsum(grad * result, dim) / self
 
 
-_cumprod = defop("cumprod", _cumprod_fwd, self=_cumprod_grad)
+_cumprod = defop("cumprod", _f16_acc(_cumprod_fwd), self=_cumprod_grad)
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -859,7 +899,7 @@ def _logcumsumexp_grad(grad, self, result, dim):
 
 # (forward mode: FunctionsManual's logcumsumexp_jvp; the backward formula is not linear around
 # a zero grad, which the double-VJP fallback needs)
-_logcumsumexp = defop("logcumsumexp", _logcumsumexp_fwd, self=_logcumsumexp_grad,
+_logcumsumexp = defop("logcumsumexp", _f16_acc(_logcumsumexp_fwd), self=_logcumsumexp_grad,
                       jvp={"self": lambda tangent, self, dim: _logcumsumexp_jvp(
                           tangent, self, dim)})
 
@@ -939,8 +979,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     else:
         dims = _dims(dim, input._data.ndim)
         if dims and shape[dims[0]] == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
-                               "operation has no identity.")
+            raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     rtype = _return_type("aminmax", ("min", "max"))
     if dim is None and keepdim:
         return rtype(_amin(input, None, False).reshape((1,) * len(shape)),

@@ -149,6 +149,10 @@ def broadcast_to(input, size):
 
 def _infer_size(size, numel):
     size = list(size)
+    for i, s in enumerate(size):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"[{', '.join(map(str, size))}]")
     neg = [i for i, s in enumerate(size) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -210,6 +214,17 @@ def view(self, *sizes, size=None, dtype=None):
 
 
 def _view_dtype(self, dtype):
+    old, new = self._data.dtype.itemsize, dtype.np.itemsize
+    if old != new:   # (ATen's view(dtype) checks, in its order)
+        from ._inplace import _type_name
+        what = f"to view {_type_name(self.dtype)} as {_type_name(dtype)} (different element sizes)"
+        if self._data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if new > old and self._data.shape[-1] % (new // old):
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but got "
+                               f"{self._data.shape[-1]}")
+        if self.stride(-1) != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {self.stride(-1)}")
     return _make(self._data.view(dtype.np))
 
 
@@ -799,6 +814,11 @@ def repeat(self, *sizes, repeats=None):
 def tile(input, dims):
     dims = tuple(dims)
     nd = input._data.ndim
+    if builtins.min(dims, default=0) < 0:   # (PyTorch's error names the repeated shape)
+        shape = (1,) * (len(dims) - nd) + input._data.shape[builtins.max(nd - len(dims), 0):]
+        out = [s * d for s, d in zip(shape, (1,) * (nd - len(dims)) + dims)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in out if n < 0)}: [{', '.join(map(str, out))}]")
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims
     return _repeat(input, dims)
@@ -1007,8 +1027,8 @@ def _tensor_list(tensors, fname):
 def cat(tensors, dim=0, *, out=None):
     """torch.cat: tensors joined along an existing dim (CatBackward0)."""
     tensors = _tensor_list(tensors, "cat")
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    if not tensors:   # (a ValueError in PyTorch's Python binding)
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped
     full = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
     skip = bool(full) and len(full) != len(tensors)  # all legacy-empty: nothing to skip

@@ -623,6 +623,11 @@ FUNCTIONS = {"as_strided": as_strided, "diagonal_scatter": diagonal_scatter,
              "as_strided_scatter": as_strided_scatter, "dist": dist, "renorm": renorm,
              "index_reduce": index_reduce, "put": put}
 
+def _chalf(self, memory_format=None):
+    """Tensor.chalf(): complex32, which NumPy cannot hold (_dtype's clear TypeError)."""
+    return self.to(D.complex32)
+
+
 METHODS = {
     "as_strided": as_strided, "as_strided_": _as_strided_,
     "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
@@ -647,6 +652,7 @@ METHODS = {
     **_STRIDED_SPARSE,
     "adjoint": lambda self: self.mH, "conj_physical_": _conj_physical_,
     "cfloat": lambda self: self.to(D.complex64), "cdouble": lambda self: self.to(D.complex128),
+    "chalf": _chalf,
     "to_dense": lambda self, dtype=None, *, masked_grad=None:
         self if dtype is None else self.to(dtype),
     "prelu": lambda self, weight: _F().prelu(self, weight),

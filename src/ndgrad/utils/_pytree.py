@@ -308,38 +308,118 @@ def _defaultdict_deserialize(dumpable_context):
     return [getattr(module, obj["default_factory_name"]), obj["dict_context"]]
 
 
-_private_register_pytree_node(
-    tuple, lambda d: (list(d), None), lambda values, context: tuple(values),
-    serialized_type_name="builtins.tuple", flatten_with_keys_fn=lambda d: (_seq_keys(d), None))
-_private_register_pytree_node(
-    list, lambda d: (d, None), lambda values, context: list(values),
-    serialized_type_name="builtins.list", flatten_with_keys_fn=lambda d: (_seq_keys(d), None))
-_private_register_pytree_node(
-    dict, lambda d: (list(d.values()), list(d.keys())),
-    lambda values, context: dict(zip(context, values)), serialized_type_name="builtins.dict",
-    flatten_with_keys_fn=lambda d: ([(MappingKey(k), v) for k, v in d.items()], list(d)))
-_private_register_pytree_node(
-    namedtuple, lambda d: (list(d), type(d)), lambda values, context: context(*values),
-    serialized_type_name="collections.namedtuple", to_dumpable_context=_namedtuple_serialize,
-    from_dumpable_context=_namedtuple_deserialize,
-    flatten_with_keys_fn=lambda d: ([(GetAttrKey(f), v) for f, v in zip(d._fields, d)],
-                                    type(d)))
-_private_register_pytree_node(
-    OrderedDict, lambda d: (list(d.values()), list(d.keys())),
-    lambda values, context: OrderedDict((k, v) for k, v in zip(context, values)),
-    serialized_type_name="collections.OrderedDict",
-    flatten_with_keys_fn=lambda d: ([(MappingKey(k), v) for k, v in d.items()], list(d)))
-_private_register_pytree_node(
-    defaultdict, lambda d: (list(d.values()), [d.default_factory, list(d.keys())]),
-    lambda values, context: defaultdict(context[0], dict(zip(context[1], values))),
-    serialized_type_name="collections.defaultdict", to_dumpable_context=_defaultdict_serialize,
-    from_dumpable_context=_defaultdict_deserialize,
-    flatten_with_keys_fn=lambda d: ([(MappingKey(k), v) for k, v in d.items()],
-                                    [d.default_factory, list(d.keys())]))
-_private_register_pytree_node(
-    deque, lambda d: (list(d), d.maxlen), lambda values, context: deque(values, maxlen=context),
-    serialized_type_name="collections.deque", flatten_with_keys_fn=lambda d: (_seq_keys(d),
-                                                                              d.maxlen))
+def _tuple_flatten(d):
+    return list(d), None
+
+
+def _tuple_flatten_with_keys(d):
+    return _seq_keys(d), None
+
+
+def _tuple_unflatten(values, context):
+    return tuple(values)
+
+
+def _list_flatten(d):
+    return d, None
+
+
+def _list_flatten_with_keys(d):
+    return _seq_keys(d), None
+
+
+def _list_unflatten(values, context):
+    return list(values)
+
+
+def _dict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+def _dict_flatten_with_keys(d):
+    return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
+
+
+def _dict_unflatten(values, context):
+    return dict(zip(context, values))
+
+
+def _namedtuple_flatten(d):
+    return list(d), type(d)
+
+
+def _namedtuple_flatten_with_keys(d):
+    return [(GetAttrKey(f), v) for f, v in zip(d._fields, d)], type(d)
+
+
+def _namedtuple_unflatten(values, context):
+    return context(*values)
+
+
+def _ordereddict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+def _ordereddict_flatten_with_keys(d):
+    return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
+
+
+def _ordereddict_unflatten(values, context):
+    return OrderedDict((key, value) for key, value in zip(context, values))
+
+
+def _defaultdict_flatten(d):
+    return list(d.values()), [d.default_factory, list(d.keys())]
+
+
+def _defaultdict_flatten_with_keys(d):
+    return [(MappingKey(k), v) for k, v in d.items()], [d.default_factory, list(d.keys())]
+
+
+def _defaultdict_unflatten(values, context):
+    default_factory, keys = context
+    return defaultdict(default_factory, dict(zip(keys, values)))
+
+
+def _deque_flatten(d):
+    return list(d), d.maxlen
+
+
+def _deque_flatten_with_keys(d):
+    return _seq_keys(d), d.maxlen
+
+
+def _deque_unflatten(values, context):
+    return deque(values, maxlen=context)
+
+
+# the builtin nodes (their helpers keep PyTorch's private names: libraries register their own
+# types with them, as transformers does with _dict_flatten_with_keys)
+_private_register_pytree_node(tuple, _tuple_flatten, _tuple_unflatten,
+                              serialized_type_name="builtins.tuple",
+                              flatten_with_keys_fn=_tuple_flatten_with_keys)
+_private_register_pytree_node(list, _list_flatten, _list_unflatten,
+                              serialized_type_name="builtins.list",
+                              flatten_with_keys_fn=_list_flatten_with_keys)
+_private_register_pytree_node(dict, _dict_flatten, _dict_unflatten,
+                              serialized_type_name="builtins.dict",
+                              flatten_with_keys_fn=_dict_flatten_with_keys)
+_private_register_pytree_node(namedtuple, _namedtuple_flatten, _namedtuple_unflatten,
+                              serialized_type_name="collections.namedtuple",
+                              to_dumpable_context=_namedtuple_serialize,
+                              from_dumpable_context=_namedtuple_deserialize,
+                              flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+_private_register_pytree_node(OrderedDict, _ordereddict_flatten, _ordereddict_unflatten,
+                              serialized_type_name="collections.OrderedDict",
+                              flatten_with_keys_fn=_ordereddict_flatten_with_keys)
+_private_register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten,
+                              serialized_type_name="collections.defaultdict",
+                              to_dumpable_context=_defaultdict_serialize,
+                              from_dumpable_context=_defaultdict_deserialize,
+                              flatten_with_keys_fn=_defaultdict_flatten_with_keys)
+_private_register_pytree_node(deque, _deque_flatten, _deque_unflatten,
+                              serialized_type_name="collections.deque",
+                              flatten_with_keys_fn=_deque_flatten_with_keys)
 
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})

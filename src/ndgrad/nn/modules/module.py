@@ -488,7 +488,13 @@ class Module:
                         p._grad.dtype = g.dtype
             for key, b in self._buffers.items():
                 if b is not None:
-                    self._buffers[key] = fn(b)
+                    new = fn(b)
+                    if new is not b and hasattr(b, "materialize"):
+                        # a lazy module's UninitializedBuffer stays one (in the new dtype or
+                        # device), as PyTorch's keeps its subclass through .to()
+                        b._data, b.dtype = new._data, new.dtype
+                        new = b
+                    self._buffers[key] = new
         return self
 
     def to(self, *args, **kwargs):

@@ -10,7 +10,7 @@ from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eva
 from .init import skip_init
 from .memory_format import (convert_conv2d_weight_memory_format,
                             convert_conv3d_weight_memory_format)
-from . import rnn, parametrize, parametrizations, prune
+from . import rnn, parametrize, parametrizations, prune, stateless
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters", "get_total_norm", "rnn", "clip_grads_with_norm_",

@@ -31,9 +31,10 @@ def _ones_like(t):
     return _make(_xp(t).ones(tuple(t.shape), dtype=t.dtype.np))
 
 
-def _rng():
-    from ..._creation import _rng as r
-    return r(None)
+def _rng_draw(n, dt):
+    """n uniforms on [0, 1) in dtype dt from the default generator (PyTorch's torch.rand)."""
+    from ... import _creation, _rng as _R
+    return _R.uniform(_creation._rng(None), n, dt)
 
 
 class BasePruningMethod(ABC):
@@ -263,7 +264,7 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         mask = default_mask._data.copy()
         if k:
-            prob = _rng().random(size)
+            prob = _rng_draw(size, t.dtype.np)       # as PyTorch: rand_like(t)
             drop = _np.argsort(-prob, kind="stable")[:k]  # host: a host draw, moved once
             mask.reshape(-1)[_xp(t).asarray(drop)] = 0
         return _make(mask)
@@ -319,7 +320,7 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(k, n)
         if k == 0:
             return default_mask
-        prob = _rng().random(n)
+        prob = _rng_draw(n, _np.float32)             # as PyTorch: torch.rand(nchannels)
         threshold = _np.sort(prob)[k - 1]  # host: a host draw (k-th smallest: those above stay)
         mask = _channel_mask(t, self.dim, _xp(t).asarray(prob > threshold))
         return _make(mask * default_mask._data.astype(mask.dtype))

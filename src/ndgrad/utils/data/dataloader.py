@@ -156,6 +156,11 @@ class DataLoader:
                     self._iterator._reset(self)
                 return self._iterator
             return _MultiProcessingDataLoaderIter(self)
+        # PyTorch's single-process iterator draws its (unused) workers' base seed when it is
+        # made, before the sampler's first draw: so does this one, to keep the streams alike
+        from ... import _creation
+        from ..._dtype import int64
+        _creation.empty((), dtype=int64).random_(generator=self.generator)
         if self._dataset_kind == "iterable":
             return self._iter_iterable()
         return self._iter_map()

@@ -1,5 +1,5 @@
 """Samplers (torch.utils.data.sampler): which indices, in which order, in which batches."""
-from ..._creation import randperm, randint, multinomial, tensor, default_generator, Generator
+from ..._creation import randperm, randint, multinomial, tensor, Generator
 from ... import _dtype as D
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
@@ -7,8 +7,11 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 
 
 def _fresh_generator():
-    """A generator seeded from the default one, as torch's RandomSampler does each epoch."""
-    seed = int(randint(0, 1 << 62, (1,), generator=default_generator).item())
+    """A generator seeded from the default one, as torch's RandomSampler does each epoch: with
+    torch.empty((), dtype=torch.int64).random_() (one random64() draw, modulo 2**63)."""
+    from ... import _rng as _R, _creation
+    from ..._backend import numpy as np
+    seed = int(_R.random_default(_creation._rng(None), 1, np.int64)[0])
     return Generator().manual_seed(seed)
 
 
@@ -59,8 +62,9 @@ class RandomSampler(Sampler):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(high=n, size=(32,), generator=generator).tolist()
-            yield from randint(high=n, size=(self.num_samples % 32,),
+                yield from randint(high=n, size=(32,), dtype=D.int64,
+                                   generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=D.int64,
                                generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
