@@ -29,6 +29,10 @@ import ndgrad
 
 torch = pytest.importorskip("torch")
 common = pytest.importorskip("torch.testing._internal.common_optimizers")
+# Importing PyTorch's test internals calls torch.backends.disable_global_flags(), after which
+# setting torch.backends.cudnn.* raises: that would break later tests that set those flags.
+# (torch.backends is a wrapper object; the flag lives in its functions' module globals.)
+torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
 
 STEPS = 6
 

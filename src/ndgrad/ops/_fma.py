@@ -34,11 +34,23 @@ def _consts(dt):
     return k
 
 
+def _shape(xp, a, b, c):
+    """The broadcast shape of the operands; not broadcastable: NumPy's ufunc ValueError (which
+    the op registry rewords as PyTorch's RuntimeError), not broadcast_shapes' other wording."""
+    shapes = (b.shape, c.shape) + ((a.shape,) if is_array(a) else ())
+    try:
+        return xp.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(s) for s in shapes)) from None
+
 def scalar(value, arr):
     """A Python scalar as PyTorch passes it to a kernel of arr's dtype: rounded to a float
     dtype (to float32, the kernels' opmath, for float16); integers and complex values as they
     are."""
     dt = arr.dtype
+    if getattr(value, "ndim", None) == 0 and not isinstance(value, np.generic):
+        value = value.item()    # a 0-d array (of any device) passed as a scalar, as .item()
     if dt.kind != "f":
         return value
     return dt.type(value) if dt.itemsize >= 4 else np.float32(value)
@@ -140,7 +152,7 @@ def _store(r, out):
 
 def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
-    shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+    shape = _shape(xp, a, b, c)
     c_lo, c_hi, tiny, big = _consts(dt)
     work = b.size <= _WORK_MAX
     lo = _scratch("lo", shape, dt, xp) if out is not None and work else xp.empty(shape, dt)
@@ -237,7 +249,7 @@ def _exact32(a, b, c, xp, out=None):
     f8 = np.float64
     shape = b.shape
     if c.shape != shape or (is_array(a) and a.shape != shape):
-        shape = xp.broadcast_shapes(b.shape, c.shape, *((a.shape,) if is_array(a) else ()))
+        shape = _shape(xp, a, b, c)
     if b.size >= _WORK_MIN:
         p = _scratch("p64", shape, f8, xp)
         p[...] = b

@@ -8,7 +8,7 @@ from ._kernels import real_scalar, as_real
 from ..ops import _fma as K
 from .._tensor import Tensor
 from .._tensor import _make
-from .._backend import xp_of
+from .._backend import xp_of, is_array
 from ..autograd import grad_mode
 
 __all__ = ["LBFGS"]
@@ -259,7 +259,7 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(evaluate, x, t, d)
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
                     obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
-                t = d.dtype.type(t)     # (a tensor in PyTorch's line search)
+                t = K.scalar(t, d)      # (a tensor in PyTorch's line search)
                 self._add_grad(t, d)
                 opt_cond = xp.abs(flat_grad).max() <= tolerance_grad
             else:
@@ -312,10 +312,13 @@ def _nums(xs):
 
 
 def _tensor(x):
-    """A NumPy scalar as the 0-d tensor PyTorch keeps (Python numbers as they are)."""
+    """A NumPy scalar or 0-d array as the 0-d tensor PyTorch keeps (Python numbers as they
+    are)."""
     import numpy
     if isinstance(x, numpy.generic):
         return _make(numpy.asarray(x))  # host: a 0-d state value
+    if is_array(x):
+        return _make(x)
     return x
 
 

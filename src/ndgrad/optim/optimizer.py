@@ -28,6 +28,7 @@ from itertools import chain
 import warnings
 
 from .._tensor import Tensor, _make
+from ..nn.parameter import Parameter
 from .._backend import move, xp_of
 from .. import _dtype as D
 from ..autograd import grad_mode
@@ -36,6 +37,7 @@ __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_
 
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
+_foreach_supported_types = [Tensor, Parameter]
 
 
 class _RequiredParameter:
@@ -132,17 +134,12 @@ def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
     fused_devices = _get_fused_kernels_supported_devices()
     foreach_devices = _get_foreach_kernels_supported_devices()
     fused = use_fused and all(
-        p is None or (type(p) in _foreach_supported_types() and p.device.type in fused_devices
+        p is None or (type(p) in _foreach_supported_types and p.device.type in fused_devices
                       and p.dtype.is_floating_point) for p in params)
     foreach = not fused and all(
-        p is None or (type(p) in _foreach_supported_types() and p.device.type in foreach_devices)
+        p is None or (type(p) in _foreach_supported_types and p.device.type in foreach_devices)
         for p in params)
     return fused, foreach
-
-
-def _foreach_supported_types():
-    from ..nn.parameter import Parameter
-    return (Tensor, Parameter)
 
 
 def _device_dtype_check_for_fused(p, cuda_unsupported=False):
