@@ -304,6 +304,19 @@ from ._torch_private import (_check, _check_index, _check_value, _check_type,  #
                              _assert_async, _shape_as_tensor, _sym_sqrt)
 from .distributions.gamma import _standard_gamma  # noqa: E402,F401
 
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """torch.from_dlpack: a tensor sharing the memory of a DLPack array (NumPy, CuPy, JAX,
+    PyTorch) or capsule; copy=True copies, device= moves (see ndgrad.utils.dlpack)."""
+    from .utils.dlpack import from_dlpack as _from_dlpack
+    t = _from_dlpack(ext_tensor)
+    target = globals()["device"](device) if device is not None else None
+    if target is not None and target != t.device:
+        if copy is False:
+            raise BufferError(f"from_dlpack: copy=False cannot move the tensor to {target}")
+        return t.to(target)
+    return t.clone() if copy else t
+
+
 # submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
 _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
                               "nested", "multiprocessing", "_jit_internal", "storage", "xpu",

@@ -28,6 +28,8 @@ import functools
 import inspect
 import re
 
+from .autograd._prof_state import HUB as _HUB
+
 # parameter names that take a tensor (PyTorch's names; ndgrad's `self` is PyTorch's `input`)
 TENSOR_PARAMS = frozenset((
     "input", "self", "other", "tensor", "weight", "mat", "mat1", "mat2", "vec", "vec1", "vec2",
@@ -541,7 +543,7 @@ def tensor_method(fn, name):
     else:
         sig = inspect.signature(fn)
     env = {"fn": fn, "failed": _method_failed, "name": name, "pos_defaults": [],
-           "kw_defaults": {}}
+           "kw_defaults": {}, "hub": _HUB}
     decl, call, pos, kw = [], [], [], []
     for p in sig.parameters.values():
         given = p.name
@@ -568,8 +570,14 @@ def tensor_method(fn, name):
             decl.append("**" + p.name)
             call.append("**" + p.name)
             kw.append("**" + p.name)
+    # (while a profiler is active, the call is a range: Note [Profiler hooks]; a defop
+    # function's op records itself)
+    prof = (f"        if hub[0] is not None:\n"
+            f"            return hub[0].call(name, fn, ({''.join(p + ', ' for p in pos)}), "
+            f"{{{', '.join(kw)}}})\n") if op is None else ""
     src = (f"def method({', '.join(decl)}):\n"
            f"    try:\n"
+           f"{prof}"
            f"        return fn({', '.join(call)})\n"
            f"    except Exception as e:\n"
            f"        failed(fn, name, ({', '.join(pos)},), {{{', '.join(kw)}}}, e, "
@@ -732,9 +740,13 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
         return fn
     name = name or fn.__name__
 
+    hub = _HUB
+
     @functools.wraps(fn)
     def checked(*args, **kwargs):
         try:
+            if hub[0] is not None:  # (a profiler is active: Note [Profiler hooks])
+                return hub[0].call(name, fn, args, kwargs)
             return fn(*args, **kwargs)
         except Exception as e:
             r = tf_retry(name, checked, args, kwargs)

@@ -17,6 +17,7 @@ import functools
 import warnings
 
 from . import _argcheck
+from .autograd._prof_state import HUB as _HUB
 from . import _dtype as D
 from ._backend import xp_of
 from ._tensor import Tensor
@@ -222,6 +223,8 @@ def _with_out(fn, name, rule):
     def wrapper(*args, out=None, **kwargs):
         if out is None:
             try:
+                if _HUB[0] is not None:  # (a profiler is active: Note [Profiler hooks])
+                    return _HUB[0].call(name, fn, args, kwargs)
                 return fn(*args, **kwargs)
             except Exception as e:  # PyTorch's argument errors, worked out only now
                 r = _argcheck.tf_retry(name, wrapper, args, kwargs)
@@ -297,6 +300,8 @@ def _no_out(fn, name):
         if "out" in kwargs:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         try:
+            if _HUB[0] is not None:  # (a profiler is active: Note [Profiler hooks])
+                return _HUB[0].call(name, fn, args, kwargs)
             return fn(*args, **kwargs)
         except Exception as e:  # PyTorch's argument errors, worked out only now
             _argcheck.reraise(fn, name, args, kwargs, e)

@@ -646,9 +646,15 @@ class Tensor:
                            else device)
         return self.to("cuda")
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        given = dict(max_version=max_version, dl_device=dl_device, copy=copy)
-        return self._data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
+    def __dlpack__(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (see utils/dlpack.py)."""
+        from .utils.dlpack import _export
+        return _export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(DLDeviceType, device index) of this tensor's memory."""
+        from .utils.dlpack import _device
+        return _device(self)
 
 
 def _is_view(t):

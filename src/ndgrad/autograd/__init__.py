@@ -210,6 +210,8 @@ from .function import Function, once_differentiable, FunctionCtx  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402
 from .explain import explain, set_error_sites  # noqa: E402
 from . import forward_ad  # noqa: E402
+from . import profiler, profiler_util  # noqa: E402,F401
+from .profiler import record_function as _record_function  # noqa: E402,F401
 
 
 def __getattr__(name):

@@ -22,7 +22,9 @@ from .graph import check_hook_value, check_hook_values, check_grad_output, grad_
 from .graph import bump_version_in_backward, last_backward
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
+from ._prof_state import HUB as _PROF_HUB
 from .._backend import numpy as _np
+import functools
 import sys as _sys
 _getrefcount = _sys.getrefcount
 
@@ -159,8 +161,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ca
     _final_callbacks.append([])
     try:
         ready = [n for n in root_nodes if n not in deps and (needed is None or n in needed)]
-        if create_graph or _anomaly.enabled:                            # 2. run the nodes
-            run.tensors(ready)
+        hub = _PROF_HUB[0]  # (a profiler: each node in its range, Note [Profiler hooks])
+        if create_graph or _anomaly.enabled or hub is not None:         # 2. run the nodes
+            run.tensors(ready, hub)
         else:
             run.arrays(ready)  # the same, on bare arrays where nothing observes them
         _run_callbacks(_final_callbacks[-1])                            # 3. finish
@@ -241,9 +244,11 @@ class _Backward:
             else:
                 _add_to_buffer(buffers, self.owned, node, nr, g, self.create_graph)
 
-    def tensors(self, ready):
+    def tensors(self, ready, hub=None):
         """Phase 2, the reference: every node through its Tensor-level apply."""
         buffers, apply, hand_on = self.buffers, self.apply, self.hand_on
+        if hub is not None:
+            apply = functools.partial(hub.node, apply)
         leaves = []
         while ready:
             node = ready.pop()

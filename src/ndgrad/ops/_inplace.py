@@ -12,6 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
 from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered
 from ._registry import defop, _NOT_OPERANDS
+from ..autograd._prof_state import HUB as _HUB
 
 __all__ = ["inplace", "make_inplace", "inplace_operator"]
 
@@ -176,6 +177,13 @@ def inplace_operator(fn):
 
 def inplace(self, fn, *args, **kwargs):
     """Run `fn(self, *args, **kwargs)` out of place and make the result self's new value."""
+    hub = _HUB[0]
+    if hub is not None and not hub.tls.rename:  # (profiling: Note [Profiler hooks])
+        return hub.inplace(_inplace, self, fn, args, kwargs)
+    return _inplace(self, fn, *args, **kwargs)
+
+
+def _inplace(self, fn, *args, **kwargs):
     if not isinstance(self, Tensor):
         raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
     if not self._data.flags.writeable:

@@ -1062,7 +1062,9 @@ def _refused(op, pos, a, keyword=False):
 # Note [__torch_function__] (see _tensor.py): the general path hands a call with an argument
 # that overrides torch functions (a Tensor subclass, or any object with __torch_function__) or
 # under a TorchFunctionMode to overrides.handle_torch_function, with the op's public function.
-_TF_MODES = 0        # TorchFunctionModes entered (any thread; overrides.py keeps the count)
+_TF_MODES = 0        # TorchFunctionModes entered (any thread; overrides.py keeps the count),
+                     # plus one while a profiler is active (autograd/profiler.py)
+_PROFILER = None     # the active profiler hub (Note [Profiler hooks], autograd/_prof_state.py)
 _TF_TYPES = {}       # type -> whether it dispatches (cached)
 _PUBLIC = {}         # op -> the public function __torch_function__ receives
 _PLAIN_TYPES = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis),
@@ -1141,6 +1143,10 @@ def _tf_dispatch(op, args, kwargs):
 def _apply(op, args, kwargs):
     """apply's general path: any arguments, dtype promotion, keywords, forward-mode levels."""
     if _TF_MODES or _tf_relevant(args, kwargs):
+        if _PROFILER is not None:  # (Note [Profiler hooks]: the op in its range)
+            r = _PROFILER.op(op, args, kwargs)
+            if r is not NO_RAW:
+                return r
         r = _tf_dispatch(op, args, kwargs)
         if r is not NO_RAW:
             return r

@@ -231,12 +231,18 @@ def _tf_method(name, args):
     return tf_method(name, args)
 
 
-def _matmul_entry(not_tensor=None):
+def _matmul_entry(not_tensor=None, record=False):
     """torch.matmul's body. not_tensor(input, other): the answer to an operand that is no tensor
     (the @ operator's NotImplemented, after which Python raises its own TypeError); None: the
-    AttributeError stands, for the argument check of the caller (_argcheck)."""
+    AttributeError stands, for the argument check of the caller (_argcheck). record: while a
+    profiler is active, the call is an aten::matmul range (torch.matmul's wrapper records its
+    own; Note [Profiler hooks])."""
+    plain = _matmul_entry(not_tensor) if record else None
+
     def matmul(input, other):
         """torch.matmul: dot, mv, mm or broadcast batched matmul by the inputs' dims."""
+        if record and _HUB[0] is not None:
+            return _HUB[0].call("matmul", plain, (input, other), {})
         try:  # (costs a valid call nothing)
             mixed = input.dtype is not other.dtype
             a, b = input._data.ndim, other._data.ndim
@@ -261,6 +267,7 @@ def _matmul_entry(not_tensor=None):
 
 
 from .._argcheck import _NO_DISPATCH  # noqa: E402
+from ..autograd._prof_state import HUB as _HUB  # noqa: E402
 
 
 def _method_error(input, other):
@@ -269,8 +276,8 @@ def _method_error(input, other):
 
 
 matmul = _matmul_entry()
-matmul_operator = _matmul_entry(lambda input, other: NotImplemented)  # Tensor.__matmul__
-matmul_method = _matmul_entry(_method_error)  # Tensor.matmul (positions without self)
+matmul_operator = _matmul_entry(lambda input, other: NotImplemented, True)  # Tensor.__matmul__
+matmul_method = _matmul_entry(_method_error, True)  # Tensor.matmul (positions without self)
 matmul_method._torch_method = matmul  # (_argcheck.wrap_methods: nothing to wrap)
 
 

@@ -32,6 +32,7 @@ from ..nn.parameter import Parameter
 from .._backend import move, xp_of
 from .. import _dtype as D
 from ..autograd import grad_mode
+from ..autograd._prof_state import HUB as _PROF_HUB
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -308,6 +309,16 @@ class Optimizer:
         """step() with the global and the optimizer's own pre and post hooks around it."""
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
+            hub = _PROF_HUB[0]
+            if hub is not None:  # (a profiler: PyTorch's range around the step)
+                r = hub.begin(f"Optimizer.step#{args[0].__class__.__name__}.step", user=True)
+                try:
+                    return run(*args, **kwargs)
+                finally:
+                    hub.end(r)
+            return run(*args, **kwargs)
+
+        def run(*args, **kwargs):
             self = args[0]
             for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                                   self._optimizer_step_pre_hooks.values()):
@@ -482,6 +493,16 @@ class Optimizer:
         foreach = self.defaults.get("foreach", False) or self.defaults.get("fused", False)
         if not hasattr(self, "_zero_grad_profile_name"):
             self._patch_step_function()
+        hub = _PROF_HUB[0]
+        if hub is not None:  # (a profiler: PyTorch's range around zero_grad)
+            r = hub.begin(self._zero_grad_profile_name, user=True)
+            try:
+                return self._zero_grad(set_to_none, foreach)
+            finally:
+                hub.end(r)
+        return self._zero_grad(set_to_none, foreach)
+
+    def _zero_grad(self, set_to_none, foreach):
         grouped = defaultdict(list) if foreach else None
         for group in self.param_groups:
             for p in group["params"]:

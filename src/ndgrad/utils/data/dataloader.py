@@ -32,6 +32,9 @@ WARN_PIN_MEMORY = ("'pin_memory' argument is set as true but no accelerator is f
                    "device pinned memory won't be used.")
 
 
+from ...autograd._prof_state import HUB as _PROF_HUB  # noqa: E402
+_SINGLE_NEXT = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
 class _InfiniteConstantSampler:
     def __iter__(self):
         while True:
@@ -168,7 +171,16 @@ class DataLoader:
     def _iter_map(self):
         dataset, collate, auto = self.dataset, self.collate_fn, self._auto_collation
         for index in self._index_sampler:
-            yield _fetch_map(dataset, index, auto, collate)
+            hub = _PROF_HUB[0]
+            if hub is None:
+                yield _fetch_map(dataset, index, auto, collate)
+                continue
+            r = hub.begin(_SINGLE_NEXT, user=True)  # (PyTorch's range around a batch)
+            try:
+                batch = _fetch_map(dataset, index, auto, collate)
+            finally:
+                hub.end(r)
+            yield batch
 
     def _iter_iterable(self):
         it = iter(self.dataset)
@@ -428,7 +440,16 @@ class _MultiProcessingDataLoaderIter:
     def __next__(self):
         if self._shutdown:
             raise StopIteration
-        data = self._next_data()
+        hub = _PROF_HUB[0]
+        if hub is not None:  # (PyTorch's range around a batch)
+            r = hub.begin("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                          user=True)
+            try:
+                data = self._next_data()
+            finally:
+                hub.end(r)
+        else:
+            data = self._next_data()
         self._num_yielded += 1
         return data
 
