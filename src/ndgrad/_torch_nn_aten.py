@@ -445,9 +445,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if bias is not None:
         out = out + bias.reshape(1, C, 1)
     out = out.reshape(input.shape)
-    # (the statistics are for the backward: PyTorch's gradient ignores them)
-    mean, rstd = mean.detach().reshape(N, group), rstd.detach().reshape(N, group)
-    return out, mean, rstd
+    # (the statistics are differentiable outputs too, as PyTorch's native_group_norm's)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
 
 
 def native_dropout(input, p, train):

@@ -15,6 +15,7 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
 from ._creation import zeros
 from ._argcheck import argument_error as _argument_error
 from ._tensor import Tensor, _wrap_dim
+from . import _dtype as D
 from .ops import broadcast_shapes, cat, expand, install, meshgrid, stack, where
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d",
@@ -323,8 +324,8 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
-    if not idx:
-        return empty(0, r, dtype=input.dtype, device=input.device)
+    if not idx:         # (an empty selection of input: its graph is kept, as PyTorch's)
+        return input[empty(0, r, dtype=D.int64, device=input.device)]
     return input[tensor(idx, device=input.device)]
 
 

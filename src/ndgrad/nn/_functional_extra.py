@@ -193,14 +193,14 @@ def _fractional(name, nd, input, kernel_size, output_size, output_ratio, samples
         flat = flat + (pos * plane_strides[i]).reshape(shape)
     P, Kn = math.prod(outs), math.prod(pool)
     flat = flat.reshape(N, C, P, Kn)
-    xv = x._data.reshape(N, C, -1)
+    xv = x._data.reshape(N, C, math.prod(x._data.shape[2:]))     # (no -1: N may be 0)
     win = xp.take_along_axis(xv, flat.reshape(N, C, -1), -1).reshape(N, C, P, Kn)
     nan = win != win
     # the first maximum of each window, or its last NaN
     arg = xp.where(nan.any(-1), Kn - 1 - xp.argmax(nan[..., ::-1], -1),
                    xp.argmax(xp.where(nan, -_np.inf, win), -1) if Kn else 0)
     idx = xp.take_along_axis(flat, arg[..., None], -1)[..., 0]          # (N, C, P)
-    vals = x.reshape(N, C, -1).gather(2, _make(idx)).reshape(N, C, *outs)
+    vals = x.reshape(N, C, math.prod(x.shape[2:])).gather(2, _make(idx)).reshape(N, C, *outs)
     idx = _make(idx.reshape((N, C) + tuple(outs)))
     if unb:
         vals, idx = vals.squeeze(0), idx.squeeze(0)

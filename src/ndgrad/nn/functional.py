@@ -2134,11 +2134,12 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
                            "to argument 'weight'. This input cannot have requires_grad True.")
     unb = input.ndim < 2
-    x = input.reshape(1, -1) if unb else input
-    if x.ndim != 2 or input.ndim == 0:
+    if not ((input.ndim == 2 and input.shape[1]) or (input.ndim == 1 and input.shape[0])
+            or input.ndim == 0):
         raise RuntimeError(
             f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
             f"{list(input.shape)}")
+    x = input.reshape(1, -1) if unb else input
     N, C = x.shape
     t = target._data.reshape(-1).astype(_np.int64)
     if t.shape[0] != N or target.ndim > 1:

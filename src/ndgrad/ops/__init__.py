@@ -128,8 +128,13 @@ def to(self, *args, **kwargs):
     dtype = kwargs.get("dtype")
     device = kwargs.get("device")
     copy = kwargs.get("copy", False)
+    flags = 0           # positional bools: non_blocking, then copy (PyTorch's signatures)
     for a in args:
-        if isinstance(a, D.dtype):
+        if a.__class__ is bool:
+            flags += 1
+            if flags == 2:
+                copy = a
+        elif isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device

@@ -5,6 +5,7 @@
 # gather is a scatter_add into zeros, whose gradient is a gather again (and likewise
 # index_select <-> index_add, take <-> take_backward, masked_select <-> masked_scatter).
 import builtins
+import math
 
 from .. import _dtype as D
 from .._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
@@ -82,6 +83,9 @@ def index_select(input, dim, index):
 
 
 def _index_add_fwd(xp, self, dim, index, source, alpha):
+    if self.dtype.kind == "b":      # (a bool sum is an or; NumPy's add.at would give int64)
+        return _index_add_fwd(xp, self.astype("int64"), dim, index,
+                              source.astype("int64") * bool(alpha), 1).astype(bool)
     out = self.copy()
     src = source if alpha == 1 else source * alpha
     if out.ndim == 0:
@@ -192,7 +196,8 @@ _gather = defop("gather", _gather_fwd,
 
 
 def _check_gather(input, dim, index, fname, src=None):
-    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
+    if not isinstance(index, Tensor) or (index.dtype.name not in ("int64", "int32") and (
+            fname != "gather" or index._data.size)):   # (gather takes any empty index)
         raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
@@ -220,6 +225,10 @@ def _check_gather(input, dim, index, fname, src=None):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
+    if isinstance(index, Tensor) and index._data.size == 0 and isinstance(dim, int) and (
+            index.dtype.name not in ("int64", "int32") or index.ndim != input.ndim):
+        # (ATen takes an empty index of any dtype and rank: an empty result of its shape)
+        return input.reshape(-1)[:0].reshape(tuple(index.shape))
     dim = _check_gather(input, dim, index, "gather")
     return _gather(input, dim, index)
 
@@ -232,6 +241,9 @@ def _src_region(src, index):
 
 
 def _scatter_add_fwd(xp, self, dim, index, src):
+    if self.dtype.kind == "b":      # (a bool sum is an or; NumPy's add.at would give int64)
+        return _scatter_add_fwd(xp, self.astype("int64"), dim, index,
+                                src.astype("int64")).astype(bool)
     out = self.copy()
     if out.ndim == 0:
         out[...] += _src_region(src, index).sum()
@@ -562,6 +574,9 @@ def take_along_dim(input, indices, dim=None):
     bx[dim] = indices._data.shape[dim]
     x = expand(input, tuple(bi)) if tuple(bi) != input._data.shape else input
     ix = expand(indices, tuple(bx)) if tuple(bx) != indices._data.shape else indices
+    n = input._data.shape[dim]
+    if n and ix._data.size and not ((ix._data >= 0) & (ix._data < n)).all():
+        ix = ix.remainder(n)        # (PyTorch 2.13 wraps indices along dim modulo its size)
     return gather(x, dim, ix)
 
 
@@ -751,9 +766,11 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 "dimensions of boundaries tensor and input value tensor must match, but we got "
                 f"boundaries tensor [{', '.join(map(str, seq.shape))}] and input value tensor "
                 f"[{', '.join(map(str, vals.shape))}]")
-        s2 = seq.reshape(-1, seq.shape[-1])
-        v2 = vals.reshape(-1, vals.shape[-1])
-        r = xp.stack([xp.searchsorted(s2[i], v2[i], side=s) for i in range(s2.shape[0])])
+        rows = math.prod(seq.shape[:-1])          # (no -1: the shapes may be empty)
+        s2 = seq.reshape(rows, seq.shape[-1])
+        v2 = vals.reshape(rows, vals.shape[-1])
+        r = xp.stack([xp.searchsorted(s2[i], v2[i], side=s) for i in range(s2.shape[0])]) \
+            if rows else xp.zeros(vals.shape, dtype="int64")
         r = r.reshape(vals.shape)
     return _make(xp.asarray(r).astype("int32" if out_int32 else "int64"))
 

@@ -672,7 +672,12 @@ def tensordot(a, b, dims=2, out=None):
         da = [_wrap_dim(d, a._data.ndim) for d in da]
         db = [_wrap_dim(d, b._data.ndim) for d in db]
     for x, y in zip(da, db):
-        if a._data.shape[x] != b._data.shape[y]:
+        sx, sy = a._data.shape[x], b._data.shape[y]
+        if sx != sy and sy == 1:        # (a size-1 dim contracts with the other's sum, as
+            a = a.sum(x, keepdim=True)  # ATen's tensordot)
+        elif sx != sy and sx == 1:
+            b = b.sum(y, keepdim=True)
+        elif sx != sy:
             shown = x - a._data.ndim if isinstance(dims, int) else x
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a._data.shape[x]} in dim {shown} and second has size "
@@ -881,12 +886,21 @@ def _slogdet_fwd(xp, self):
     return xp.asarray(s_), xp.asarray(l_)
 
 
-def _slogdet_grad(grad, self):
-    g = unsqueeze(unsqueeze(grad[1], -1), -1)
-    return g * _mT(inv(self))
+def _slogdet_grad(grad, self, result):
+    # slogdet_backward: g A^{-H}, g the logabsdet's gradient plus i Im(grad_sign conj(sign))
+    # for complex inputs (checked against finite differences); a real sign carries no
+    # gradient, but its output requires grad, as PyTorch's
+    g_sign, g = grad
+    if self.dtype.is_complex and g_sign is not None:
+        from .complex import imag
+        turn = imag(g_sign * _cj(result[0])) * 1j
+        g = turn if g is None else g + turn
+    if g is None:
+        return None
+    return unsqueeze(unsqueeze(g, -1), -1) * _mH(inv(self))
 
 
-_slogdet = defop("linalg_slogdet", _slogdet_fwd, outputs=2, nondiff_outputs=(0,),
+_slogdet = defop("linalg_slogdet", _slogdet_fwd, outputs=2,
                  node_name="LinalgSlogdetBackward0", self=_slogdet_grad)
 
 
@@ -900,6 +914,9 @@ def logdet(input):
     """torch.logdet: log(det(A)); nan for a negative determinant."""
     _check_square(input, "logdet")
     s_, l_ = slogdet(input)
+    if input.dtype.is_complex:      # (ATen: log(sign) + logabsdet)
+        from .pointwise import log
+        return log(s_) + l_
     if (s_._data < 0).any():
         from .pointwise import where
         return where(s_ < 0, float("nan"), l_)
@@ -1394,9 +1411,9 @@ def matrix_power(A, n, *, out=None):
     if A._data.shape[-1] != A._data.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
-    if n == 0:
+    if n == 0:          # (ATen: a copy of A overwritten by I, so A's graph is kept)
         e = eye(A._data.shape[-1], dtype=A.dtype, device=A.device)
-        return expand(e, A._data.shape).clone()
+        return A.clone().copy_(expand(e, A._data.shape))
     if n == 1:
         return A.clone()
     if n < 0:
@@ -1533,9 +1550,13 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     xp = xp_of(a)
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,))
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+    # (atol and rtol: numbers or tensors broadcast against the batch, as PyTorch's)
+    at = atol._data[..., None] if isinstance(atol, Tensor) else atol
+    rt = rtol._data[..., None] if isinstance(rtol, Tensor) else rtol
+    if rt is None:
+        eps = max(a.shape[-2:]) * np.finfo(a.dtype).eps
+        rt = eps if at is None else xp.where(xp.asarray(at) > 0, 0.0, eps)
+    tol = xp.maximum(0.0 if at is None else at, rt * smax)
     return _make(xp.asarray((s > tol).sum(axis=-1), dtype="int64"))   # (NumPy: a scalar)
 
 
@@ -1559,14 +1580,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rtol = rcond if rcond is not None and rcond > 0 else None
     solution = matmul(pinv(A, rtol=rtol), b)
     xp = xp_of(A._data)
-    empty = _make(xp.zeros((0,), dtype=A._data.dtype))
+    real = A.dtype.to_real()
     rank = matrix_rank(A, rtol=rtol) if driver != "gels" else _make(xp.zeros((0,), "int64"))
-    residuals = sv = empty
+    sv = _make(xp.zeros((0,), dtype=real.np))
+    # (residuals are real and in the solution's graph even when empty, as PyTorch's)
+    residuals = (solution.real if solution.dtype.is_complex else solution).reshape(-1)[:0]
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A.detach())
     if driver in ("gelsd", "gelss", "gels") and m > n and bool((rank._data == n).all()):
         r = matmul(A, solution) - b
-        residuals = (r * r).sum(-2)
+        residuals = ((r * _cj(r)).real if r.dtype.is_complex else r * r).sum(-2)
     if vector:
         solution = squeeze(solution, -1)
     return rtype(solution, residuals, rank, sv)
@@ -2453,6 +2476,9 @@ def householder_product(A, tau, *, out=None):
         v = V[..., :, i:i + 1]
         t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)
         Q = Q - (Q @ v) @ (_mH(v) * t_)
+    if k == 0:      # (no reflector: the identity, still in A's and tau's graph as PyTorch's)
+        from .reduction import sum as _sum
+        Q = Q + (_sum(A, (-2, -1), keepdim=True) + unsqueeze(_sum(tau, -1, keepdim=True), -1)) * 0
     return Q[..., :, :n]
 
 

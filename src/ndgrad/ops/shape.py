@@ -26,7 +26,7 @@ def broadcast_shapes(*shapes):
     """torch.broadcast_shapes with PyTorch's error message."""
     out = []
     for s in shapes:  # PyTorch's infer_size, folded left; dims scanned from the right
-        a, b = out, list(s)
+        a, b = out, ([s] if isinstance(s, int) else list(s))   # (an int is a 1-d shape)
         ndim = builtins.max(len(a), len(b))
         res = [1] * ndim
         for i in range(ndim - 1, -1, -1):
