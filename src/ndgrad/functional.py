@@ -329,6 +329,12 @@ def combinations(input, r=2, with_replacement=False):
     return input[tensor(idx, device=input.device)]
 
 
+def lu(*args, **kwargs):
+    """Deprecated torch.lu(A, pivot=True, get_infos=False): Tensor.lu's (LU, pivots[, infos])."""
+    from .ops.tensor_api import _lu
+    return _lu(*args, **kwargs)
+
+
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
                   requires_grad=False):
     from ._creation import tensor
@@ -427,5 +433,5 @@ def _vmap(*args, **kwargs):
 vmap = _vmap
 vmap.__name__ = "vmap"
 __all__ += ["isin", "unravel_index", "combinations", "scalar_tensor", "get_default_device",
-            "set_default_device", "svd", "qr", "chain_matmul", "vmap"]
+            "set_default_device", "svd", "qr", "chain_matmul", "vmap", "lu"]
 install({"svd": svd, "qr": qr})

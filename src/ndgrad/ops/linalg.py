@@ -2003,8 +2003,10 @@ def _lu_np(xp, a):
     rows = xp.arange(b)
     perm = xp.tile(xp.arange(m), (b, 1))
     piv = xp.zeros((b, k), dtype="int32")
+    cplx = lu.dtype.kind == "c"
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        col = lu[:, j:, j]      # (LAPACK's izamax picks complex pivots by |re| + |im|)
+        p = j + xp.argmax(xp.abs(col.real) + xp.abs(col.imag) if cplx else xp.abs(col), axis=1)
         piv[:, j] = p + 1
         rj, rp = lu[rows, j].copy(), lu[rows, p].copy()
         lu[rows, j], lu[rows, p] = rp, rj
@@ -2032,7 +2034,8 @@ def _lu_fwd(xp, self):
 
 def _lu_grad(grad, result, self):
     """PyTorch's linalg_lu_backward: with A = P L U (L unit lower, U upper),
-    gA = P L^-H [(L^H gL).tril(-1) + (gU U^H).triu()] U^-H for square A; a wide A adds its
+    gA = P L^-H [(L^H gL).tril(-1) + (gU U^H).triu()] U^-H for square A (conjugate
+    transposes: complex inputs too); a wide A adds its
     trailing columns U2 = L^-1 P^T A2, a tall one its trailing rows L2 = P2^T A U^-1."""
     from .._creation import zeros_like
     from .shape import cat
@@ -2042,23 +2045,23 @@ def _lu_grad(grad, result, self):
     gL = gL if gL is not None else zeros_like(L)
     gU = gU if gU is not None else zeros_like(U)
     if m == n:
-        phi = tril(matmul(_mT(L), gL), -1) + triu(matmul(gU, _mT(U)))
-        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
-        return matmul(P, solve_triangular(_mT(U), x, upper=False, left=False))
+        phi = tril(matmul(_mH(L), gL), -1) + triu(matmul(gU, _mH(U)))
+        x = solve_triangular(_mH(L), phi, upper=True, unitriangular=True)
+        return matmul(P, solve_triangular(_mH(U), x, upper=False, left=False))
     if m < n:
         U1, U2, gU1, gU2 = U[..., :m], U[..., m:], gU[..., :m], gU[..., m:]
-        phi = (tril(matmul(_mT(L), gL) - matmul(gU2, _mT(U2)), -1)
-               + triu(matmul(gU1, _mT(U1))))
-        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
-        g1 = solve_triangular(_mT(U1), x, upper=False, left=False)
-        g2 = solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)
+        phi = (tril(matmul(_mH(L), gL) - matmul(gU2, _mH(U2)), -1)
+               + triu(matmul(gU1, _mH(U1))))
+        x = solve_triangular(_mH(L), phi, upper=True, unitriangular=True)
+        g1 = solve_triangular(_mH(U1), x, upper=False, left=False)
+        g2 = solve_triangular(_mH(L), gU2, upper=True, unitriangular=True)
         return matmul(P, cat([g1, g2], -1))
     L1, L2, gL1, gL2 = L[..., :n, :], L[..., n:, :], gL[..., :n, :], gL[..., n:, :]
-    phi = (tril(matmul(_mT(L1), gL1), -1)
-           + triu(matmul(gU, _mT(U)) - matmul(_mT(L2), gL2)))
-    x = solve_triangular(_mT(L1), phi, upper=True, unitriangular=True)
-    g1 = solve_triangular(_mT(U), x, upper=False, left=False)
-    g2 = solve_triangular(_mT(U), gL2, upper=False, left=False)
+    phi = (tril(matmul(_mH(L1), gL1), -1)
+           + triu(matmul(gU, _mH(U)) - matmul(_mH(L2), gL2)))
+    x = solve_triangular(_mH(L1), phi, upper=True, unitriangular=True)
+    g1 = solve_triangular(_mH(U), x, upper=False, left=False)
+    g2 = solve_triangular(_mH(U), gL2, upper=False, left=False)
     return matmul(P, cat([g1, g2], -2))
 
 
@@ -2072,7 +2075,7 @@ def _lu_check(A, fname, kernel="lu_cpu"):
                            f"size: {list(A._data.shape)} instead" if fname == "lu_factor" else
                            f"linalg.{fname}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A._data.shape)} instead")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         from ._inplace import _type_name
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(A.dtype)}\'')
 
@@ -2167,15 +2170,15 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         y = solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
         return solve_triangular(U, y, upper=True)
     if left:                     # A^H X = B: X = P L^-H U^-H B
-        y = solve_triangular(_mT(U), B, upper=False)
-        return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+        y = solve_triangular(_mH(U), B, upper=False)
+        return matmul(P, solve_triangular(_mH(L), y, upper=True, unitriangular=True))
     if not adjoint:              # X A = B: X = B U^-1 L^-1 P^T
         y = solve_triangular(U, B, upper=True, left=False)
         return matmul(solve_triangular(L, y, upper=False, left=False, unitriangular=True),
                       _mT(P))
     # X A^H = B: X = B P L^-H U^-H
-    y = solve_triangular(_mT(L), matmul(B, P), upper=True, left=False, unitriangular=True)
-    return solve_triangular(_mT(U), y, upper=False, left=False)
+    y = solve_triangular(_mH(L), matmul(B, P), upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mH(U), y, upper=False, left=False)
 
 
 # ---------------------------------------------------------------- the _ex variants (info)
