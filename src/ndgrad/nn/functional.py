@@ -458,9 +458,21 @@ def _avg_divisor(size, o, k, s, p, count_include_pad):
 
 
 def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-              divisor_override):
-    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+              divisor_override, _sums=False):
+    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map);
+    integer inputs as ATen's: the sum divided in integers, truncated toward zero."""
     unb = _check_pool_input(input, nd, name)
+    if input.dtype is D.bool:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    if input.dtype._category == 1:
+        y = _avg_pool(name, nd, input.to(D.float64), kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, divisor_override, _sums=True)
+        total, div = y
+        xp = _xp(total)
+        total = xp.rint(total._data).astype("int64")
+        div = xp.asarray(div, dtype="int64")
+        q = xp.abs(total) // xp.abs(div) * xp.sign(total) * xp.sign(div)   # (C's truncation)
+        return _make(q.astype(input.dtype.np))
     x = input.unsqueeze(0) if unb else input
     k, s, p, _ = _pool_args(name, x, kernel_size, stride, padding, 1, nd)
     if divisor_override is not None and divisor_override == 0:
@@ -482,6 +494,8 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
         for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p):
             pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
+    if _sums:           # (the sums and the divisor map, for integer inputs)
+        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
 
@@ -2345,7 +2359,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     div = padded[:, 0:C]
     for i in range(1, size):
         div = div + padded[:, i:i + C]
-    div = (div / size).reshape(input.shape)
+    # (integer inputs: the mean of the squares divides in integers, as PyTorch's avg_pool)
+    div = (div // size if input.dtype._category == 1 else div / size).reshape(input.shape)
     return input / div.mul(alpha).add(k).pow(beta)
 
 

@@ -1433,6 +1433,8 @@ def _expm_np(xp, a):
     a = xp.asarray(a)
     if a.size == 0:
         return a.copy()
+    dtype = a.dtype
+    a = a.astype("complex128" if dtype.kind == "c" else "float64")   # (float32: in double)
     norm = float(xp.abs(a).sum(axis=-2).max())
     s = max(0, int(xp.ceil(xp.log2(norm / 0.5))) if norm > 0.5 else 0)
     x = a / (2.0 ** s)
@@ -1445,15 +1447,15 @@ def _expm_np(xp, a):
             break
     for _ in range(s):
         result = xp.matmul(result, result)
-    return result.astype(a.dtype, copy=False)
+    return result.astype(dtype, copy=False)
 
 
 def _matrix_exp_grad(grad, self):
-    # d exp(A)^T-applied to G: the top-right block of exp([[A^T, G], [0, A^T]])
+    # d exp(A)^H-applied to G: the top-right block of exp([[A^H, G], [0, A^H]])
     from .shape import cat
     from .._creation import zeros_like
     n = self._data.shape[-1]
-    ah = _mT(self)
+    ah = _mH(self)
     grad = grad + zeros_like(ah)  # to A's batch shape
     top = cat([ah, grad], -1)
     bottom = cat([zeros_like(ah), ah], -1)
