@@ -409,6 +409,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     if not isinstance(normalized_shape, (list, tuple)):
         raise TypeError(f"native_layer_norm(): argument 'normalized_shape' (position 2) must be "
                         f"tuple of ints, not {type(normalized_shape).__name__}")
+    if not normalized_shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     for pname, p in (("weight", weight), ("bias", bias)):
         if p is not None and list(p.shape) != list(normalized_shape):
             raise RuntimeError(

@@ -329,10 +329,13 @@ def combinations(input, r=2, with_replacement=False):
     return input[tensor(idx, device=input.device)]
 
 
-def lu(*args, **kwargs):
+def lu(A, pivot=True, get_infos=False, out=None):
     """Deprecated torch.lu(A, pivot=True, get_infos=False): Tensor.lu's (LU, pivots[, infos])."""
     from .ops.tensor_api import _lu
-    return _lu(*args, **kwargs)
+    if not isinstance(A, Tensor):   # (PyTorch's Python wrapper calls _lu_with_info)
+        raise TypeError(f"_lu_with_info(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    return _lu(A, pivot, get_infos)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,

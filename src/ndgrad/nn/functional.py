@@ -649,10 +649,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+def _check_normalized_shape(normalized_shape, weight, bias):
+    """ATen's _check_layer_norm_inputs (rms_norm's too), before the input's shape."""
+    if not normalized_shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for pname, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != tuple(normalized_shape):
+            raise RuntimeError(
+                f"Expected {pname} to be of same shape as normalized_shape, but got {pname} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(normalized_shape, weight, bias)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or k > input.ndim:
         raise RuntimeError(
@@ -674,6 +687,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    _check_normalized_shape(tuple(normalized_shape), weight, None)
+    k = len(normalized_shape)
+    if k > input.ndim or tuple(input.shape[input.ndim - k:]) != tuple(normalized_shape):
+        raise RuntimeError(     # (sic: ATen's rms_norm prints "[*2, 2]")
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*{', '.join(map(str, normalized_shape))}], but got input of size"
+            f"{list(input.shape)}")
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     if eps is None:
         eps = D.finfo(input.dtype).eps
@@ -682,6 +702,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
     N, C = input.shape[:2]
     if C % num_groups:
         raise RuntimeError(
@@ -830,6 +853,8 @@ _embedding_sparse = defop("embedding_sparse", _embedding_fwd, node_name="Embeddi
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer tensor `input` (padding_idx rows get no gradient)."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (D.int64, D.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -1079,6 +1104,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
         return K.huber_loss(input, target, _red_code(reduction), delta)
     d = _abs(input - target)
@@ -1343,6 +1370,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _aten().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                        _red_code(reduction))
@@ -1530,6 +1559,9 @@ def threshold_(input, threshold, value):
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight per channel (dim 1) or a single slope."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1
@@ -2183,8 +2215,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean"):
     _red_code(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
-                         f"got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim == n_dim):
         raise RuntimeError(

@@ -340,12 +340,17 @@ def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fal
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     from .._creation import _rng
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a:g} > to={b:g}")
     with_grad_off(lambda: _write_values(self, _rng(generator).uniform(a, b, self._data.shape)))
     return self
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     from .._creation import _rng
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     with_grad_off(lambda: _write_values(
         self, mean + std * _rng(generator).standard_normal(self._data.shape)))
     return self

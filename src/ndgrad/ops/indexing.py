@@ -122,6 +122,14 @@ def _check_source(input, dim, index, source, fname):
 
 def index_add(input, dim, index, source, *, alpha=1):
     dim = _check_source(input, dim, index, source, "index_add")
+    ss, cs = list(input._data.shape), list(source._data.shape)
+    if ss and cs and len(cs) > dim:
+        del ss[dim], cs[dim]
+    if ss != cs and input._data.ndim and source._data.ndim:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = [{', '.join(map(str, input._data.shape))}] "
+            f"source.shape = [{', '.join(map(str, source._data.shape))}]")
     return _index_add(input, dim, index, source, alpha)
 
 
@@ -205,6 +213,9 @@ def _check_gather(input, dim, index, fname, src=None):
     if ind.ndim != nd and not (nd <= 1 and ind.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            f"{'input' if src is None else 'self'} tensor")
+    if isinstance(src, Tensor) and ind.ndim != src._data.ndim and not (
+            src._data.ndim <= 1 and ind.ndim <= 1):      # (then src's, as ATen's)
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     for d in range(ind.ndim):
         if d != dim and nd and ind.shape[d] > input._data.shape[d]:
             raise RuntimeError(
@@ -460,9 +471,18 @@ def masked_fill(input, mask, value):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        if value.dtype.is_complex and not input.dtype.is_complex:
+            from .._creation import _C_NAMES
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_C_NAMES.get(input.dtype.name, input.dtype.name)} without "
+                               "overflow")
         return _masked_fill_t(input, mask, value)
     if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
         raise _argument_error("masked_fill", ("input", "mask", "value"), input, mask, value)
+    if isinstance(value, complex) and not input.dtype.is_complex:
+        from .._creation import _C_NAMES
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_C_NAMES.get(input.dtype.name, input.dtype.name)} without overflow")
     return _masked_fill(input, mask, value)
 
 
@@ -776,6 +796,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if isinstance(boundaries, Tensor) and boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

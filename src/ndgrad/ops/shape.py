@@ -141,6 +141,10 @@ def _infer_size(size, numel):
         if s != -1:
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape "
+                               f"[{', '.join(map(str, size))}] because the unspecified dimension "
+                               f"size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, size))}]' is invalid for input of size {numel}")
         size[neg[0]] = numel // known
@@ -569,11 +573,12 @@ def movedim(input, source, destination):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
             f"contain the same number of dims as destination ({list(dst)} dims)")
+    given_src, given_dst = src, dst     # (PyTorch's messages print the dims as given)
     src, dst = _wrap_dims(src, nd), _wrap_dims(dst, nd)
     if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(given_src)})")
     if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(given_dst)})")
     if nd == 0:
         return _permute(input, ())
     order = [None] * nd
@@ -620,6 +625,8 @@ def narrow(input, dim, start, length):
     dim = _wrap_dim(dim, len(shape))
     n = shape[dim]
     if isinstance(start, Tensor):
+        if start.ndim or start.dtype._category != 1:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = start.item()
     if not -n <= start <= n:
         raise IndexError(
@@ -869,6 +876,8 @@ _roll = defop("roll", _roll_fwd,
 
 
 def roll(input, shifts, dims=None):
+    if isinstance(shifts, (list, tuple)) and not shifts:
+        raise RuntimeError("`shifts` required")
     if shifts.__class__ is float:  # (int() would truncate it; PyTorch's parser refuses it)
         raise TypeError("roll(): argument 'shifts' (position 2) must be tuple of ints, not float")
     for i, s in enumerate(shifts if isinstance(shifts, (list, tuple)) else ()):
@@ -1067,24 +1076,31 @@ def atleast_3d(*tensors):
     return unsqueeze(x, -1) if nd == 2 else x
 
 
+def _nonempty(name, tensors):
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
 def hstack(tensors):
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(_nonempty("hstack", tensors))
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return cat(atleast_2d(list(tensors)), 0)
+    return cat(atleast_2d(_nonempty("vstack", tensors)), 0)
 
 
 row_stack = vstack
 
 
 def dstack(tensors):
-    return cat(atleast_3d(list(tensors)), 2)
+    return cat(atleast_3d(_nonempty("dstack", tensors)), 2)
 
 
 def column_stack(tensors):
-    ts = [reshape(t_, (-1, 1)) if t_._data.ndim <= 1 else t_ for t_ in tensors]
+    ts = [reshape(t_, (-1, 1)) if t_._data.ndim <= 1 else t_
+          for t_ in _nonempty("column_stack", tensors)]
     return cat(ts, 1)
 
 
@@ -1267,6 +1283,14 @@ def ravel(input):
 
 
 def _split_dir(name, input, indices_or_sections, dim, min_dim):
+    if not isinstance(indices_or_sections, (int, list, tuple)) or isinstance(
+            indices_or_sections, bool):
+        from .._argcheck import combination_error
+        bad = f"(Tensor, !{type(indices_or_sections).__name__}!)"
+        raise combination_error(name, ("(Tensor input, int sections)",
+                                       "(Tensor input, tuple of ints indices)"),
+                                (input, indices_or_sections), {},
+                                [f"some of the arguments have invalid types: {bad}"] * 2)
     nd = input._data.ndim
     if nd < min_dim:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
@@ -1316,7 +1340,18 @@ def diagflat(input, offset=0):
 
 
 def narrow_copy(input, dim, start, length):
-    """torch.narrow_copy: narrow(), copied into fresh memory."""
+    """torch.narrow_copy: narrow(), copied into fresh memory (ATen's own checks and messages:
+    a dim past the last, then start + length against the size)."""
+    nd = input._data.ndim
+    if isinstance(dim, int) and dim >= nd and nd:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if isinstance(length, int) and length < 0 and nd:
+        d = _wrap_dim(dim, nd)
+        st = start.item() if isinstance(start, Tensor) else start
+        raise RuntimeError(f"start ({st}) + length ({length}) exceeds dimension size "
+                           f"({input._data.shape[d]}).")
     return clone(narrow(input, dim, start, length))
 
 
