@@ -63,6 +63,9 @@ def _sizes(output_size, input, nd):
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
+    from .functional import _list_with_default, _adaptive_avg_check
+    output_size = _list_with_default(output_size, input)
+    _adaptive_avg_check("adaptive_avg_pool3d", _pair(output_size, 3))
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
@@ -78,10 +81,15 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    from .functional import _list_with_default
+    output_size = _list_with_default(output_size, input)
     if input.ndim not in (4, 5):
         raise RuntimeError(
             f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
-    return _adaptive_max(input, tuple(input.shape[-3:]), _sizes(output_size, input, 3))
+    from .functional import _no_negative_output
+    outs = _sizes(output_size, input, 3)
+    _no_negative_output(input, outs)
+    return _adaptive_max(input, tuple(input.shape[-3:]), outs)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):

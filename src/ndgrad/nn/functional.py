@@ -198,14 +198,39 @@ def _conv_padding(padding, weight_hw, dilation, stride, nd):
     return tuple((p, p) for p in _pair(padding, nd))
 
 
+def _conv_weight_dims(nd, input, weight, stride, padding):
+    """ATen's checks of the weight's rank against the convolution's (and the input's)."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim == nd + 2:
+        return
+    if isinstance(padding, str):
+        batched = input if input.ndim != nd + 1 else input.unsqueeze(0)
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight"
+            f"{list(weight.shape)}, but got {batched.ndim}-dimensional input of size "
+            f"{list(batched.shape)} instead")
+    raise RuntimeError(
+        f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
+        f"match the convolution dimensions, but got stride={list(_pair(stride, nd))}")
+
+
 def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
+    _conv_weight_dims(nd, input, weight, stride, padding)
     unbatched = _conv_prep(name, input, weight, nd)
     if unbatched:
         input = input.unsqueeze(0)
     stride, dilation = _pair(stride, nd), _pair(dilation, nd)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if not isinstance(padding, str) and any(p < 0 for p in _pair(padding, nd)):
+        raise RuntimeError("negative padding is not supported")
     _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
                            "dimension 0, but got weight of size [[%s]] instead"
@@ -354,6 +379,8 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation, nd):
     if any(ss == 0 for ss in s):
         raise RuntimeError("stride should not be zero")
     for pp, kk, dd in zip(p, k, d):
+        if pp < 0:      # (ATen's pooling_output_shape, before the input's shape is checked)
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
@@ -403,9 +430,9 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
               return_indices):
     """Max pooling over nd (2 or 3) spatial dims; with return_indices also the flat index of
     each max in its plane (volume)."""
+    k, s, p, d = _pool_args(name, input, kernel_size, stride, padding, dilation, nd)
     unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
     _check_pool_out(x, out_hw)
@@ -433,9 +460,25 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    if not return_indices:     # (ATen's max_pool1d and its own messages)
+        kk, ss = _pair(kernel_size, 1)[0], _pair(stride, 1)[0] if stride not in (None, [], ()) \
+            else _pair(kernel_size, 1)[0]
+        pp, dd = _pair(padding, 1)[0], _pair(dilation, 1)[0]
+        if kk <= 0:
+            raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
+                               f"{kk}")
+        if ss <= 0:
+            raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {ss}")
+        if pp < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pp}")
+        if pp > kk // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={pp} and kernel_size={kk}")
+        if dd <= 0:
+            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dd}")
+    k, s, p, d = _pool_args("max_pool1d", input, kernel_size, stride, padding, dilation, 1)
     unb = _check_pool_input(input, 1, "max_pool1d")
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args("max_pool1d", x, kernel_size, stride, padding, dilation, 1)
     o = _pool_out(x.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
     if o < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
@@ -461,6 +504,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
               divisor_override, _sums=False):
     """Average pooling (a depthwise convolution with a ones kernel, then a divisor map);
     integer inputs as ATen's: the sum divided in integers, truncated toward zero."""
+    _pool_args(name, input, kernel_size, stride, padding, 1, nd)   # (its errors come first)
     unb = _check_pool_input(input, nd, name)
     if input.dtype is D.bool:
         raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
@@ -516,9 +560,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    k, s, p, _ = _pool_args("avg_pool1d", input, kernel_size, stride, padding, 1, 1)
     unb = _check_pool_input(input, 1, "avg_pool1d")
     x = input.unsqueeze(0) if unb else input
-    k, s, p, _ = _pool_args("avg_pool1d", x, kernel_size, stride, padding, 1, 1)
     y = avg_pool2d(x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, ceil_mode,
                    count_include_pad).squeeze(2)
     return y.squeeze(0) if unb else y
@@ -533,7 +577,46 @@ def _adaptive_matrix(size, out, dtype):
     return m
 
 
+def _list_with_default(output_size, input):
+    """nn.functional's: None entries from the input's trailing sizes (and its error for an
+    input of too few dims)."""
+    if isinstance(output_size, int):
+        return output_size
+    out = list(output_size)
+    if input.ndim <= len(out):
+        raise ValueError(f"Input dimension should be at least {len(out) + 1}")
+    dims = tuple(input.shape[input.ndim - len(out):])
+    return tuple(d if v is None else v for v, d in zip(out, dims))
+
+
+def _one_int(name, output_size):
+    """ATen's 1-d adaptive pools: output_size holds exactly one int."""
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                           f"{len(output_size)})")
+
+
+def _no_negative_output(input, outs):
+    if any(o < 0 for o in outs):
+        shape = list(input.shape[:input.ndim - len(outs)]) + list(outs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(o for o in outs)}: {shape}")
+
+
+def _adaptive_avg_check(name, outs, sep=", "):
+    """ATen's adaptive_avg_pool2d/3d checks of output_size (its own spacing: "{-1, 0,2}")."""
+    nd = int(name[-2])
+    if len(outs) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    if any(o is not None and o < 0 for o in outs):
+        shown = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{shown}}}")
+
+
 def adaptive_avg_pool2d(input, output_size):
+    output_size = _list_with_default(output_size, input)
+    _adaptive_avg_check("adaptive_avg_pool2d", _pair(output_size))
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
@@ -549,6 +632,8 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    _one_int("adaptive_avg_pool1d", output_size)
+    _adaptive_avg_check("adaptive_avg_pool2d", (1,) + _pair(output_size, 1))  # (ATen's 2-d)
     L = input.shape[-1]
     o = _pair(output_size, 1)[0]
     m = _const(input, _adaptive_matrix(L, o, input.dtype))
@@ -556,6 +641,13 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    output_size = _list_with_default(output_size, input)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if len(_pair(output_size)) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    _no_negative_output(input, _pair(output_size))
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh, ow = oh or H, ow or W
@@ -601,10 +693,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
                           momentum, eps).to(input.dtype)
     if training:
-        n = input.numel() // input.shape[1]
-        if n <= 1:
+        # (F.batch_norm's _verify_batch_size: exactly one value per channel is refused)
+        shape = input.shape
+        if shape[0] * math.prod(shape[2:]) == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+    if input.numel() == 0:
+        # (ATen: an empty input comes back as a copy, still in weight's and bias's graph)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight.reshape(-1)[0]
+        if bias is not None:
+            out = out + bias.reshape(-1)[0]
+        return out
+    if training:
+        n = input.numel() // input.shape[1]
         out, mean, var = K.batch_norm(input, weight, bias, eps)
         if running_mean is not None:
             m = momentum
@@ -1352,6 +1455,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _aten().margin_ranking_loss(input1, input2, target, margin, _red_code(reduction))
 
@@ -2122,6 +2229,11 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     class indices up to its first -1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _red_code(reduction)
+    if not ((input.ndim == 2 and input.shape[1]) or (input.ndim == 1 and input.shape[0])
+            or input.ndim == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}")
     if input.ndim > 2 or tuple(input.shape) != tuple(target.shape):
         if input.ndim <= 1 and target.ndim <= 1 and input.numel() == target.numel():
             pass
@@ -2193,6 +2305,12 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
             f"input samples (batch size). Expected target size [{N}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != C:
+        raise RuntimeError(f"inconsistent weight size, expected {C} but got "
+                           f"{list(weight.shape)}")
+    if target.dtype is not D.int64:
+        from ..ops._inplace import _type_name
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target.dtype)}")
     if ((t < 0) | (t >= C)).any():
         raise RuntimeError("target out of range")
     tt = _make(t.reshape(N, 1))
@@ -2343,7 +2461,10 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument "
             "#1 'self' (while checking arguments for adaptive_max_pool1d)")
+    _one_int("adaptive_max_pool1d", output_size)
     o = _pair(output_size, 1)[0]
+    if o < 0:       # (ATen's 2-d kernel reports it, on the input with a unit dim added)
+        _no_negative_output(input.unsqueeze(-2), (1, o))
     return _adaptive_max(input, (input.shape[-1],), (o,))
 
 
@@ -2353,9 +2474,13 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    output_size = _list_with_default(output_size, input)
     if input.ndim not in (3, 4):
         raise RuntimeError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if len(_pair(output_size)) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    _no_negative_output(input, _pair(output_size))
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh = H if oh is None else oh
