@@ -446,13 +446,14 @@ class Converter:
 
     def __init__(self):
         self.memo = {}          # id(torch tensor) -> (torch tensor, ndgrad tensor)
+        self.storages = {}      # storage data_ptr -> (torch storage, ndgrad base)
 
     def __call__(self, obj):
         if isinstance(obj, torch.Tensor):
             hit = self.memo.get(id(obj))
             if hit is not None:
                 return hit[1]
-            nd = self.tensor(obj)
+            nd = self.shared(obj)
             self.memo[id(obj)] = (obj, nd)
             return nd
         if type(obj) in (list, tuple):
@@ -462,6 +463,30 @@ class Converter:
         if isinstance(obj, torch.Generator):
             raise Unconvertible("torch.Generator")
         return translate(obj)
+
+    def shared(self, t):
+        """t converted; a view of a storage another tensor of the sample shares (out=ind[:1]
+        with the index ind[1:]) as a view of one converted storage."""
+        if t.layout != torch.strided or t.device.type != "cpu" or not t.numel() or \
+                t.dtype in (torch.bfloat16,):
+            return self.tensor(t)
+        st = t.untyped_storage()
+        whole = st.nbytes() > t.numel() * t.element_size() or t.storage_offset()
+        if not whole and st.data_ptr() not in self.storages:
+            return self.tensor(t)
+        hit = self.storages.get(st.data_ptr())
+        if hit is None:
+            n = st.nbytes() // t.element_size()
+            flat = torch.as_strided(t.detach(), (n,), (1,), 0)
+            hit = self.storages[st.data_ptr()] = (st, Converter.tensor(flat.clone()))
+        base = hit[1]
+        if base.dtype != nd_dtype(t.dtype):
+            return self.tensor(t)
+        with ndgrad.no_grad():
+            nd = ndgrad.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        if t.requires_grad:
+            nd.requires_grad_()
+        return nd
 
     @staticmethod
     def tensor(t):

@@ -41,6 +41,16 @@ _KEYS = {P.op_key(op) for op in P.op_db}
 _RECORDED = {key.rsplit(".", 1)[0] for key, _ in KNOWN} | set(MISSING)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """PyTorch on one thread while the database runs (small samples: its thread pool only
+    spins against the other processes sharing the machine's cores)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _known_for(key):
     """The table's entries for one OpInfo (keys "<op>.<variant>")."""
     return {k: v for k, v in KNOWN.items() if k[0].rsplit(".", 1)[0] == key}

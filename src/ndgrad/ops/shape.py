@@ -473,7 +473,17 @@ def getitem(self, key):
     return _basic_views[node](self, key)
 
 
+def _array_key(key):
+    """An index key with its tensors as arrays (torch.index_put's indices come as tensors; a
+    one-element tensor would otherwise index as an integer through __index__)."""
+    ks = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, Tensor) for k in ks):
+        return tuple(_normalize_key(ks))
+    return key
+
+
 def _index_put_fwd(xp, self, key, values, accumulate=False):
+    key = _array_key(key)
     out = self.copy()
     try:
         if accumulate:
@@ -528,6 +538,7 @@ def _slice_fwd_op(t_, key):
 
 
 def _values_grad(grad, key, values_shape):
+    key = _array_key(key)
     g = _index(grad, key) if _has_advanced(key) else _slice_fwd_op(grad, key)
     return g if g._data.shape == values_shape else sum_to(g, values_shape)
 
