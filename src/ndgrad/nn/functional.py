@@ -2180,10 +2180,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if scale_grad_by_freq:
         if mode == "max":
             raise ValueError("max mode does not support scaling the gradient by the frequency")
-        if input.ndim == 1:   # (PyTorch's CPU kernel then scales rows by counts that are not
-            # those rows' frequencies; 2-D input scales by each row's frequency, as PyTorch)
-            raise NotImplementedError("embedding_bag: scale_grad_by_freq with 1-D input and "
-                                      "offsets is not implemented in ndgrad")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "

@@ -1662,9 +1662,10 @@ def _solve_tri_fwd(xp, self, B, upper, left, unitriangular):
 
 
 def _solve_tri_grad(grad, self, result, upper, left, unitriangular):
-    at = _mT(self)
+    # (conjugate transposes: complex inputs too, as FunctionsManual's)
+    at = _mH(self)
     gb = solve_triangular(at, grad, upper=not upper, left=left, unitriangular=unitriangular)
-    ga = -matmul(gb, _mT(result)) if left else -matmul(_mT(result), gb)
+    ga = -matmul(gb, _mH(result)) if left else -matmul(_mH(result), gb)
     ga = triu(ga, 1 if unitriangular else 0) if upper else tril(ga, -1 if unitriangular else 0)
     return ga, gb
 
