@@ -304,3 +304,100 @@ def test_scatter_reduce_excluded_self_tie():
         got = b.grad.tolist()
         assert got == ([1.0, 0.0] if L is ndgrad else [0.5, 0.0])
         assert a.grad.tolist() == [0.0, 1.0]
+
+
+# ------------------------------------------------------------------ out=, complex linalg, misc
+
+@pytest.mark.parametrize("call", [
+    lambda L, o: L.bernoulli(L.full((4,), 0.5), out=o),
+    lambda L, o: L.multinomial(L.ones(4), 2, out=o),
+    lambda L, o: L.chain_matmul(L.eye(2), L.eye(2), out=o),
+])
+def test_out_is_written(call):
+    """out= was ignored by these (the result came back, out untouched)."""
+    for L in (ndgrad, torch):
+        o = L.zeros(2, dtype=L.int64) if "multinomial" in str(call.__code__.co_names) else \
+            L.zeros(2, 2) if "chain_matmul" in call.__code__.co_names else L.zeros(4)
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            assert call(L, o) is o
+
+
+def _on(a, fn):
+    return fn(a)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.gather(L.arange(6.), 0, L.tensor([2, 1, 0]), out=L.rand(1).expand(3)),
+    lambda L: _on(L.arange(6.), lambda a: L.index_select(a, 0, L.tensor([2, 1]), out=a[:2])),
+    lambda L: _on(L.arange(6.), lambda a: L.add(a[:5], 1, out=a[1:])),
+    lambda L: _on(L.arange(3), lambda a: L.take(a.clone(), a[1:], out=a[:-1])),
+    lambda L: L.det(L.eye(2), out=L.zeros(())),
+])
+def test_out_overlap_errors(call):
+    _same(_run(ndgrad, call), _run(torch, call))
+
+
+def test_out_full_overlap_allowed():
+    for L in (ndgrad, torch):
+        a = L.arange(4.)
+        assert L.add(a, 1, out=a) is a and a.tolist() == [1., 2., 3., 4.]
+
+
+def test_complex_lu_family():
+    """Complex LU (zgetrf's |re| + |im| pivots), lu_solve with adjoint, cholesky(upper) and
+    pinv: complex inputs raised or gave transposes where PyTorch takes conjugate ones."""
+    a = _R.standard_normal((4, 4)) + 1j * _R.standard_normal((4, 4))
+    b = _R.standard_normal((4, 2)) + 1j * _R.standard_normal((4, 2))
+    for fn in (lambda L, x: L.linalg.lu_factor(x)[0], lambda L, x: L.linalg.lu(x)[1],
+               lambda L, x: L.linalg.lu(x)[2]):
+        _grads(fn, [a])
+    for adjoint in (False, True):
+        for left in (True, False):
+            bb = b if left else b.T.copy()
+            _grads(lambda L, x, y: L.linalg.lu_solve(*L.linalg.lu_factor(x), y, left=left,
+                                                     adjoint=adjoint), [a, bb], grad_of=(1,))
+    h = a @ a.conj().T + 4 * np.eye(4)
+    _grads(lambda L, x: L.linalg.cholesky(x, upper=True), [h])
+    _grads(lambda L, x, y: L.cholesky_solve(y, L.linalg.cholesky(x)), [h, b])
+
+
+def test_embedding_bag_scale_grad_by_freq_offsets():
+    """Where PyTorch is wrong: a 1-d input with offsets and scale_grad_by_freq=True: PyTorch's
+    CPU kernel divides some rows' gradients by another row's count (index 2, which appears
+    once, gets 1/3); ndgrad divides each by its own frequency (it raised
+    NotImplementedError). The forward values agree."""
+    w = _R.standard_normal((6, 3))
+    grads = {}
+    for L in (ndgrad, torch):
+        W = L.tensor(w, requires_grad=True)
+        o = L.nn.functional.embedding_bag(L.tensor([1, 2, 1, 4, 1, 5]), W, L.tensor([0, 2]),
+                                          mode="sum", scale_grad_by_freq=True)
+        o.sum().backward()
+        grads[L.__name__] = W.grad[:, 0].tolist()
+    assert grads["ndgrad"] == [0.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    assert grads["torch"] == pytest.approx([0.0, 1.0, 1 / 3, 0.0, 1 / 3, 1.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.nn.functional.avg_pool1d(L.tensor([[[-1, -1, 0, 5, 5, 5, 7, 8, 9]]]), 3),
+    lambda L: L.nn.functional.avg_pool2d(L.arange(-8, 8).reshape(1, 1, 4, 4), 2,
+                                         divisor_override=-3),
+    lambda L: L.addmv(L.tensor([1, 2]), L.tensor([[1, 2], [3, 4]]), L.tensor([1, 1]),
+                      beta=1.7, alpha=2.6),
+    lambda L: L.addr(L.tensor([[True, False], [False, False]]), L.tensor([True, False]),
+                     L.tensor([True, False])),
+    lambda L: L.prod(L.tensor([[True, True], [True, False]]), 1, dtype=L.bool),
+    lambda L: L.trace(L.ones(2, 2, dtype=L.complex128)),
+    lambda L: L.float_power(L.tensor(2 + 1j), L.tensor(0.5)),
+    lambda L: L.tensor(True).sum_to_size(()),
+    lambda L: L.take_along_dim(L.arange(25.).reshape(5, 5), L.tensor([[-6], [5], [-5], [7], [0]]),
+                               1),
+    lambda L: L.tensordot(L.ones(1, 1, 1), L.ones(2, 1, 2), dims=([0, 1], [2, 0])),
+    lambda L: L.linalg.matrix_rank(L.eye(3, dtype=L.float64).expand(2, 3, 3),
+                                   atol=L.tensor([0.5, 2.0], dtype=L.float64)),
+    lambda L: L.nn.functional.batch_norm(L.zeros(0, 3, 4), L.zeros(3), L.ones(3),
+                                         training=True),
+])
+def test_values_as_pytorch(call):
+    _same(_run(ndgrad, call), _run(torch, call), exact=False)

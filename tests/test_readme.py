@@ -48,6 +48,17 @@ def test_readme_program_runs(i, tmp_path):
         assert (tmp_path / "graph.svg").read_text().startswith("<svg")
 
 
+def test_readme_training_prints_pytorchs_numbers(tmp_path):
+    """README's training example prints the same loss and accuracy under PyTorch (issue 33:
+    the same seed gives the same weights, shuffles and updates)."""
+    pytest.importorskip("torch")
+    (prog,) = [p for p in PROGRAMS if "DataLoader" in p and "manual_seed" in p]
+    ours = _run(prog, tmp_path, "ours.py").splitlines()[0]
+    theirs = _run(prog.replace("import ndgrad as torch", "import torch", 1)
+                  .replace("from ndgrad", "from torch"), tmp_path, "theirs.py").splitlines()[0]
+    assert ours.startswith("loss ") and ours == theirs
+
+
 def test_readme_error_messages_are_ndgrads(tmp_path):
     (prog,) = [p for p in PROGRAMS if "explain(h)" in p]
     out = _run(prog, tmp_path, "errors.py").replace(str(tmp_path) + os.sep, "")  # absolute path

@@ -40,7 +40,7 @@ TENSOR_PARAMS = frozenset((
     "real", "imag", "abs", "angle"))
 NUMBER_PARAMS = frozenset(("start", "end", "step"))  # PyTorch: "must be Number"
 # the names PyTorch's messages give: its C++ function, or the Python function behind a dispatch
-_TORCH_NAMES = dict(logsigmoid="log_sigmoid", unique="_unique2")
+_TORCH_NAMES = dict(logsigmoid="log_sigmoid", unique="_unique2", lu="_lu_with_info")
 _DISPATCHED = frozenset(  # nn.functional's, behind PyTorch's boolean_dispatch (or renamed)
     "max_pool1d max_pool2d max_pool3d adaptive_max_pool1d adaptive_max_pool2d "
     "adaptive_max_pool3d fractional_max_pool2d fractional_max_pool3d threshold".split())

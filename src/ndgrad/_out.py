@@ -89,6 +89,9 @@ _rule("cast", "threshold", _CAST)
 _rule("cast", "mvlgamma", "mvlgamma: result type {R} can't be cast to the desired output type {R}")
 _rule("same", "hardshrink", _FOUND)
 _rule("same", "nuclear_norm", "linalg.matrix_norm expected out tensor dtype {R} but got: {O}")
+_rule("same", "chain_matmul cholesky lu native_batch_norm", _EXACT)
+_rule("same", "multinomial", "multinomial expects Long tensor out, got: {O}")
+_rule("any", "bernoulli")   # (the draws are written in out's dtype)
 _rule("same", "matmul dot vdot", "result dtype {O} does not match input dtype {R}")
 _rule("same", "logcumsumexp cummax cummin", "expected scalar_type {R} but found {O}")
 _rule("same", "tensordot inner", "tensordot: Expected the output tensor to have dtype {R}, but "
@@ -121,7 +124,7 @@ _rule("factory", """zeros ones empty full arange range linspace logspace eye ran
 # PyTorch's Python API has no out= for these, although ATen has an out variant
 _NEEDS_DIM = {"median", "nanmedian"}   # their out= overloads are the ones with `dim`
 NO_OUT = set("dist relu isnan isinf trace flip roll rot90 diag_embed clone unsafe_split "
-             "unique_consecutive".split())
+             "unique_consecutive det".split())
 
 # linalg / special / fft: the namespace's own rules (PyTorch's linalg out= dtypes must match)
 LINALG_RULES = {n: ("same", _EXACT, RuntimeError) for n in """cholesky cholesky_ex cond cross det
@@ -203,6 +206,55 @@ def _write(out, result):
     return out
 
 
+_OVERLAP_SELF = ("unsupported operation: more than one element of the written-to tensor refers "
+                 "to a single memory location. Please clone() the tensor before performing the "
+                 "operation.")
+_OVERLAP_INPUT = ("unsupported operation: some elements of the input tensor and the written-to "
+                  "tensor refer to a single memory location. Please clone() the tensor before "
+                  "performing the operation.")
+# ops whose out may not touch an input at all (ATen's assert_no_overlap); the others refuse a
+# partial overlap only (TensorIterator's: out=input itself is fine)
+_NO_OVERLAP = frozenset("gather index_select take masked_select kthvalue".split())
+
+
+def _check_overlap(name, o, r, args, kwargs):
+    """PyTorch's 'unsupported operation' errors for an out tensor that overlaps itself (an
+    expanded tensor: when it is not resized) or an input."""
+    a = o._data
+    xp = xp_of(a)
+    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        raise RuntimeError(_OVERLAP_SELF)
+    n = r._data.size
+    if tuple(a.shape) != tuple(r._data.shape) and n and a.flags.c_contiguous:
+        # (PyTorch resizes out in place: when its storage holds the new size from out's
+        # offset, the result lands there, over whatever else that storage holds)
+        root, b = a, a
+        while getattr(b, "base", None) is not None:    # (the memory's owner, through views)
+            b = b.base
+            if hasattr(b, "nbytes") and hasattr(b, "__array_interface__"):
+                root = b
+        lo = root.__array_interface__["data"][0]
+        start = a.__array_interface__["data"][0]
+        if start + n * a.itemsize <= lo + root.nbytes:
+            a = xp.lib.stride_tricks.as_strided(a, (n,), (a.itemsize,)) \
+                if hasattr(xp, "lib") else a
+    if not a.size:
+        return
+    for t in list(args) + list(kwargs.values()):
+        if not isinstance(t, Tensor) or t is o or not t._data.size:
+            if isinstance(t, Tensor) and t is o and name in _NO_OVERLAP:
+                raise RuntimeError(_OVERLAP_INPUT)
+            continue
+        b = t._data
+        if type(b) is not type(a) or not xp.may_share_memory(a, b):
+            continue
+        same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+                and a.shape == b.shape and a.strides == b.strides) \
+            if hasattr(a, "__array_interface__") else False
+        if name in _NO_OVERLAP or not same:
+            raise RuntimeError(_OVERLAP_INPUT)
+
+
 def _out_tensors(name, out, n):
     if n == 1:
         if not isinstance(out, Tensor):
@@ -264,6 +316,8 @@ def _with_out(fn, name, rule):
             # the first output follows the op's rule; indices and the like must match exactly
             _check_dtype(name, rule if i == 0 else ("same", _EXACT, RuntimeError),
                          r.dtype, o.dtype, extra)
+        for o, r in zip(outs, results):
+            _check_overlap(name, o, r, args, kwargs)
         for o, r in zip(outs, results):
             _write(o, r)
         if len(outs) == 1:

@@ -409,6 +409,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     if not isinstance(normalized_shape, (list, tuple)):
         raise TypeError(f"native_layer_norm(): argument 'normalized_shape' (position 2) must be "
                         f"tuple of ints, not {type(normalized_shape).__name__}")
+    if not normalized_shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     for pname, p in (("weight", weight), ("bias", bias)):
         if p is not None and list(p.shape) != list(normalized_shape):
             raise RuntimeError(
@@ -442,9 +445,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if bias is not None:
         out = out + bias.reshape(1, C, 1)
     out = out.reshape(input.shape)
-    # (the statistics are for the backward: PyTorch's gradient ignores them)
-    mean, rstd = mean.detach().reshape(N, group), rstd.detach().reshape(N, group)
-    return out, mean, rstd
+    # (the statistics are differentiable outputs too, as PyTorch's native_group_norm's)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
 
 
 def native_dropout(input, p, train):

@@ -303,6 +303,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     dims = [_wrap_dim(dim, ndim)] if isinstance(dim, int) else \
         (list(range(ndim)) if dim is None else list(dim))
     spacing_size = None
+    if spacing is None:     # (PyTorch's default, spelled out)
+        spacing = 1
     if _is_scalar(spacing):
         spacing = [spacing] * len(dims)
     else:

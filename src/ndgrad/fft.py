@@ -162,7 +162,7 @@ def _shape_and_dims(x, s, dim):
     nd = x.ndim
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(_wrap_dim(d, nd) for d in dims)
+        dims = tuple(_one_dim(x, d) for d in dims)   # (a 0-d input: PyTorch's IndexError)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:

@@ -17,6 +17,7 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
 from ._creation import zeros
 from ._argcheck import argument_error as _argument_error
 from ._tensor import Tensor, _wrap_dim
+from . import _dtype as D
 from .ops import cat, expand, install, meshgrid, stack, where
 from .ops import broadcast_shapes as _broadcast_tensor_shapes
 
@@ -337,9 +338,18 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
-    if not idx:
-        return empty(0, r, dtype=input.dtype, device=input.device)
+    if not idx:         # (an empty selection of input: its graph is kept, as PyTorch's)
+        return input[empty(0, r, dtype=D.int64, device=input.device)]
     return input[tensor(idx, device=input.device)]
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """Deprecated torch.lu(A, pivot=True, get_infos=False): Tensor.lu's (LU, pivots[, infos])."""
+    from .ops.tensor_api import _lu
+    if not isinstance(A, Tensor):   # (PyTorch's Python wrapper calls _lu_with_info)
+        raise TypeError(f"_lu_with_info(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    return _lu(A, pivot, get_infos)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
@@ -440,7 +450,7 @@ def _vmap(*args, **kwargs):
 vmap = _vmap
 vmap.__name__ = "vmap"
 __all__ += ["isin", "unravel_index", "combinations", "scalar_tensor", "get_default_device",
-            "set_default_device", "svd", "qr", "chain_matmul", "vmap"]
+            "set_default_device", "svd", "qr", "chain_matmul", "vmap", "lu"]
 install({"svd": svd, "qr": qr})
 
 

@@ -66,6 +66,9 @@ def adaptive_avg_pool3d(input, output_size):
     given = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
     if given == (1, 1, 1):   # ATen's shortcut, before its checks (as in 2-d)
         return input.mean((-1, -2, -3), keepdim=True)
+    from .functional import _list_with_default, _adaptive_avg_check
+    output_size = _list_with_default(output_size, input)
+    _adaptive_avg_check("adaptive_avg_pool3d", _pair(output_size, 3))
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
@@ -81,10 +84,15 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    from .functional import _list_with_default
+    output_size = _list_with_default(output_size, input)
     if input.ndim not in (4, 5):
         raise RuntimeError(
             f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
-    return _adaptive_max(input, tuple(input.shape[-3:]), _sizes(output_size, input, 3))
+    from .functional import _no_negative_output
+    outs = _sizes(output_size, input, 3)
+    _no_negative_output(input, outs)
+    return _adaptive_max(input, tuple(input.shape[-3:]), outs)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
@@ -196,14 +204,14 @@ def _fractional(name, nd, input, kernel_size, output_size, output_ratio, samples
         flat = flat + (pos * plane_strides[i]).reshape(shape)
     P, Kn = math.prod(outs), math.prod(pool)
     flat = flat.reshape(N, C, P, Kn)
-    xv = x._data.reshape(N, C, -1)
+    xv = x._data.reshape(N, C, math.prod(x._data.shape[2:]))     # (no -1: N may be 0)
     win = xp.take_along_axis(xv, flat.reshape(N, C, -1), -1).reshape(N, C, P, Kn)
     nan = win != win
     # the first maximum of each window, or its last NaN
     arg = xp.where(nan.any(-1), Kn - 1 - xp.argmax(nan[..., ::-1], -1),
                    xp.argmax(xp.where(nan, -_np.inf, win), -1) if Kn else 0)
     idx = xp.take_along_axis(flat, arg[..., None], -1)[..., 0]          # (N, C, P)
-    vals = x.reshape(N, C, -1).gather(2, _make(idx)).reshape(N, C, *outs)
+    vals = x.reshape(N, C, math.prod(x.shape[2:])).gather(2, _make(idx)).reshape(N, C, *outs)
     idx = _make(idx.reshape((N, C) + tuple(outs)))
     if unb:
         vals, idx = vals.squeeze(0), idx.squeeze(0)

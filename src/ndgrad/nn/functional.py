@@ -200,11 +200,33 @@ def _conv_padding(padding, weight_hw, dilation, stride, nd):
     return tuple((p, p) for p in _pair(padding, nd))
 
 
+def _conv_weight_dims(nd, input, weight, stride, padding):
+    """ATen's checks of the weight's rank against the convolution's (and the input's)."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim == nd + 2:
+        return
+    if isinstance(padding, str):
+        batched = input if input.ndim != nd + 1 else input.unsqueeze(0)
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight"
+            f"{list(weight.shape)}, but got {batched.ndim}-dimensional input of size "
+            f"{list(batched.shape)} instead")
+    raise RuntimeError(
+        f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
+        f"match the convolution dimensions, but got stride={list(_pair(stride, nd))}")
+
+
 def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
+    _conv_weight_dims(nd, input, weight, stride, padding)
     unbatched = _conv_prep(name, input, weight, nd)
     if unbatched:
         input = input.unsqueeze(0)
     stride, dilation = _pair(stride, nd), _pair(dilation, nd)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if not isinstance(padding, str) and any(p < 0 for p in _pair(padding, nd)):
+        raise RuntimeError("negative padding is not supported")
     _check_conv_args(stride, dilation)
     if bias is not None and bias.dtype is not input.dtype:  # before the shapes
         raise _conv_dtype_error(input, weight, bias, "slow_conv2d_cpu")
@@ -359,6 +381,8 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation, nd):
     if any(ss == 0 for ss in s):
         raise RuntimeError("stride should not be zero")
     for pp, kk, dd in zip(p, k, d):
+        if pp < 0:      # (ATen's pooling_output_shape, before the input's shape is checked)
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
@@ -408,9 +432,9 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
               return_indices):
     """Max pooling over nd (2 or 3) spatial dims; with return_indices also the flat index of
     each max in its plane (volume)."""
+    k, s, p, d = _pool_args(name, input, kernel_size, stride, padding, dilation, nd)
     unb = _check_pool_input(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args(name, x, kernel_size, stride, padding, dilation, nd)
     out_hw = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode)
                    for n, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d))
     _check_pool_out(x, out_hw)
@@ -438,9 +462,25 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    if not return_indices:     # (ATen's max_pool1d and its own messages)
+        kk, ss = _pair(kernel_size, 1)[0], _pair(stride, 1)[0] if stride not in (None, [], ()) \
+            else _pair(kernel_size, 1)[0]
+        pp, dd = _pair(padding, 1)[0], _pair(dilation, 1)[0]
+        if kk <= 0:
+            raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
+                               f"{kk}")
+        if ss <= 0:
+            raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {ss}")
+        if pp < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pp}")
+        if pp > kk // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={pp} and kernel_size={kk}")
+        if dd <= 0:
+            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dd}")
+    k, s, p, d = _pool_args("max_pool1d", input, kernel_size, stride, padding, dilation, 1)
     unb = _check_pool_input(input, 1, "max_pool1d")
     x = input.unsqueeze(0) if unb else input
-    k, s, p, d = _pool_args("max_pool1d", x, kernel_size, stride, padding, dilation, 1)
     o = _pool_out(x.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
     if o < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {o}")
@@ -463,9 +503,22 @@ def _avg_divisor(size, o, k, s, p, count_include_pad):
 
 
 def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-              divisor_override):
-    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map)."""
+              divisor_override, _sums=False):
+    """Average pooling (a depthwise convolution with a ones kernel, then a divisor map);
+    integer inputs as ATen's: the sum divided in integers, truncated toward zero."""
+    _pool_args(name, input, kernel_size, stride, padding, 1, nd)   # (its errors come first)
     unb = _check_pool_input(input, nd, name)
+    if input.dtype is D.bool:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    if input.dtype._category == 1:
+        y = _avg_pool(name, nd, input.to(D.float64), kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, divisor_override, _sums=True)
+        total, div = y
+        xp = _xp(total)
+        total = xp.rint(total._data).astype("int64")
+        div = xp.asarray(div, dtype="int64")
+        q = xp.abs(total) // xp.abs(div) * xp.sign(total) * xp.sign(div)   # (C's truncation)
+        return _make(q.astype(input.dtype.np))
     x = input.unsqueeze(0) if unb else input
     k, s, p, _ = _pool_args(name, x, kernel_size, stride, padding, 1, nd)
     if divisor_override is not None and divisor_override == 0:
@@ -487,6 +540,8 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
         for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p):
             pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
+    if _sums:           # (the sums and the divisor map, for integer inputs)
+        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
 
@@ -507,9 +562,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    k, s, p, _ = _pool_args("avg_pool1d", input, kernel_size, stride, padding, 1, 1)
     unb = _check_pool_input(input, 1, "avg_pool1d")
     x = input.unsqueeze(0) if unb else input
-    k, s, p, _ = _pool_args("avg_pool1d", x, kernel_size, stride, padding, 1, 1)
     y = avg_pool2d(x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, ceil_mode,
                    count_include_pad).squeeze(2)
     return y.squeeze(0) if unb else y
@@ -524,9 +579,48 @@ def _adaptive_matrix(size, out, dtype):
     return m
 
 
+def _list_with_default(output_size, input):
+    """nn.functional's: None entries from the input's trailing sizes (and its error for an
+    input of too few dims)."""
+    if isinstance(output_size, int):
+        return output_size
+    out = list(output_size)
+    if input.ndim <= len(out):
+        raise ValueError(f"Input dimension should be at least {len(out) + 1}")
+    dims = tuple(input.shape[input.ndim - len(out):])
+    return tuple(d if v is None else v for v, d in zip(out, dims))
+
+
+def _one_int(name, output_size):
+    """ATen's 1-d adaptive pools: output_size holds exactly one int."""
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                           f"{len(output_size)})")
+
+
+def _no_negative_output(input, outs):
+    if any(o < 0 for o in outs):
+        shape = list(input.shape[:input.ndim - len(outs)]) + list(outs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(o for o in outs)}: {shape}")
+
+
+def _adaptive_avg_check(name, outs, sep=", "):
+    """ATen's adaptive_avg_pool2d/3d checks of output_size (its own spacing: "{-1, 0,2}")."""
+    nd = int(name[-2])
+    if len(outs) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    if any(o is not None and o < 0 for o in outs):
+        shown = ", ".join(map(str, outs[:2])) + "".join(f",{o}" for o in outs[2:])
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{shown}}}")
+
+
 def adaptive_avg_pool2d(input, output_size):
     if _pair(output_size) == (1, 1):   # ATen's shortcut: the mean over H and W (of any input,
         return input.mean((-1, -2), keepdim=True)   # as PyTorch's: no check of its dims)
+    output_size = _list_with_default(output_size, input)
+    _adaptive_avg_check("adaptive_avg_pool2d", _pair(output_size))
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
@@ -542,6 +636,8 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    _one_int("adaptive_avg_pool1d", output_size)
+    _adaptive_avg_check("adaptive_avg_pool2d", (1,) + _pair(output_size, 1))  # (ATen's 2-d)
     L = input.shape[-1]
     o = _pair(output_size, 1)[0]
     m = _const(input, _adaptive_matrix(L, o, input.dtype))
@@ -549,6 +645,13 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    output_size = _list_with_default(output_size, input)
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if len(_pair(output_size)) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    _no_negative_output(input, _pair(output_size))
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh, ow = oh or H, ow or W
@@ -603,9 +706,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         # first weight and shifted by the first bias (a graph to them, of zero gradients)
         out = input.clone()
         if weight is not None:
-            out = out * weight[0]
+            out = out * weight.reshape(-1)[0]
         if bias is not None:
-            out = out + bias[0]
+            out = out + bias.reshape(-1)[0]
         return out
     C = input.shape[1] if input.ndim > 1 else 1
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
@@ -657,10 +760,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+def _check_normalized_shape(normalized_shape, weight, bias):
+    """ATen's _check_layer_norm_inputs (rms_norm's too), before the input's shape."""
+    if not normalized_shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for pname, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != tuple(normalized_shape):
+            raise RuntimeError(
+                f"Expected {pname} to be of same shape as normalized_shape, but got {pname} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(normalized_shape, weight, bias)
     k = len(normalized_shape)
     shape = input._data.shape  # (a tuple: Size's Python indexing is slower)
     if shape[len(shape) - k:] != normalized_shape or k > len(shape):
@@ -682,6 +798,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    _check_normalized_shape(tuple(normalized_shape), weight, None)
+    k = len(normalized_shape)
+    if k > input.ndim or tuple(input.shape[input.ndim - k:]) != tuple(normalized_shape):
+        raise RuntimeError(     # (sic: ATen's rms_norm prints "[*2, 2]")
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*{', '.join(map(str, normalized_shape))}], but got input of size"
+            f"{list(input.shape)}")
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     if eps is None:
         eps = D.finfo(input.dtype).eps
@@ -690,6 +813,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
     N, C = input.shape[:2]
     if C % num_groups:
         raise RuntimeError(
@@ -880,6 +1006,8 @@ _embedding_sparse = defop("embedding_sparse", _embedding_fwd, node_name="Embeddi
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer tensor `input` (padding_idx rows get no gradient)."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (D.int64, D.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -1137,6 +1265,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
         return K.huber_loss(input, target, _red_code(reduction), delta)
     d = _abs(input - target)
@@ -1392,6 +1522,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _aten().margin_ranking_loss(input1, input2, target, margin, _red_code(reduction))
 
@@ -1410,6 +1544,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _aten().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                        _red_code(reduction))
@@ -1644,6 +1780,9 @@ def threshold_(input, threshold, value):
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight per channel (dim 1) or a single slope."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1
@@ -2159,10 +2298,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if scale_grad_by_freq:
         if mode == "max":
             raise ValueError("max mode does not support scaling the gradient by the frequency")
-        if input.ndim == 1:   # (PyTorch's CPU kernel then scales rows by counts that are not
-            # those rows' frequencies; 2-D input scales by each row's frequency, as PyTorch)
-            raise NotImplementedError("embedding_bag: scale_grad_by_freq with 1-D input and "
-                                      "offsets is not implemented in ndgrad")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -2208,6 +2343,11 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     class indices up to its first -1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _red_code(reduction)
+    if not ((input.ndim == 2 and input.shape[1]) or (input.ndim == 1 and input.shape[0])
+            or input.ndim == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}")
     if input.ndim > 2 or tuple(input.shape) != tuple(target.shape):
         if input.ndim <= 1 and target.ndim <= 1 and input.numel() == target.numel():
             pass
@@ -2266,11 +2406,12 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
                            "to argument 'weight'. This input cannot have requires_grad True.")
     unb = input.ndim < 2
-    x = input.reshape(1, -1) if unb else input
-    if x.ndim != 2 or input.ndim == 0:
+    if not ((input.ndim == 2 and input.shape[1]) or (input.ndim == 1 and input.shape[0])
+            or input.ndim == 0):
         raise RuntimeError(
             f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
             f"{list(input.shape)}")
+    x = input.reshape(1, -1) if unb else input
     N, C = x.shape
     t = target._data.reshape(-1).astype(_np.int64)
     if t.shape[0] != N or target.ndim > 1:
@@ -2278,6 +2419,12 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
             f"input samples (batch size). Expected target size [{N}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != C:
+        raise RuntimeError(f"inconsistent weight size, expected {C} but got "
+                           f"{list(weight.shape)}")
+    if target.dtype is not D.int64:
+        from ..ops._inplace import _type_name
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target.dtype)}")
     if ((t < 0) | (t >= C)).any():
         raise RuntimeError("target out of range")
     tt = _make(t.reshape(N, 1))
@@ -2300,8 +2447,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean"):
     _red_code(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
-                         f"got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim == n_dim):
         raise RuntimeError(
@@ -2429,7 +2575,10 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument "
             "#1 'self' (while checking arguments for adaptive_max_pool1d)")
+    _one_int("adaptive_max_pool1d", output_size)
     o = _pair(output_size, 1)[0]
+    if o < 0:       # (ATen's 2-d kernel reports it, on the input with a unit dim added)
+        _no_negative_output(input.unsqueeze(-2), (1, o))
     return _adaptive_max(input, (input.shape[-1],), (o,))
 
 
@@ -2439,9 +2588,13 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    output_size = _list_with_default(output_size, input)
     if input.ndim not in (3, 4):
         raise RuntimeError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if len(_pair(output_size)) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    _no_negative_output(input, _pair(output_size))
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh = H if oh is None else oh
@@ -2476,7 +2629,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     div = padded[:, 0:C]
     for i in range(1, size):
         div = div + padded[:, i:i + C]
-    div = (div / size).reshape(input.shape)
+    # (integer inputs: the mean of the squares divides in integers, as PyTorch's avg_pool)
+    div = (div // size if input.dtype._category == 1 else div / size).reshape(input.shape)
     return input / div.mul(alpha).add(k).pow(beta)
 
 

@@ -5,6 +5,7 @@
 # gather is a scatter_add into zeros, whose gradient is a gather again (and likewise
 # index_select <-> index_add, take <-> take_backward, masked_select <-> masked_scatter).
 import builtins
+import math
 
 from .. import _dtype as D
 from .._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
@@ -82,6 +83,9 @@ def index_select(input, dim, index):
 
 
 def _index_add_fwd(xp, self, dim, index, source, alpha):
+    if self.dtype.kind == "b":      # (a bool sum is an or; NumPy's add.at would give int64)
+        return _index_add_fwd(xp, self.astype("int64"), dim, index,
+                              source.astype("int64") * bool(alpha), 1).astype(bool)
     out = self.copy()
     src = source if alpha == 1 else source * alpha
     if out.ndim == 0:
@@ -216,7 +220,8 @@ _gather = defop("gather", _gather_fwd,
 
 
 def _check_gather(input, dim, index, fname, src=None):
-    if not isinstance(index, Tensor) or index.dtype.name not in ("int64", "int32"):
+    if not isinstance(index, Tensor) or (index.dtype.name not in ("int64", "int32") and (
+            fname != "gather" or index._data.size)):   # (gather takes any empty index)
         raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
     nd = input._data.ndim
     dim = _wrap_dim(dim, nd)
@@ -224,6 +229,9 @@ def _check_gather(input, dim, index, fname, src=None):
     if ind.ndim != nd and not (nd <= 1 and ind.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            f"{'input' if src is None else 'self'} tensor")
+    if isinstance(src, Tensor) and ind.ndim != src._data.ndim and not (
+            src._data.ndim <= 1 and ind.ndim <= 1):      # (then src's, as ATen's)
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     for d in range(ind.ndim):
         if d != dim and nd and ind.shape[d] > input._data.shape[d]:
             raise RuntimeError(
@@ -244,6 +252,10 @@ def _check_gather(input, dim, index, fname, src=None):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
+    if isinstance(index, Tensor) and index._data.size == 0 and isinstance(dim, int) and (
+            index.dtype.name not in ("int64", "int32") or index.ndim != input.ndim):
+        # (ATen takes an empty index of any dtype and rank: an empty result of its shape)
+        return input.reshape(-1)[:0].reshape(tuple(index.shape))
     dim = _check_gather(input, dim, index, "gather")
     return _gather(input, dim, index)
 
@@ -256,6 +268,9 @@ def _src_region(src, index):
 
 
 def _scatter_add_fwd(xp, self, dim, index, src):
+    if self.dtype.kind == "b":      # (a bool sum is an or; NumPy's add.at would give int64)
+        return _scatter_add_fwd(xp, self.astype("int64"), dim, index,
+                                src.astype("int64")).astype(bool)
     out = self.copy()
     if out.ndim == 0:
         out[...] += _src_region(src, index).sum()
@@ -472,9 +487,18 @@ def masked_fill(input, mask, value):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        if value.dtype.is_complex and not input.dtype.is_complex:
+            from .._creation import _C_NAMES
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_C_NAMES.get(input.dtype.name, input.dtype.name)} without "
+                               "overflow")
         return _masked_fill_t(input, mask, value)
     if value.__class__ in _NOT_SCALARS:  # (NumPy would take a sequence, or None)
         raise _argument_error("masked_fill", ("input", "mask", "value"), input, mask, value)
+    if isinstance(value, complex) and not input.dtype.is_complex:
+        from .._creation import _C_NAMES
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_C_NAMES.get(input.dtype.name, input.dtype.name)} without overflow")
     _check_store(value, input.dtype)
     return _masked_fill(input, mask, value)
 
@@ -596,6 +620,9 @@ def take_along_dim(input, indices, dim=None):
     bx[dim] = indices._data.shape[dim]
     x = expand(input, tuple(bi)) if tuple(bi) != input._data.shape else input
     ix = expand(indices, tuple(bx)) if tuple(bx) != indices._data.shape else indices
+    n = input._data.shape[dim]
+    if n and ix._data.size and not ((ix._data >= 0) & (ix._data < n)).all():
+        ix = ix.remainder(n)        # (PyTorch 2.13 wraps indices along dim modulo its size)
     return gather(x, dim, ix)
 
 
@@ -808,12 +835,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 "dimensions of boundaries tensor and input value tensor must match, but we got "
                 f"boundaries tensor [{', '.join(map(str, seq.shape))}] and input value tensor "
                 f"[{', '.join(map(str, vals.shape))}]")
-        r = _batched_searchsorted(xp, seq.reshape(-1, seq.shape[-1]),
-                                  vals.reshape(-1, vals.shape[-1]), right).reshape(vals.shape)
+        rows = math.prod(seq.shape[:-1])          # (no -1: the shapes may be empty)
+        r = _batched_searchsorted(xp, seq.reshape(rows, seq.shape[-1]),
+                                  vals.reshape(rows, vals.shape[-1]), right).reshape(vals.shape) \
+            if rows else xp.zeros(vals.shape, dtype="int64")
     return _make(xp.asarray(r).astype("int32" if out_int32 else "int64"))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if isinstance(boundaries, Tensor) and boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 

@@ -792,7 +792,12 @@ def tensordot(a, b, dims=2, out=None):
         da = [_wrap_dim(d, a._data.ndim) for d in da]
         db = [_wrap_dim(d, b._data.ndim) for d in db]
     for x, y in zip(da, db):
-        if a._data.shape[x] != b._data.shape[y]:
+        sx, sy = a._data.shape[x], b._data.shape[y]
+        if sx != sy and sy == 1:        # (a size-1 dim contracts with the other's sum, as
+            a = a.sum(x, keepdim=True)  # ATen's tensordot)
+        elif sx != sy and sx == 1:
+            b = b.sum(y, keepdim=True)
+        elif sx != sy:
             shown = x - a._data.ndim if isinstance(dims, int) else x
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a._data.shape[x]} in dim {shown} and second has size "
@@ -1004,12 +1009,21 @@ def _slogdet_fwd(xp, self):
     return xp.asarray(s_), xp.asarray(l_)
 
 
-def _slogdet_grad(grad, self):
-    g = unsqueeze(unsqueeze(grad[1], -1), -1)
-    return g * _mT(inv(self))
+def _slogdet_grad(grad, self, result):
+    # slogdet_backward: g A^{-H}, g the logabsdet's gradient plus i Im(grad_sign conj(sign))
+    # for complex inputs (checked against finite differences); a real sign carries no
+    # gradient, but its output requires grad, as PyTorch's
+    g_sign, g = grad
+    if self.dtype.is_complex and g_sign is not None:
+        from .complex import imag
+        turn = imag(g_sign * _cj(result[0])) * 1j
+        g = turn if g is None else g + turn
+    if g is None:
+        return None
+    return unsqueeze(unsqueeze(g, -1), -1) * _mH(inv(self))
 
 
-_slogdet = defop("linalg_slogdet", _slogdet_fwd, outputs=2, nondiff_outputs=(0,),
+_slogdet = defop("linalg_slogdet", _slogdet_fwd, outputs=2,
                  node_name="LinalgSlogdetBackward0", self=_slogdet_grad)
 
 
@@ -1023,6 +1037,9 @@ def logdet(input):
     """torch.logdet: log(det(A)); nan for a negative determinant."""
     _check_square(input, "logdet")
     s_, l_ = slogdet(input)
+    if input.dtype.is_complex:      # (ATen: log(sign) + logabsdet)
+        from .pointwise import log
+        return log(s_) + l_
     if (s_._data < 0).any():
         from .pointwise import where
         return where(s_ < 0, float("nan"), l_)
@@ -1517,9 +1534,9 @@ def matrix_power(A, n, *, out=None):
     if A._data.shape[-1] != A._data.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A._data.shape[-2]} by {A._data.shape[-1]} matrices")
-    if n == 0:
+    if n == 0:          # (ATen: a copy of A overwritten by I, so A's graph is kept)
         e = eye(A._data.shape[-1], dtype=A.dtype, device=A.device)
-        return expand(e, A._data.shape).clone()
+        return A.clone().copy_(expand(e, A._data.shape))
     if n == 1:
         return A.clone()
     if n < 0:
@@ -1539,6 +1556,8 @@ def _expm_np(xp, a):
     a = xp.asarray(a)
     if a.size == 0:
         return a.copy()
+    dtype = a.dtype
+    a = a.astype("complex128" if dtype.kind == "c" else "float64")   # (float32: in double)
     norm = float(xp.abs(a).sum(axis=-2).max())
     s = max(0, int(xp.ceil(xp.log2(norm / 0.5))) if norm > 0.5 else 0)
     x = a / (2.0 ** s)
@@ -1551,15 +1570,15 @@ def _expm_np(xp, a):
             break
     for _ in range(s):
         result = xp.matmul(result, result)
-    return result.astype(a.dtype, copy=False)
+    return result.astype(dtype, copy=False)
 
 
 def _matrix_exp_grad(grad, self):
-    # d exp(A)^T-applied to G: the top-right block of exp([[A^T, G], [0, A^T]])
+    # d exp(A)^H-applied to G: the top-right block of exp([[A^H, G], [0, A^H]])
     from .shape import cat
     from .._creation import zeros_like
     n = self._data.shape[-1]
-    ah = _mT(self)
+    ah = _mH(self)
     grad = grad + zeros_like(ah)  # to A's batch shape
     top = cat([ah, grad], -1)
     bottom = cat([zeros_like(ah), ah], -1)
@@ -1656,9 +1675,13 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     xp = xp_of(a)
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,))
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else max(a.shape[-2:]) * np.finfo(a.dtype).eps
-    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+    # (atol and rtol: numbers or tensors broadcast against the batch, as PyTorch's)
+    at = atol._data[..., None] if isinstance(atol, Tensor) else atol
+    rt = rtol._data[..., None] if isinstance(rtol, Tensor) else rtol
+    if rt is None:
+        eps = max(a.shape[-2:]) * np.finfo(a.dtype).eps
+        rt = eps if at is None else xp.where(xp.asarray(at) > 0, 0.0, eps)
+    tol = xp.maximum(0.0 if at is None else at, rt * smax)
     return _make(xp.asarray((s > tol).sum(axis=-1), dtype="int64"))   # (NumPy: a scalar)
 
 
@@ -1682,14 +1705,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rtol = rcond if rcond is not None and rcond > 0 else None
     solution = matmul(pinv(A, rtol=rtol), b)
     xp = xp_of(A._data)
-    empty = _make(xp.zeros((0,), dtype=A._data.dtype))
+    real = A.dtype.to_real()
     rank = matrix_rank(A, rtol=rtol) if driver != "gels" else _make(xp.zeros((0,), "int64"))
-    residuals = sv = empty
+    sv = _make(xp.zeros((0,), dtype=real.np))
+    # (residuals are real and in the solution's graph even when empty, as PyTorch's)
+    residuals = (solution.real if solution.dtype.is_complex else solution).reshape(-1)[:0]
     if driver in ("gelsd", "gelss"):
         sv = svdvals(A.detach())
     if driver in ("gelsd", "gelss", "gels") and m > n and bool((rank._data == n).all()):
         r = matmul(A, solution) - b
-        residuals = (r * r).sum(-2)
+        residuals = ((r * _cj(r)).real if r.dtype.is_complex else r * r).sum(-2)
     if vector:
         solution = squeeze(solution, -1)
     return rtype(solution, residuals, rank, sv)
@@ -1760,9 +1785,10 @@ def _solve_tri_fwd(xp, self, B, upper, left, unitriangular):
 
 
 def _solve_tri_grad(grad, self, result, upper, left, unitriangular):
-    at = _mT(self)
+    # (conjugate transposes: complex inputs too, as FunctionsManual's)
+    at = _mH(self)
     gb = solve_triangular(at, grad, upper=not upper, left=left, unitriangular=unitriangular)
-    ga = -matmul(gb, _mT(result)) if left else -matmul(_mT(result), gb)
+    ga = -matmul(gb, _mH(result)) if left else -matmul(_mH(result), gb)
     ga = triu(ga, 1 if unitriangular else 0) if upper else tril(ga, -1 if unitriangular else 0)
     return ga, gb
 
@@ -2105,8 +2131,10 @@ def _lu_np(xp, a):
     rows = xp.arange(b)
     perm = xp.tile(xp.arange(m), (b, 1))
     piv = xp.zeros((b, k), dtype="int32")
+    cplx = lu.dtype.kind == "c"
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        col = lu[:, j:, j]      # (LAPACK's izamax picks complex pivots by |re| + |im|)
+        p = j + xp.argmax(xp.abs(col.real) + xp.abs(col.imag) if cplx else xp.abs(col), axis=1)
         piv[:, j] = p + 1
         rj, rp = lu[rows, j].copy(), lu[rows, p].copy()
         lu[rows, j], lu[rows, p] = rp, rj
@@ -2134,7 +2162,8 @@ def _lu_fwd(xp, self):
 
 def _lu_grad(grad, result, self):
     """PyTorch's linalg_lu_backward: with A = P L U (L unit lower, U upper),
-    gA = P L^-H [(L^H gL).tril(-1) + (gU U^H).triu()] U^-H for square A; a wide A adds its
+    gA = P L^-H [(L^H gL).tril(-1) + (gU U^H).triu()] U^-H for square A (conjugate
+    transposes: complex inputs too); a wide A adds its
     trailing columns U2 = L^-1 P^T A2, a tall one its trailing rows L2 = P2^T A U^-1."""
     from .._creation import zeros_like
     from .shape import cat
@@ -2144,23 +2173,23 @@ def _lu_grad(grad, result, self):
     gL = gL if gL is not None else zeros_like(L)
     gU = gU if gU is not None else zeros_like(U)
     if m == n:
-        phi = tril(matmul(_mT(L), gL), -1) + triu(matmul(gU, _mT(U)))
-        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
-        return matmul(P, solve_triangular(_mT(U), x, upper=False, left=False))
+        phi = tril(matmul(_mH(L), gL), -1) + triu(matmul(gU, _mH(U)))
+        x = solve_triangular(_mH(L), phi, upper=True, unitriangular=True)
+        return matmul(P, solve_triangular(_mH(U), x, upper=False, left=False))
     if m < n:
         U1, U2, gU1, gU2 = U[..., :m], U[..., m:], gU[..., :m], gU[..., m:]
-        phi = (tril(matmul(_mT(L), gL) - matmul(gU2, _mT(U2)), -1)
-               + triu(matmul(gU1, _mT(U1))))
-        x = solve_triangular(_mT(L), phi, upper=True, unitriangular=True)
-        g1 = solve_triangular(_mT(U1), x, upper=False, left=False)
-        g2 = solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)
+        phi = (tril(matmul(_mH(L), gL) - matmul(gU2, _mH(U2)), -1)
+               + triu(matmul(gU1, _mH(U1))))
+        x = solve_triangular(_mH(L), phi, upper=True, unitriangular=True)
+        g1 = solve_triangular(_mH(U1), x, upper=False, left=False)
+        g2 = solve_triangular(_mH(L), gU2, upper=True, unitriangular=True)
         return matmul(P, cat([g1, g2], -1))
     L1, L2, gL1, gL2 = L[..., :n, :], L[..., n:, :], gL[..., :n, :], gL[..., n:, :]
-    phi = (tril(matmul(_mT(L1), gL1), -1)
-           + triu(matmul(gU, _mT(U)) - matmul(_mT(L2), gL2)))
-    x = solve_triangular(_mT(L1), phi, upper=True, unitriangular=True)
-    g1 = solve_triangular(_mT(U), x, upper=False, left=False)
-    g2 = solve_triangular(_mT(U), gL2, upper=False, left=False)
+    phi = (tril(matmul(_mH(L1), gL1), -1)
+           + triu(matmul(gU, _mH(U)) - matmul(_mH(L2), gL2)))
+    x = solve_triangular(_mH(L1), phi, upper=True, unitriangular=True)
+    g1 = solve_triangular(_mH(U), x, upper=False, left=False)
+    g2 = solve_triangular(_mH(U), gL2, upper=False, left=False)
     return matmul(P, cat([g1, g2], -2))
 
 
@@ -2174,7 +2203,7 @@ def _lu_check(A, fname, kernel="lu_cpu"):
                            f"size: {list(A._data.shape)} instead" if fname == "lu_factor" else
                            f"linalg.{fname}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A._data.shape)} instead")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         from ._inplace import _type_name
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(A.dtype)}\'')
 
@@ -2269,15 +2298,15 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         y = solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
         return solve_triangular(U, y, upper=True)
     if left:                     # A^H X = B: X = P L^-H U^-H B
-        y = solve_triangular(_mT(U), B, upper=False)
-        return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+        y = solve_triangular(_mH(U), B, upper=False)
+        return matmul(P, solve_triangular(_mH(L), y, upper=True, unitriangular=True))
     if not adjoint:              # X A = B: X = B U^-1 L^-1 P^T
         y = solve_triangular(U, B, upper=True, left=False)
         return matmul(solve_triangular(L, y, upper=False, left=False, unitriangular=True),
                       _mT(P))
     # X A^H = B: X = B P L^-H U^-H
-    y = solve_triangular(_mT(L), matmul(B, P), upper=True, left=False, unitriangular=True)
-    return solve_triangular(_mT(U), y, upper=False, left=False)
+    y = solve_triangular(_mH(L), matmul(B, P), upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mH(U), y, upper=False, left=False)
 
 
 # ---------------------------------------------------------------- the _ex variants (info)
@@ -2586,6 +2615,9 @@ def _householder_q(A, tau):
         v = V[..., :, i:i + 1]
         t_ = unsqueeze(unsqueeze(tau[..., i], -1), -1)
         Q = Q - (Q @ v) @ (_mH(v) * t_)
+    if k == 0:      # (no reflector: the identity, still in A's and tau's graph as PyTorch's)
+        from .reduction import sum as _sum
+        Q = Q + (_sum(A, (-2, -1), keepdim=True) + unsqueeze(_sum(tau, -1, keepdim=True), -1)) * 0
     return Q
 
 

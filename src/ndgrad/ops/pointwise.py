@@ -232,7 +232,9 @@ _fmod_s = defop("fmod_scalar", _fmod_fwd, promote="binary", node_name="FmodBackw
 
 def remainder(input, other):
     """torch.remainder(input, other): Python's modulus (sign of the divisor)."""
-    if input.__class__ in _SEQUENCES:  # (a Number first, yes; a list, no: NumPy would take it)
+    if input.__class__ in _SEQUENCES or not (isinstance(input, Tensor) or
+                                             isinstance(other, Tensor)):
+        # (a Number first, yes; a list, no: NumPy would take it; two Numbers, no)
         raise _argcheck.invalid_combination("remainder", (input, other), {})
     if not isinstance(input, Tensor):
         from .._creation import tensor
@@ -303,7 +305,8 @@ def _log_scalar(x):
 
 def pow(input, exponent):
     """torch.pow(input, exponent): tensor or Python number on either side."""
-    if input.__class__ in _SEQUENCES or exponent.__class__ in _SEQUENCES:  # (NumPy would take
+    if input.__class__ in _SEQUENCES or exponent.__class__ in _SEQUENCES or not (
+            isinstance(input, Tensor) or isinstance(exponent, Tensor)):  # (NumPy would take
         raise _argcheck.invalid_combination("pow", (input, exponent), {})  # them as arrays)
     if isinstance(exponent, Tensor):
         if isinstance(input, Tensor):
@@ -320,6 +323,8 @@ _SEQUENCES = (list, tuple)
 
 def float_power(input, exponent):
     """torch.float_power: pow computed in float64 (complex128 when either side is complex)."""
+    if not (isinstance(input, Tensor) or isinstance(exponent, Tensor)):
+        raise _argcheck.invalid_combination("float_power", (input, exponent), {})
     cplx = any((isinstance(v, Tensor) and v.dtype.is_complex) or isinstance(v, complex)
                for v in (input, exponent))
     target = D.complex128 if cplx else D.float64
@@ -1134,6 +1139,10 @@ _isclose = defop("isclose", _isclose_fwd, differentiable=False)
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """torch.isclose: |input - other| <= atol + rtol * |other|, elementwise."""
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
     return _isclose(input, other, rtol, atol, equal_nan)
@@ -1182,6 +1191,8 @@ def _bitwise(name, ufunc, kernel, unary=False):
         return defop(name, fwd, differentiable=False)
 
     def fwd(xp, self, other):
+        if not (hasattr(self, "dtype") or hasattr(other, "dtype")):  # (two Numbers)
+            raise _argcheck.invalid_combination(name, (self, other), {})
         for a in (self, other):
             dt = getattr(a, "dtype", None)
             if dt is not None and dt.kind not in "iub":
@@ -1200,6 +1211,8 @@ bitwise_not = _bitwise("bitwise_not", "invert", "bitwise_not_cpu", unary=True)
 
 def _shift(name, ufunc, kernel):
     def fwd(xp, self, other):
+        if not (hasattr(self, "dtype") or hasattr(other, "dtype")):  # (two Numbers)
+            raise _argcheck.invalid_combination(name, (self, other), {})
         for a in (self, other):
             dt = getattr(a, "dtype", None)
             if dt is not None and dt.kind not in "iub":
@@ -1288,10 +1301,40 @@ def _build_methods():
                    __rtruediv__=_rtruediv)
     for n in _INPLACE:
         methods[n + "_"] = make_inplace(methods[n])
+    if "abs_" in methods:
+        methods["abs_"] = _abs_inplace(methods["abs_"])
+    if "float_power_" in methods:
+        methods["float_power_"] = _float_power_inplace(methods["float_power_"])
     methods["__ilshift__"] = methods["bitwise_left_shift_"]
     methods["__irshift__"] = methods["bitwise_right_shift_"]
     methods["__imod__"] = methods["remainder_"]
     return methods
+
+
+def _abs_inplace(abs_):
+    """Tensor.abs_: PyTorch refuses complex tensors (the real result would not fit back)."""
+    def f(self):
+        if isinstance(self, Tensor) and self.dtype.is_complex:
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return abs_(self)
+    f.__name__ = "abs_"
+    return f
+
+
+def _float_power_inplace(float_power_):
+    """Tensor.float_power_: the base must already have the result's dtype (float64 or
+    complex128), as PyTorch's."""
+    def f(self, exponent):
+        cplx = self.dtype.is_complex or isinstance(exponent, complex) or (
+            isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        need = D.complex128 if cplx else D.float64
+        if self.dtype is not need:
+            raise RuntimeError(f"the base given to float_power_ has dtype "
+                               f"{_type_name(self.dtype)} but the operation's result requires "
+                               f"dtype {_type_name(need)}")
+        return float_power_(self, exponent)
+    f.__name__ = "float_power_"
+    return f
 
 
 METHODS = _build_methods()

@@ -180,9 +180,10 @@ _mean_dim = defop(
 def _check_float(name, input, dtype=None):
     d = dtype or input.dtype
     if not (d.is_floating_point or d.is_complex):
+        which = "Optional" if dtype is not None else "Input"    # (the dtype argument's fault)
         raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {_type_name(input.dtype)}")
+            f"{name}(): could not infer output dtype. {which} dtype must be either a floating "
+            f"point or complex dtype. Got: {_type_name(d)}")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -427,6 +428,10 @@ def _check_nonempty(name, input, dims):
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
     if input._data.size == 0:
+        if not dims and name in ("amax", "amin"):
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.")
         for d in (range(len(shape)) if dims is None else dims):
             if shape[d] == 0:
                 raise IndexError(
@@ -978,6 +983,8 @@ def aminmax(input, *, dim=None, keepdim=False):
         dims = None
     else:
         dims = _dims(dim, input._data.ndim)
+        if dims and shape[dims[0]] == 0 and input._data.ndim:
+            raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
         if dims and shape[dims[0]] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     rtype = _return_type("aminmax", ("min", "max"))

@@ -36,7 +36,7 @@ def broadcast_shapes(*shapes):
     """torch.broadcast_shapes with PyTorch's error message."""
     out = []
     for s in shapes:  # PyTorch's infer_size, folded left; dims scanned from the right
-        a, b = out, list(s)
+        a, b = out, ([s] if isinstance(s, int) else list(s))   # (an int is a 1-d shape)
         ndim = builtins.max(len(a), len(b))
         res = [1] * ndim
         for i in range(ndim - 1, -1, -1):
@@ -161,6 +161,10 @@ def _infer_size(size, numel):
         if s != -1:
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape "
+                               f"[{', '.join(map(str, size))}] because the unspecified dimension "
+                               f"size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, size))}]' is invalid for input of size {numel}")
         size[neg[0]] = numel // known
@@ -505,7 +509,17 @@ def getitem(self, key):
     return _basic_views[node](self, key)
 
 
+def _array_key(key):
+    """An index key with its tensors as arrays (torch.index_put's indices come as tensors; a
+    one-element tensor would otherwise index as an integer through __index__)."""
+    ks = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, Tensor) for k in ks):
+        return tuple(_normalize_key(ks))
+    return key
+
+
 def _index_put_fwd(xp, self, key, values, accumulate=False):
+    key = _array_key(key)
     out = self.copy()
     try:
         if accumulate:
@@ -560,6 +574,7 @@ def _slice_fwd_op(t_, key):
 
 
 def _values_grad(grad, key, values_shape):
+    key = _array_key(key)
     g = _index(grad, key) if _has_advanced(key) else _slice_fwd_op(grad, key)
     return g if g._data.shape == values_shape else sum_to(g, values_shape)
 
@@ -605,11 +620,12 @@ def movedim(input, source, destination):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
             f"contain the same number of dims as destination ({list(dst)} dims)")
+    given_src, given_dst = src, dst     # (PyTorch's messages print the dims as given)
     src, dst = _wrap_dims(src, nd), _wrap_dims(dst, nd)
     if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(given_src)})")
     if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(given_dst)})")
     if nd == 0:
         return _permute(input, ())
     order = [None] * nd
@@ -656,6 +672,8 @@ def narrow(input, dim, start, length):
     dim = _wrap_dim(dim, len(shape))
     n = shape[dim]
     if isinstance(start, Tensor):
+        if start.ndim or start.dtype._category != 1:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = start.item()
     if not -n <= start <= n:
         raise IndexError(
@@ -923,6 +941,8 @@ _roll = defop("roll", _roll_fwd,
 
 
 def roll(input, shifts, dims=None):
+    if isinstance(shifts, (list, tuple)) and not shifts:
+        raise RuntimeError("`shifts` required")
     if shifts.__class__ is float:  # (int() would truncate it; PyTorch's parser refuses it)
         raise TypeError("roll(): argument 'shifts' (position 2) must be tuple of ints, not float")
     for i, s in enumerate(shifts if isinstance(shifts, (list, tuple)) else ()):
@@ -1121,24 +1141,31 @@ def atleast_3d(*tensors):
     return unsqueeze(x, -1) if nd == 2 else x
 
 
+def _nonempty(name, tensors):
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
 def hstack(tensors):
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(_nonempty("hstack", tensors))
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return cat(atleast_2d(list(tensors)), 0)
+    return cat(atleast_2d(_nonempty("vstack", tensors)), 0)
 
 
 row_stack = vstack
 
 
 def dstack(tensors):
-    return cat(atleast_3d(list(tensors)), 2)
+    return cat(atleast_3d(_nonempty("dstack", tensors)), 2)
 
 
 def column_stack(tensors):
-    ts = [reshape(t_, (-1, 1)) if t_._data.ndim <= 1 else t_ for t_ in tensors]
+    ts = [reshape(t_, (-1, 1)) if t_._data.ndim <= 1 else t_
+          for t_ in _nonempty("column_stack", tensors)]
     return cat(ts, 1)
 
 
@@ -1345,6 +1372,14 @@ def ravel(input):
 
 
 def _split_dir(name, input, indices_or_sections, dim, min_dim):
+    if not isinstance(indices_or_sections, (int, list, tuple)) or isinstance(
+            indices_or_sections, bool):
+        from .._argcheck import combination_error
+        bad = f"(Tensor, !{type(indices_or_sections).__name__}!)"
+        raise combination_error(name, ("(Tensor input, int sections)",
+                                       "(Tensor input, tuple of ints indices)"),
+                                (input, indices_or_sections), {},
+                                [f"some of the arguments have invalid types: {bad}"] * 2)
     nd = input._data.ndim
     if nd < min_dim:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
@@ -1400,7 +1435,18 @@ def diagflat(input, offset=0):
 
 
 def narrow_copy(input, dim, start, length):
-    """torch.narrow_copy: narrow(), copied into fresh memory."""
+    """torch.narrow_copy: narrow(), copied into fresh memory (ATen's own checks and messages:
+    a dim past the last, then start + length against the size)."""
+    nd = input._data.ndim
+    if isinstance(dim, int) and dim >= nd and nd:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if isinstance(length, int) and length < 0 and nd:
+        d = _wrap_dim(dim, nd)
+        st = start.item() if isinstance(start, Tensor) else start
+        raise RuntimeError(f"start ({st}) + length ({length}) exceeds dimension size "
+                           f"({input._data.shape[d]}).")
     return clone(narrow(input, dim, start, length))
 
 

@@ -651,7 +651,8 @@ METHODS = {
     "is_sparse_csr": property(lambda self: False),
     **_STRIDED_SPARSE,
     "adjoint": lambda self: self.mH, "conj_physical_": _conj_physical_,
-    "cfloat": lambda self: self.to(D.complex64), "cdouble": lambda self: self.to(D.complex128),
+    "cfloat": lambda self, memory_format=None: self.to(D.complex64),
+    "cdouble": lambda self, memory_format=None: self.to(D.complex128),
     "chalf": _chalf,
     "to_dense": lambda self, dtype=None, *, masked_grad=None:
         self if dtype is None else self.to(dtype),
