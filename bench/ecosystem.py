@@ -14,8 +14,11 @@ ships no tests needs them from its repository: put them at DIR/suites/<lib> (a c
 `run` runs each suite with pytest in both environments (`python -m ndgrad.run -m pytest` for
 ndgrad), each test with a time limit, and prints per library: the tests collected, passed under
 PyTorch, passed under ndgrad, and how many of the PyTorch-passing tests pass under ndgrad (the
-issue's measure). JUnit files stay in DIR/results. A whole suite takes minutes to hours
-(pyro, kornia, torchmetrics are the long ones); name libraries to run a part.
+issue's measure). Outcomes stay in DIR/results (<lib>.<side>.out). A whole suite takes
+minutes to hours (pyro, kornia, torchmetrics are the long ones): the big ones run a
+deterministic sample by default (SAMPLE; --sample 1 runs them whole); name libraries to run a
+part, and `report --lists` then `run --ids DIR/results/<lib>.gap.txt --side ndgrad` reruns only
+the tests that pass on PyTorch and not on ndgrad.
 """
 import argparse
 import json
@@ -30,16 +33,22 @@ REPO = os.path.dirname(HERE)
 
 # library: (distribution, import name, test paths inside DIR/suites/<lib>, pytest extras)
 ENV = {"einops": {"EINOPS_TEST_BACKENDS": "torch"}}   # what a suite needs set to run
+# Suites too big to run whole on a small machine run a deterministic sample: the tests whose
+# node id hashes to 0 modulo k (bench/eco_plugin; the same ids on both sides). --sample 1
+# runs them whole.
+SAMPLE = {"pyro": 300, "kornia": 100, "torchmetrics": 400, "linear-operator": 50,
+          "gpytorch": 25, "skorch": 20, "torchsde": 20, "captum": 15, "torch-optimizer": 4,
+          "x-transformers": 4, "zuko": 2}
 SUITES = {
     "einops": ("einops", "einops", ["tests"], []),
-    "torchdiffeq": ("torchdiffeq", "torchdiffeq", ["tests"], []),
+    "torchdiffeq": ("torchdiffeq", "torchdiffeq", ["tests"], ["-o", "python_files=*_tests.py"]),
     "torchsde": ("torchsde", "torchsde", ["tests"], []),
     "torch-optimizer": ("torch-optimizer", "torch_optimizer", ["tests"], []),
     "schedulefree": ("schedulefree", "schedulefree", ["test_schedulefree.py"], []),
-    "entmax": ("entmax", "entmax", ["tests"], []),
+    "entmax": ("entmax", "entmax", ["tests"], []),   # (the package's test_*.py files)
     "lion-pytorch": ("lion-pytorch", "lion_pytorch", ["tests"], []),
     "rotary-embedding-torch": ("rotary-embedding-torch", "rotary_embedding_torch", ["tests"],
-                               []),
+                               []),   # (tests/test_rope.py of the repository's commit 741d150)
     "zuko": ("zuko", "zuko", ["tests"], []),
     "pyro": ("pyro-ppl", "pyro", ["tests"], ["-p", "no:warnings"]),
     "gpytorch": ("gpytorch", "gpytorch", ["test"], []),
@@ -129,9 +138,16 @@ def setup(root, libs):
               f"; put their repositories' tests at {root}/suites/<lib>/ (see SUITES)")
 
 
-def _counts(xml_path):
-    """{test id: outcome} from a JUnit file (passed, failed, error, skipped)."""
+def _counts(out_path, xml_path):
+    """{test id: outcome} (passed, failed, skipped) from the plugin's file, else a JUnit file."""
     out = {}
+    if os.path.exists(out_path):
+        with open(out_path, encoding="utf-8") as f:
+            for line in f:
+                outcome, _, tid = line.rstrip("\n").partition(" ")
+                if tid:
+                    out[tid] = outcome
+        return out
     if not os.path.exists(xml_path):
         return out
     try:
@@ -150,7 +166,13 @@ def _counts(xml_path):
     return out
 
 
-def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad")):
+def _paths(root, lib):
+    return (os.path.join(root, "results", f"{lib}.{{}}.out"),
+            os.path.join(root, "results", f"{lib}.{{}}.xml"))
+
+
+def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad"), sample=None,
+        ids=None):
     results = os.path.join(root, "results")
     os.makedirs(results, exist_ok=True)
     for lib in libs:
@@ -159,46 +181,62 @@ def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad"))
             print(f"{lib}: no suite at {suite}; skipped")
             continue
         paths = [p for p in SUITES[lib][2] if os.path.exists(os.path.join(suite, p))]
+        k = SAMPLE.get(lib, 1) if sample is None else sample
         for side, venv in (("torch", "venv-torch"), ("ndgrad", "venv-ndgrad")):
             if side not in sides:
                 continue      # (the other side's last results stay)
-            xml = os.path.join(results, f"{lib}.{side}.xml")
+            out, xml = (p.format(side) for p in _paths(root, lib))
+            if ids is None and os.path.exists(out):
+                os.remove(out)
             pre = ["-m", "ndgrad.run"] if side == "ndgrad" else []
             cmd = [_py(os.path.join(root, venv)), *pre, "-m", "pytest", *paths, "-q",
-                   "-p", "no:cacheprovider", f"--timeout={per_test_timeout}",
-                   f"--junitxml={xml}", *SUITES[lib][3], *extra]
+                   "-p", "no:cacheprovider", "-p", "ndgrad_eco_select",
+                   "--continue-on-collection-errors", f"--timeout={per_test_timeout}",
+                   *([] if ids else [f"--junitxml={xml}"]), *SUITES[lib][3], *extra]
+            env = {**os.environ, "PYTHONPATH": os.path.join(HERE, "eco_plugin"),
+                   "NDGRAD_ECO_SAMPLE": str(k), "NDGRAD_ECO_OUT": out, **ENV.get(lib, {})}
+            if ids:
+                env["NDGRAD_ECO_IDS"] = ids
             t0 = time.time()
             try:
                 subprocess.run(cmd, cwd=suite, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=timeout,
-                               env={**os.environ, "PYTHONPATH": "", **ENV.get(lib, {})})
+                               stderr=subprocess.DEVNULL, timeout=timeout, env=env)
             except subprocess.TimeoutExpired:
                 print(f"{lib} ({side}): suite timed out after {timeout} s")
             print(f"{lib} ({side}): {time.time() - t0:.0f} s", flush=True)
     report(root, libs)
 
 
-def report(root, libs):
+def report(root, libs, lists=False):
+    """The table; with lists, DIR/results/<lib>.torch-pass.txt and <lib>.gap.txt (the tests
+    that pass on PyTorch and not on ndgrad: what --ids reruns)."""
     results = os.path.join(root, "results")
     rows, totals = [], [0, 0, 0, 0]
     for lib in libs:
-        t = _counts(os.path.join(results, f"{lib}.torch.xml"))
-        n = _counts(os.path.join(results, f"{lib}.ndgrad.xml"))
+        out, xml = _paths(root, lib)
+        t = _counts(out.format("torch"), xml.format("torch"))
+        n = _counts(out.format("ndgrad"), xml.format("ndgrad"))
         if not t and not n:
             continue
         t_pass = {k for k, v in t.items() if v == "passed"}
         n_pass = {k for k, v in n.items() if v == "passed"}
         both = len(t_pass & n_pass)
-        rows.append((lib, len(t), len(t_pass), len(n_pass), both,
-                     100.0 * both / len(t_pass) if t_pass else 100.0))
+        k = SAMPLE.get(lib, 1)
+        rows.append((lib + (f" (1/{k})" if k > 1 else ""), len(t), len(t_pass), len(n_pass),
+                     both, 100.0 * both / len(t_pass) if t_pass else 100.0))
         for i, v in enumerate((len(t), len(t_pass), len(n_pass), both)):
             totals[i] += v
-    print(f"\n{'library':24} {'tests':>7} {'torch':>7} {'ndgrad':>7} {'both':>7} {'ndgrad/torch':>13}")
+        if lists:
+            for name, ids in (("torch-pass", t_pass), ("gap", t_pass - n_pass)):
+                with open(os.path.join(results, f"{lib}.{name}.txt"), "w") as f:
+                    f.writelines(i + "\n" for i in sorted(ids))
+    print(f"\n{'library':30} {'tests':>7} {'torch':>7} {'ndgrad':>7} {'both':>7} "
+          f"{'ndgrad/torch':>13}")
     for lib, total, tp, np_, both, pct in rows:
-        print(f"{lib:24} {total:7d} {tp:7d} {np_:7d} {both:7d} {pct:12.1f}%")
+        print(f"{lib:30} {total:7d} {tp:7d} {np_:7d} {both:7d} {pct:12.1f}%")
     if rows:
         pct = 100.0 * totals[3] / totals[1] if totals[1] else 100.0
-        print(f"{'total':24} {totals[0]:7d} {totals[1]:7d} {totals[2]:7d} {totals[3]:7d} "
+        print(f"{'total':30} {totals[0]:7d} {totals[1]:7d} {totals[2]:7d} {totals[3]:7d} "
               f"{pct:12.1f}%")
     with open(os.path.join(results, "summary.json"), "w") as f:
         json.dump({r[0]: dict(zip(("tests", "torch", "ndgrad", "both", "percent"), r[1:]))
@@ -214,6 +252,11 @@ def main(argv=None):
     ap.add_argument("--per-test-timeout", type=int, default=300)
     ap.add_argument("--pytest-args", default="", help="extra pytest arguments (one string)")
     ap.add_argument("--side", choices=["torch", "ndgrad"], help="run one side only")
+    ap.add_argument("--sample", type=int, help="run 1/k of each suite (default: SAMPLE)")
+    ap.add_argument("--ids", help="rerun only the node ids in this file (results merge into "
+                    "the last run's: a test's last outcome counts)")
+    ap.add_argument("--lists", action="store_true", help="report: write each library's "
+                    "PyTorch-passing ids and the gap (passing on PyTorch, not on ndgrad)")
     args = ap.parse_intermixed_args(argv)
     libs = args.libs or list(SUITES)
     unknown = [lib for lib in libs if lib not in SUITES]
@@ -223,9 +266,9 @@ def main(argv=None):
         setup(args.root, libs)
     elif args.command == "run":
         run(args.root, libs, args.timeout, args.per_test_timeout, args.pytest_args.split(),
-            (args.side,) if args.side else ("torch", "ndgrad"))
+            (args.side,) if args.side else ("torch", "ndgrad"), args.sample, args.ids)
     else:
-        report(args.root, libs)
+        report(args.root, libs, args.lists)
 
 
 if __name__ == "__main__":
