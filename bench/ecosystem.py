@@ -186,8 +186,9 @@ def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad"),
             if side not in sides:
                 continue      # (the other side's last results stay)
             out, xml = (p.format(side) for p in _paths(root, lib))
-            if ids is None and os.path.exists(out):
-                os.remove(out)
+            for f in (out, out + ".why"):
+                if ids is None and os.path.exists(f):
+                    os.remove(f)
             pre = ["-m", "ndgrad.run"] if side == "ndgrad" else []
             cmd = [_py(os.path.join(root, venv)), *pre, "-m", "pytest", *paths, "-q",
                    "-p", "no:cacheprovider", "-p", "ndgrad_eco_select",

@@ -4,7 +4,9 @@ NDGRAD_ECO_SAMPLE=k   keep the tests whose node id hashes (crc32) to 0 modulo k:
                       deterministic sample of about 1/k of a suite, the same ids under PyTorch
                       and under ndgrad, whatever order or failures collection has.
 NDGRAD_ECO_IDS=FILE   keep only the node ids listed in FILE (one a line).
-NDGRAD_ECO_OUT=FILE   write "outcome node-id" lines (passed, failed, skipped) as tests finish.
+NDGRAD_ECO_OUT=FILE   write "outcome node-id" lines (passed, failed, skipped) as tests finish,
+                      and "node-id<TAB>message" lines for failures to FILE.why (the exception's
+                      one-line summary: what groups a suite's failures by cause).
 """
 import os
 import zlib
@@ -36,6 +38,14 @@ def pytest_collection_modifyitems(config, items):
 _outcomes = {}
 
 
+def _why(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    msg = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1:]
+    if isinstance(msg, list):
+        msg = msg[0] if msg else ""
+    return " ".join(str(msg).split())[:300]
+
+
 def pytest_runtest_logreport(report):
     prev = _outcomes.get(report.nodeid)
     if report.when == "call" or prev is None:
@@ -44,6 +54,10 @@ def pytest_runtest_logreport(report):
         outcome = prev
     if report.failed:
         outcome = "failed"
+        out = os.environ.get("NDGRAD_ECO_OUT")
+        if out and prev != "failed":
+            with open(out + ".why", "a", encoding="utf-8") as f:
+                f.write(f"{report.nodeid}\t{_why(report)}\n")
     elif report.skipped and report.when == "setup":
         outcome = "skipped"
     if prev == "failed":
