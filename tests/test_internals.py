@@ -389,3 +389,18 @@ def test_pytorch_device_types_are_values():
     assert str(ndgrad.device("meta")) == "meta" and ndgrad.device("meta") != ndgrad.device("cpu")
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, ipu"):
         ndgrad.device("foo")
+
+
+def test_is_view_is_a_method_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ndgrad):
+        base = lib.ones(4)
+        got = (base[1:]._is_view(), base._is_view(), base.view(2, 2)._is_view(),
+               base.clone()._is_view())
+        assert got == (True, False, True, False), lib
+        x = lib.ones(3, requires_grad=True)
+        lib.autograd.grad((x * x).sum(), x, create_graph=True)[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (x * x).sum().backward(create_graph=True)
+        assert not x.grad._is_view() and x.grad.requires_grad, lib

@@ -624,11 +624,8 @@ class Tensor:
     def output_nr(self):
         return self._output_nr
 
-    @property
     def _is_view(self):
-        return self._base is not None
-
-    def _is_view_fn(self):
+        """PyTorch's Tensor._is_view(): a method (libraries call it), True for views."""
         return self._base is not None
 
     # ---------------------------------------------------------------- misc torch API
