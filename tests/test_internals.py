@@ -404,3 +404,65 @@ def test_is_view_is_a_method_as_pytorchs():
             warnings.simplefilter("ignore")
             (x * x).sum().backward(create_graph=True)
         assert not x.grad._is_view() and x.grad.requires_grad, lib
+
+
+def test_torch_nn_modules_submodules_as_pytorchs():
+    """The nn.modules submodules libraries import from (kornia: batchnorm._BatchNorm), with
+    PyTorch's public names and the private helpers of nn.modules.utils answering as PyTorch's."""
+    import importlib
+    torch = pytest.importorskip("torch")
+    assert ndgrad.torch is ndgrad and torch.torch is torch
+    for sub in ("batchnorm", "instancenorm", "channelshuffle", "distance", "pixelshuffle",
+                "utils"):
+        theirs = importlib.import_module(f"torch.nn.modules.{sub}")
+        ours = importlib.import_module(f"ndgrad.nn.modules.{sub}")
+        assert sorted(ours.__all__) == sorted(theirs.__all__), sub
+        for name in theirs.__all__:
+            if sub != "utils":
+                assert getattr(ours, name) is getattr(ndgrad.nn, name), (sub, name)
+    from ndgrad.nn.modules.batchnorm import _BatchNorm, _NormBase
+    assert isinstance(ndgrad.nn.BatchNorm2d(3), _BatchNorm)
+    assert isinstance(ndgrad.nn.InstanceNorm2d(3), _NormBase)
+    mu, tu = ndgrad.nn.modules.utils, torch.nn.modules.utils
+    for f in ("_single", "_pair", "_triple", "_quadruple"):
+        for arg in (3, (1, 2), [4, 5, 6]):
+            assert getattr(mu, f)(arg) == getattr(tu, f)(arg)
+        assert getattr(mu, f).__name__ == getattr(tu, f).__name__
+    assert mu._reverse_repeat_tuple((1, 2, 3), 2) == tu._reverse_repeat_tuple((1, 2, 3), 2)
+    for out in (5, [None, 3], [2, None]):
+        assert mu._list_with_default(out, [1, 4, 6, 7]) == tu._list_with_default(out, [1, 4, 6, 7])
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        mu._list_with_default([1, 2], [3, 4])
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        tu._list_with_default([1, 2], [3, 4])
+    sds = []
+    for lib in (torch, ndgrad):
+        sd = lib.nn.Sequential(lib.nn.Linear(2, 2)).state_dict()
+        sd = type(sd)(("module." + k, v) for k, v in sd.items())
+        sd._metadata = {"": {}, "module": {"v": 1}, "module.0": {"v": 1}}
+        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+        sds.append((list(sd), sd._metadata))
+    assert sds[0] == sds[1]
+
+
+def test_fx_and_fake_tensor_answers_for_eager_code():
+    torch = pytest.importorskip("torch")
+    from ndgrad._subclasses.fake_tensor import is_fake
+    from ndgrad.fx.experimental.proxy_tensor import get_proxy_mode
+    assert not is_fake(ndgrad.ones(2)) and not torch._subclasses.fake_tensor.is_fake(torch.ones(2))
+    assert get_proxy_mode() is None
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode as theirs
+    assert theirs() is None
+
+    def f(x):
+        return x
+    for lib in (ndgrad, torch):
+        ns = {"wrap": lib.fx.wrap, "f": f}
+        exec(compile("g = wrap(f)", "<library>", "exec"), ns)   # at a module's top level
+        assert ns["g"] is f
+        with pytest.raises(NotImplementedError, match="wrap must be called at the top level"):
+            lib.fx.wrap(f)
+    assert not ndgrad.fx._symbolic_trace.is_fx_tracing()
+    assert not torch.fx._symbolic_trace.is_fx_tracing()
+    with pytest.raises(NotImplementedError):
+        ndgrad.fx.symbolic_trace(ndgrad.nn.Linear(1, 1))

@@ -325,6 +325,8 @@ _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "librar
 
 
 def __getattr__(name):
+    if name == "torch":   # PyTorch's torch/__init__ imports torch: torch.torch is torch
+        return _importlib.import_module(__name__)
     if name in _LAZY_SUBMODULES:
         try:
             return _importlib.import_module(f"{__name__}.{name}")

@@ -47,3 +47,5 @@ from .loss import NLLLoss2d
 from .rnn import RNNCellBase
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
+# PyTorch's module names for the same classes (libraries import from them)
+from . import batchnorm, instancenorm, channelshuffle, distance, pixelshuffle, utils  # noqa: E402,F401
