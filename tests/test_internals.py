@@ -466,3 +466,20 @@ def test_fx_and_fake_tensor_answers_for_eager_code():
     assert not torch.fx._symbolic_trace.is_fx_tracing()
     with pytest.raises(NotImplementedError):
         ndgrad.fx.symbolic_trace(ndgrad.nn.Linear(1, 1))
+
+
+def test_legacy_constructors_take_a_size_as_a_shape():
+    """torch.FloatTensor(t.shape) is an uninitialized tensor of that shape (einops' YOLO
+    example, old detection code); a list or tuple is data."""
+    torch = pytest.importorskip("torch")
+    for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor"):
+        for args in ((torch.Size([2, 3]),), (torch.Size([]),), (torch.Size([0, 4]),), ((2, 3),),
+                     ([2, 3],), (2, 3), ()):
+            theirs = getattr(torch, name)(*args)
+            nd_args = tuple(ndgrad.Size(a) if isinstance(a, torch.Size) else a for a in args)
+            ours = getattr(ndgrad, name)(*nd_args)
+            assert (tuple(ours.shape), str(ours.dtype)) == (tuple(theirs.shape),
+                                                           str(theirs.dtype)), (name, args)
+            if not isinstance(args[0] if args else None, torch.Size) and len(args) == 1:
+                assert ours.tolist() == theirs.tolist()
+    assert tuple(ndgrad.ones(2).new(ndgrad.Size([3, 1])).shape) == (3, 1)

@@ -143,9 +143,9 @@ def _legacy_type(dt):
 
     def new(cls, *args, **kwargs):
         from ._creation import tensor, empty
-        if len(args) == 1 and not isinstance(args[0], (type(1), type(True))):
-            return tensor(args[0], dtype=dt)
-        return empty(*args, dtype=dt)
+        if len(args) == 1 and not isinstance(args[0], (type(1), type(True), Size)):
+            return tensor(args[0], dtype=dt)   # (a torch.Size is a shape, as PyTorch's)
+        return empty(*(args or (0,)), dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
             "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())

@@ -191,17 +191,18 @@ class Tensor:
             return _convert(ret, cls)
 
     def __new__(cls, *args, **kwargs):
-        """torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (default dtype)."""
+        """torch.Tensor(data) / torch.Tensor(*sizes) / torch.Tensor(torch.Size): the legacy
+        constructor (default dtype; a Size argument is a shape, as PyTorch's)."""
         from . import _creation
-        if len(args) == 1 and not isinstance(args[0], int):
+        if len(args) == 1 and not isinstance(args[0], (int, Size)):
             src = args[0]
             if isinstance(src, Tensor):
                 t = _make(src._data)
                 t._vc = src._vc
             else:
                 t = _creation.tensor(src, dtype=D.get_default_dtype())
-        else:
-            t = _creation.empty(*args, dtype=D.get_default_dtype())
+        else:   # (no argument: PyTorch's empty 1-D tensor, shape [0])
+            t = _creation.empty(*(args or (0,)), dtype=D.get_default_dtype())
         if cls is not Tensor:
             obj = _new(cls)
             obj._data, obj.dtype, obj._requires_grad, obj.grad_fn, obj._vc = (
