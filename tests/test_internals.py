@@ -412,6 +412,8 @@ def test_torch_nn_modules_submodules_as_pytorchs():
     import importlib
     torch = pytest.importorskip("torch")
     assert ndgrad.torch is ndgrad and torch.torch is torch
+    assert ndgrad.nn.utils.__name__ == "ndgrad.nn.utils"   # (not nn.modules.utils)
+    assert ndgrad.nn.utils.stateless.functional_call and ndgrad.nn.utils.clip_grad_norm_
     for sub in ("batchnorm", "instancenorm", "channelshuffle", "distance", "pixelshuffle",
                 "utils"):
         theirs = importlib.import_module(f"torch.nn.modules.{sub}")

@@ -4,6 +4,10 @@ from .modules import *  # noqa: F401,F403
 from .modules import Module
 from .modules.module import _IncompatibleKeys
 from . import functional, init, utils
+import importlib as _importlib
+# (`from .modules import *` bound nn.modules.utils here, and `from . import utils` keeps a bound
+# name: torch.nn.utils is this package's utils)
+utils = _importlib.import_module(__name__ + ".utils")
 from . import parallel, attention  # (DistributedDataParallel: mpi4py loads on first use)
 from .parallel import DataParallel
 
