@@ -263,7 +263,10 @@ def _exact32(a, b, c, xp, out=None):
         mag = xp.abs(s, out=low.view(f8))
     else:    # (small temporaries come from NumPy's own cache)
         p = b.astype(f8)
-        p *= a if is_array(a) else f8(a)
+        if is_array(a) and a.shape != p.shape:   # (a broadcasts b: a new array of both shapes)
+            p = p * a
+        else:
+            p *= a if is_array(a) else f8(a)
         s = c.astype(f8)
         s = s + p if s.shape != shape else s.__iadd__(p)
         tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])

@@ -1318,6 +1318,8 @@ def unbind(input, dim=0):
     if not shape:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = shape[dim]
+    if n == 0:      # (iterating an empty tensor: no pieces, as PyTorch)
+        return ()
     res = _split_op(n, "Unbind", "unbind")(input, dim, ())
     if not isinstance(res, tuple):      # one piece: the op returned a single tensor
         res = (res,)
