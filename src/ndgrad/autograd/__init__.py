@@ -169,6 +169,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     grads = _root_grads(outputs, grad_outputs)   # shape errors first, as PyTorch
     for i, t in enumerate(outputs):
         if not t._requires_grad:
@@ -204,6 +207,43 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g.__dict__["_fw_grads"] = fw
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """grad(..., is_grads_batched=True): the first dimension of each grad_output indexes a
+    batch of vector-Jacobian products. PyTorch vmaps its engine; here each row is one pass of
+    the engine over the retained graph (as autograd.functional.jacobian's default), and the
+    rows' gradients are stacked."""
+    Tensor = (_TENSOR or _tensor_names())[0]
+    from .._tensor import Size
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(g, Tensor) and (g.dim() == 0 or g.shape[1:] != out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {Size(g.shape[1:])} and "
+                f"output[{i}] has a shape of {out.shape}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+    sizes = [g.shape[0] for g in grad_outputs if isinstance(g, Tensor)]
+    if any(size != sizes[0] for size in sizes):
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {sizes} for the mapped dimension")
+    n = sizes[0] if sizes else 1
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = []
+    for b in range(n):
+        rows.append(grad(outputs, inputs, [g[b] if isinstance(g, Tensor) else g
+                                           for g in grad_outputs],
+                         retain_graph=retain_graph if b == n - 1 else True,
+                         create_graph=create_graph, allow_unused=allow_unused,
+                         materialize_grads=materialize_grads))
+    from ..ops import stack
+    return tuple(None if any(r[i] is None for r in rows) else stack([r[i] for r in rows])
+                 for i in range(len(inputs)))
 
 
 from .function import Function, once_differentiable, FunctionCtx  # noqa: E402
