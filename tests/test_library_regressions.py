@@ -67,3 +67,27 @@ def test_grad_with_batched_grad_outputs(create_graph):
                            r"first dimension.*grad_output\[0\] has a shape of torch.Size" + shown
                            + r" and output\[0\] has a shape of torch.Size\(\[2\]\)"):
             lib.autograd.grad(x * 2, x, lib.ones(2, 3), is_grads_batched=True)
+
+
+def test_grad_after_create_graph_is_a_fresh_tensor_zero_grad_can_detach():
+    """torch-optimizer's tests: backward(create_graph=True) then zero_grad(set_to_none=False),
+    which detach_()es .grad: the first .grad must be a fresh tensor recording a copy (PyTorch's
+    clone_obey_contract), not the engine's gradient (a view for a transposed weight)."""
+    got = []
+    for lib in (torch, ndgrad):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(3, 2)
+        x = lib.tensor(np.arange(15.0).reshape(5, 3) / 10, dtype=lib.float32)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        rows = []
+        for _ in range(3):
+            opt.zero_grad(set_to_none=False)
+            lib.sigmoid(m(x)).sum().backward(create_graph=True)
+            rows.append([(type(p.grad.grad_fn).__name__, p.grad._is_view(), p.grad.requires_grad,
+                          p.grad.detach().numpy().copy()) for p in m.parameters()])
+            opt.step()
+        got.append(rows)
+    for ours, theirs in zip(got[1], got[0]):
+        for a, b in zip(ours, theirs):
+            assert a[:3] == b[:3]
+            np.testing.assert_allclose(a[3], b[3], rtol=1e-6)

@@ -585,7 +585,11 @@ class Tensor:
         if g.is_sparse or (old is not None and old.is_sparse):
             return self._accumulate_sparse_grad(old, g)
         if old is None:
-            if create_graph or owned:
+            if create_graph:   # a fresh tensor recording the copy, as PyTorch's
+                from ._creation import empty_like   # clone_obey_contract (never a view)
+                self._grad = t = empty_like(g)
+                t.copy_(g)
+            elif owned:
                 self._grad = g
             else:
                 self._grad = t = _make(g._data.copy())
