@@ -91,3 +91,40 @@ def test_grad_after_create_graph_is_a_fresh_tensor_zero_grad_can_detach():
         for a, b in zip(ours, theirs):
             assert a[:3] == b[:3]
             np.testing.assert_allclose(a[3], b[3], rtol=1e-6)
+
+
+NUMPY_NAME_CALLS = [
+    "torch.sum(x, axis=0)", "torch.sum(x=x, axis=1, keepdims=True)", "torch.sum(a=x)",
+    "torch.stack([x, x], axis=1)", "torch.cat([x, x], axis=1)", "torch.cumsum(x, axis=1)",
+    "torch.logsumexp(x, axis=0)", "torch.prod(x, axis=1)", "torch.add(x1=x, x2=x)",
+    "torch.softmax(x, axis=1)", "torch.std(x, axis=0)", "x.mean(axis=1)", "x.sum(axis=-1, keepdims=True)",
+    "x.argmax(axis=1)", "x.unsqueeze(axis=0)", "x.max(axis=1).values", "x.std(axis=0)",
+    "x[None].squeeze(axis=0)", "(x > 1).any(axis=0)", "x.sort(axis=0).values",
+    "x.index_select(axis=1, index=torch.tensor([0]))", "x.gather(axis=1, index=torch.tensor([[0], [1]]))",
+    "x.narrow(axis=1, start=0, length=1)", "x.topk(1, axis=1).values", "x.prod(axis=1)",
+    "x.all(axis=1)", "x.nansum(axis=1)", "x.amax(axis=1)", "x.median(axis=1).values",
+    "x.count_nonzero(axis=1)", "x.diff(axis=1)", "x.repeat_interleave(2, axis=0)",
+    "x.select(axis=0, index=1)", "x.log_softmax(axis=1)", "x.add(x2=x)",
+]
+NUMPY_NAME_ERRORS = ["torch.sum(x, dim=0, axis=0)", "torch.nn.functional.softmax(x, axis=1)",
+                     "torch.norm(x, axis=0)", "x.unsqueeze()", "x.gather(axis=1)"]
+
+
+@pytest.mark.parametrize("call", NUMPY_NAME_CALLS)
+def test_numpy_names_of_native_functions(call):
+    """PyTorch's argument parser takes axis=/keepdims=/x=/a=/x1=/x2= for dim/keepdim/input/
+    other in every native function and Tensor method (gpytorch's stack(axis=), pyro's
+    cumsum(axis=), torchmetrics' sum(axis=), skorch's argmax(axis=))."""
+    res = []
+    for lib in (torch, ndgrad):
+        x = lib.arange(6.0).reshape(2, 3)
+        res.append(eval(call, {"torch": lib, "x": x}))
+    np.testing.assert_allclose(res[1].numpy(), res[0].numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", NUMPY_NAME_ERRORS)
+def test_numpy_names_where_pytorch_refuses_them(call):
+    for lib in (torch, ndgrad):
+        x = lib.arange(6.0).reshape(2, 3)
+        with pytest.raises(TypeError):
+            eval(call, {"torch": lib, "x": x})

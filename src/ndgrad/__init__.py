@@ -294,6 +294,12 @@ _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck
     "cumsum cumprod softmax log_softmax tril triu argmax argmin flatten transpose topk chunk "
     "unbind select diagonal unsqueeze sort argsort logsumexp kthvalue cummax cummin diff "
     "tensor_split repeat_interleave narrow movedim".split())))
+# ... and PyTorch's NumPy names (axis=, keepdims=) for the native methods defined in Python
+_argcheck.numpy_names_methods(Tensor, (
+    "all amax amin aminmax any count_nonzero cumprod_ cumsum_ logcumsumexp max mean median min "
+    "mode nanmean nanmedian nanquantile nansum narrow_copy prod quantile renorm renorm_ "
+    "scatter_reduce select_scatter slice_scatter split_with_sizes squeeze std sum unflatten "
+    "unsafe_chunk unsafe_split unsafe_split_with_sizes var index_reduce index_reduce_").split())
 
 # ---------------------------------------------------------------- internals libraries read
 from . import _C, jit, overrides, compiler  # noqa: E402,F401

@@ -248,6 +248,133 @@ def number_self_moved(name, args, kwargs):
     return (kwargs.pop("self"),), kwargs
 
 
+# PyTorch's argument parser takes NumPy's names for four parameters of every native function
+# and Tensor method (python_arg_parser.cpp's numpy_compatibility_arg_names): sum(x, axis=0,
+# keepdims=True), add(x1, x2=...). Python functions (nn.functional's) take only their own.
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input",
+               "x2": "other"}
+
+
+# torch-level functions PyTorch writes in Python (torch/functional.py): their own names only
+PYTHON_FUNCTIONS = frozenset((
+    "atleast_1d atleast_2d atleast_3d block_diag broadcast_shapes broadcast_tensors "
+    "cartesian_prod cdist chain_matmul einsum lu meshgrid norm split stft istft tensordot "
+    "unique unique_consecutive unravel_index align_tensors").split())
+
+
+def numpy_names_moved(params, kwargs):
+    """kwargs with NumPy's names (NUMPY_NAMES) renamed to PyTorch's, for a failed call of a
+    function of parameters `params` that has the PyTorch name and not the NumPy one (its first
+    parameter, ndgrad's `self` or `input`, stands for PyTorch's `input`); None when there is
+    nothing to rename (the call's own error stands)."""
+    if not kwargs or params is None or not any(k in NUMPY_NAMES for k in kwargs):
+        return None
+    out, renamed = {}, False
+    for k, v in kwargs.items():
+        new = NUMPY_NAMES.get(k)
+        if new is not None and k not in params:
+            if new == "input" and params and "input" not in params:
+                new = params[0]
+            if new in params and new not in kwargs and new not in out:
+                out[new] = v
+                renamed = True
+                continue
+        out[k] = v
+    return out if renamed else None
+
+
+_METHOD_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"), ("x2", "other"))
+_NP = type("_NumPyNameUnset", (), {"__repr__": lambda self: "<unset>"})()
+
+
+def _numpy_names_call(method, name, params, defaults, given, aliases, fn=None):
+    """A Tensor method called with NumPy's names: each becomes PyTorch's parameter, unless that
+    one was given too (then PyTorch's unexpected-keyword error). A required parameter given
+    under neither name: fn's own missing-argument error."""
+    kwargs = {p: given[p] for p in params[1:] if given[p] is not defaults.get(p, _UNSET)}
+    for a in aliases:
+        if given[a] is _NP:
+            continue
+        c = NUMPY_NAMES[a]
+        if c in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{a}'")
+        kwargs[c] = given[a]
+    if fn is not None and any(given[p] is _NP for p in params if p not in kwargs):
+        return fn(given[params[0]], **kwargs)
+    return method(given[params[0]], **kwargs)
+
+
+def numpy_names_methods(cls, names):
+    """Tensor methods defined in Python (the reductions: sum, mean, ...) taking PyTorch's NumPy
+    names: one frame with the method's own parameters plus axis=/keepdims= (about 0.1 us)."""
+    for n in names:
+        f = cls.__dict__.get(n)
+        if not inspect.isfunction(f) or hasattr(f, "_torch_method") or \
+                hasattr(f, "_numpy_names"):
+            continue
+        sig = inspect.signature(f)
+        names_ = list(sig.parameters)
+        aliases = [a for a, c in _METHOD_NUMPY_NAMES if c in names_ and a not in names_]
+        if not aliases or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+            continue
+        env = {"fn": f, "NP": _NP, "np_call": _numpy_names_call, "name": n,
+               "params": tuple(p for p in names_ if sig.parameters[p].kind
+                               is not inspect.Parameter.VAR_POSITIONAL),
+               "defaults_all": {p.name: p.default for p in sig.parameters.values()}}
+        decl, call, star = [], [], False
+        for p in sig.parameters.values():
+            given = p.name
+            if p.default is not _UNSET:
+                env["d_" + p.name] = p.default
+                given += "=d_" + p.name
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                decl.append(given)
+                call.append(p.name)
+            elif p.kind is p.VAR_POSITIONAL:
+                decl.append("*" + p.name)
+                call.append("*" + p.name)
+                star = True
+            else:
+                if not star:
+                    decl.append("*")
+                    star = True
+                decl.append(given)
+                call.append(f"{p.name}={p.name}")
+        if not star:
+            decl.append("*")
+        decl.extend(f"{a}=NP" for a in aliases)
+        given = " or ".join(f"{a} is not NP" for a in aliases)
+        src = (f"def method({', '.join(decl)}):\n"
+               f"    if {given}:\n"
+               f"        return np_call(method, name, params, defaults_all, locals(), "
+               f"{tuple(aliases)!r})\n"
+               f"    return fn({', '.join(call)})\n")
+        exec(compile(src, f"<tensor method {n}>", "exec"), env)
+        m = functools.wraps(f)(env["method"])
+        env["method"] = m
+        m.__name__ = m.__qualname__ = n
+        m._numpy_names = True
+        setattr(cls, n, m)
+
+
+def params_of(fn):
+    """The parameter names of a Python or defop function (cached), or None."""
+    op = getattr(fn, "_op", None)
+    if op is not None:
+        return tuple(op.params) + tuple(k for k in op.defaults if k not in op.params)
+    names = _NAMES.get(fn, False)
+    if names is False:
+        try:
+            names = tuple(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            names = None
+        _NAMES[fn] = names
+    return names
+
+
+_NAMES = {}
+
+
 def cpu_scalars_moved(args, kwargs):
     """(args, kwargs) with 0-d CPU tensors moved to the device of the others, when that is the
     only device mix (PyTorch lets CPU scalars take part in elementwise ops on any device); None
@@ -570,12 +697,44 @@ def tensor_method(fn, name):
             decl.append("**" + p.name)
             call.append("**" + p.name)
             kw.append("**" + p.name)
+    # PyTorch's NumPy names (axis=, keepdims=, x2=) for the parameters this method has
+    names = [c.partition("=")[0] for c in call]
+    aliases = [a for a, c in _METHOD_NUMPY_NAMES if c in names and a not in names] \
+        if not any(d.startswith("**") for d in decl) else []
+    alias_check = ""
+    if aliases:
+        if not any(d.startswith("*") for d in decl):
+            decl.append("*")
+        decl.extend(f"{a}=NP" for a in aliases)
+        # a required dim may come as axis=: it and the required parameters after it default to
+        # NP (np_call then passes what was given; a parameter still missing is fn's error)
+        first = min((decl.index(NUMPY_NAMES[a]) for a in aliases if NUMPY_NAMES[a] in decl),
+                    default=None)
+        required = []
+        if first is not None:
+            for i in range(first, len(decl)):
+                if decl[i] == "*" or decl[i].startswith("*"):
+                    break
+                if "=" not in decl[i]:
+                    required.append(decl[i])
+                    decl[i] += "=NP"
+        env["NP"] = _NP
+        env["np_call"] = _numpy_names_call
+        env["params"] = tuple(n for n in names if not n.startswith("*"))
+        env["defaults_all"] = {**dict(zip(pos, env["pos_defaults"])), **env["kw_defaults"]}
+        given = " or ".join([f"{a} is not NP" for a in aliases] +
+                            [f"{c} is NP" for c in required])
+        env["defaults_all"].update({c: _NP for c in required})
+        alias_check = (f"    if {given}:\n"
+                       f"        return np_call(method, name, params, defaults_all, locals(), "
+                       f"{tuple(aliases)!r}, fn)\n")
     # (while a profiler is active, the call is a range: Note [Profiler hooks]; a defop
     # function's op records itself)
     prof = (f"        if hub[0] is not None:\n"
             f"            return hub[0].call(name, fn, ({''.join(p + ', ' for p in pos)}), "
             f"{{{', '.join(kw)}}})\n") if op is None else ""
     src = (f"def method({', '.join(decl)}):\n"
+           f"{alias_check}"
            f"    try:\n"
            f"{prof}"
            f"        return fn({', '.join(call)})\n"

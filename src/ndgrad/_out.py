@@ -285,6 +285,10 @@ def _with_out(fn, name, rule):
                 moved = _argcheck.number_self_moved(name, args, kwargs)
                 if moved is not None:
                     return wrapper(*moved[0], **moved[1])
+                renamed = None if name in _argcheck.PYTHON_FUNCTIONS else \
+                    _argcheck.numpy_names_moved(_argcheck.params_of(fn), kwargs)
+                if renamed is not None:   # (sum(x, axis=0): PyTorch's NumPy names)
+                    return wrapper(*args, **renamed)
                 _argcheck.reraise(fn, name, args, kwargs, e)
                 raise
         from .autograd.grad_mode import is_grad_enabled

@@ -671,6 +671,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
         node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
     op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
 
+    _op_names = tuple(op.params) + tuple(k for k in op.defaults if k not in op.params)
+
     def fn(*args, **kwargs):
         if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
             return _VMAP[0](op, args, kwargs)
@@ -681,6 +683,9 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 moved = _cpu_scalars_moved(args, kwargs)   # a CPU scalar with device tensors
                 if moved is not None:
                     return fn(*moved[0], **moved[1])
+            renamed = _numpy_names_moved(_op_names, kwargs)   # (PyTorch's NumPy names)
+            if renamed is not None:
+                return fn(*args, **renamed)
             err = _bad_args(op, args, kwargs, e)
             if err is not None:
                 raise err from None
@@ -694,6 +699,9 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
                 moved = _cpu_scalars_moved(args, kwargs)
                 if moved is not None:
                     return call(*moved[0], **moved[1])
+            renamed = _numpy_names_moved(_op_names, kwargs)   # (PyTorch's NumPy names)
+            if renamed is not None:
+                return call(*args, **renamed)
             err = _bad_args(op, args, kwargs, e)
             if err is not None:
                 raise err from None
@@ -765,6 +773,11 @@ def dunder(fn, none=_UNSET, name=None):
 def _cpu_scalars_moved(args, kwargs):
     from .._argcheck import cpu_scalars_moved
     return cpu_scalars_moved(args, kwargs)
+
+
+def _numpy_names_moved(params, kwargs):
+    from .._argcheck import numpy_names_moved
+    return numpy_names_moved(params, kwargs)
 
 
 def _bad_args(op, args, kwargs, exc):
