@@ -128,3 +128,29 @@ def test_numpy_names_where_pytorch_refuses_them(call):
         x = lib.arange(6.0).reshape(2, 3)
         with pytest.raises(TypeError):
             eval(call, {"torch": lib, "x": x})
+
+
+def test_lognormal_and_halfnormal_are_transformed_distributions():
+    """pyro's LogNormal calls TransformedDistribution.__init__(base, ExpTransform()) through
+    super(torch.distributions.LogNormal, self): PyTorch's class hierarchy, and the same values."""
+    res = []
+    for lib in (torch, ndgrad):
+        D = lib.distributions
+
+        class PyroLogNormal(D.LogNormal):
+            def __init__(self, loc, scale, validate_args=None):
+                super(D.LogNormal, self).__init__(D.Normal(loc, scale), D.transforms.ExpTransform(),
+                                                  validate_args=validate_args)
+        loc, scale = lib.tensor([0.3, -1.0], dtype=lib.float64), lib.tensor([0.7, 2.0], dtype=lib.float64)
+        x = lib.tensor([[0.5, 2.0], [1.5, 0.1]], dtype=lib.float64)
+        row = []
+        for d in (D.LogNormal(loc, scale), D.HalfNormal(scale), PyroLogNormal(loc, scale)):
+            assert isinstance(d, D.TransformedDistribution)
+            row += [d.log_prob(x), d.cdf(x), d.entropy(), d.mean, d.variance,
+                    d.icdf(lib.tensor([0.3, 0.6], dtype=lib.float64)),
+                    lib.tensor([len(d.transforms)])]
+            if type(d) is not PyroLogNormal:   # (PyTorch: a subclass with its own __init__
+                row.append(lib.tensor(tuple(d.expand((4, 2)).batch_shape)))   # expands itself)
+        res.append(row)
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)

@@ -219,25 +219,6 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class _LogOrAbsNormal(Distribution):
-    """HalfNormal and LogNormal: a Normal base seen through |x| or exp(x); the parameters live on
-    the base, so the repr shows none (as PyTorch's transformed families)."""
-    has_rsample = True
-
-    def expand(self, batch_shape, _instance=None):
-        new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        new._batch_shape = Size(batch_shape)
-        return new
-
-    def __init__(self, base, validate_args=None):
-        self.base_dist = base
-        super().__init__(base.batch_shape, validate_args=validate_args)
-
-    scale = property(lambda self: self.base_dist.scale)
-
-
 class _Folded:
     """|X| for X symmetric about 0 (`base_dist`): HalfNormal, HalfCauchy."""
 
@@ -255,54 +236,6 @@ class _Folded:
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
-
-
-class HalfNormal(_Folded, _LogOrAbsNormal):
-    arg_constraints = {"scale": C.positive}
-    support = C.nonnegative
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), validate_args)
-
-    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
-    mode = property(lambda self: _t.zeros_like(self.scale))
-    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
-
-    def rsample(self, sample_shape=Size()):
-        return self.base_dist.rsample(sample_shape).abs()
-
-
-
-class LogNormal(_LogOrAbsNormal):
-    arg_constraints = {"loc": C.real, "scale": C.positive}
-    support = C.positive
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(Normal(loc, scale, validate_args=validate_args), validate_args)
-
-    loc = property(lambda self: self.base_dist.loc)
-    mean = property(lambda self: (self.loc + self.scale.pow(2) / 2).exp())
-    mode = property(lambda self: (self.loc - self.scale.square()).exp())
-    variance = property(lambda self: self.scale.pow(2).expm1() * (2 * self.loc
-                                                                  + self.scale.pow(2)).exp())
-
-    def rsample(self, sample_shape=Size()):
-        return self.base_dist.rsample(sample_shape).exp()
-
-    def log_prob(self, value):
-        self._check(value)
-        y = value.log()
-        return self.base_dist.log_prob(y) - y
-
-    def cdf(self, value):
-        self._check(value)
-        return self.base_dist.cdf(value.log())
-
-    def icdf(self, value):
-        return self.base_dist.icdf(value).exp()
-
-    def entropy(self):
-        return self.base_dist.entropy() + self.loc
 
 
 class StudentT(Distribution):
@@ -360,8 +293,6 @@ def _normal_kl(p, q):
 
 
 register_kl(Normal, Normal)(_normal_kl)
-register_kl(LogNormal, LogNormal)(lambda p, q: _normal_kl(p.base_dist, q.base_dist))
-register_kl(HalfNormal, HalfNormal)(lambda p, q: _normal_kl(p.base_dist, q.base_dist))
 
 
 @register_kl(Uniform, Uniform)
@@ -392,3 +323,71 @@ def _kl_cauchy(p, q):
 def _kl_gumbel(p, q):
     r, a, b = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
     return -r.log() - a + b + r * _EULER + (a + (1 + r).lgamma() - b).exp() - (1 + _EULER)
+
+
+# HalfNormal and LogNormal are TransformedDistributions, as PyTorch's (transformed.py imports
+# Normal from here: these come last)
+from .transformed import TransformedDistribution  # noqa: E402
+from .transforms import AbsTransform, ExpTransform  # noqa: E402
+
+
+class HalfNormal(_Folded, TransformedDistribution):
+    """|Normal(0, scale)|: a TransformedDistribution (AbsTransform) as in PyTorch."""
+    arg_constraints = {"scale": C.positive}
+    support = C.nonnegative
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(),
+                         validate_args=validate_args)
+
+    has_rsample = True
+    scale = property(lambda self: self.base_dist.scale)
+
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
+    mode = property(lambda self: _t.zeros_like(self.scale))
+    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
+
+    def rsample(self, sample_shape=Size()):
+        return self.base_dist.rsample(sample_shape).abs()
+
+
+class LogNormal(TransformedDistribution):
+    """exp(Normal(loc, scale)): a TransformedDistribution (ExpTransform) as in PyTorch, so
+    subclasses may call TransformedDistribution.__init__ (pyro's LogNormal does)."""
+    arg_constraints = {"loc": C.real, "scale": C.positive}
+    support = C.positive
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
+                         validate_args=validate_args)
+
+    has_rsample = True
+    scale = property(lambda self: self.base_dist.scale)
+
+    loc = property(lambda self: self.base_dist.loc)
+    mean = property(lambda self: (self.loc + self.scale.pow(2) / 2).exp())
+    mode = property(lambda self: (self.loc - self.scale.square()).exp())
+    variance = property(lambda self: self.scale.pow(2).expm1() * (2 * self.loc
+                                                                  + self.scale.pow(2)).exp())
+
+    def rsample(self, sample_shape=Size()):
+        return self.base_dist.rsample(sample_shape).exp()
+
+    def log_prob(self, value):
+        self._check(value)
+        y = value.log()
+        return self.base_dist.log_prob(y) - y
+
+    def cdf(self, value):
+        self._check(value)
+        return self.base_dist.cdf(value.log())
+
+    def icdf(self, value):
+        return self.base_dist.icdf(value).exp()
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+register_kl(LogNormal, LogNormal)(lambda p, q: _normal_kl(p.base_dist, q.base_dist))
+register_kl(HalfNormal, HalfNormal)(lambda p, q: _normal_kl(p.base_dist, q.base_dist))
