@@ -154,3 +154,36 @@ def test_lognormal_and_halfnormal_are_transformed_distributions():
         res.append(row)
     for a, b in zip(*res):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+def _transforms(lib):
+    T, D = lib.distributions.transforms, lib.distributions
+    return [T.ExpTransform().inv, T.IndependentTransform(T.ExpTransform(), 1),
+            T.ReshapeTransform((2, 3), (6,)), T.PowerTransform(lib.tensor(2.0)),
+            T.CatTransform([T.ExpTransform(), T.AbsTransform()], 0, [1, 1]),
+            T.StackTransform([T.ExpTransform(), T.AbsTransform()], 0),
+            T.CumulativeDistributionTransform(D.Normal(0., 1.)),
+            T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1., 2.)]),
+            T.AffineTransform(0., 2.), T.SigmoidTransform().inv, T.StickBreakingTransform(),
+            T.CorrCholeskyTransform(), T.SoftmaxTransform(), T.LowerCholeskyTransform()]
+
+
+def test_transforms_with_cache_as_pytorchs():
+    """pyro's SVI wraps guides' transforms with .with_cache(): PyTorch defines it on the
+    inverse, independent, reshape, power, cat, stack and CDF transforms too."""
+    got = []
+    for lib in (torch, ndgrad):
+        row = []
+        for t in _transforms(lib):
+            try:
+                c = t.with_cache(1)
+                row.append((type(c).__name__, c._cache_size, c.with_cache(1) is c,
+                            type(c.with_cache(0)).__name__))
+            except NotImplementedError:
+                row.append("NotImplementedError")
+        got.append(row)
+    assert got[1] == got[0]
+    x = ndgrad.tensor([0.5, 2.0])
+    t = ndgrad.distributions.transforms.ExpTransform().inv.with_cache(1)
+    y = t(x)
+    assert t.inv(y) is x   # (the cache)

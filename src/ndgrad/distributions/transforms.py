@@ -127,6 +127,9 @@ class _InverseTransform(Transform):
     sign = property(lambda self: self._inv.sign)
     inv = property(lambda self: self._inv)
 
+    def with_cache(self, cache_size=1):
+        return self.inv.with_cache(cache_size).inv
+
     def __eq__(self, other):
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
@@ -245,6 +248,11 @@ class PowerTransform(Transform):
         super().__init__(cache_size=cache_size)
         (self.exponent,) = _t.broadcast_tensors(_t.as_tensor(exponent))
 
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
     sign = property(lambda self: self.exponent.sign())
 
     def _call(self, x):
@@ -327,6 +335,11 @@ class ReshapeTransform(Transform):
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
 
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
     domain = property(lambda self: C.independent(C.real, len(self.in_shape)))
     codomain = property(lambda self: C.independent(C.real, len(self.out_shape)))
 
@@ -361,6 +374,12 @@ class IndependentTransform(Transform):
         super().__init__(cache_size=cache_size)
         self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
 
     domain = property(lambda self: C.independent(self.base_transform.domain,
                                                  self.reinterpreted_batch_ndims))
@@ -498,6 +517,11 @@ class CumulativeDistributionTransform(Transform):
         super().__init__(cache_size=cache_size)
         self.distribution = distribution
 
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
     domain = property(lambda self: self.distribution.support)
 
     def _call(self, x):
@@ -547,6 +571,11 @@ class CatTransform(Transform):
             raise ValueError("lengths and transforms must have the same number of elements")
         self.dim = dim
 
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
     event_dim = property(lambda self: max(t.event_dim for t in self.transforms))
     bijective = property(lambda self: all(t.bijective for t in self.transforms))
     domain = property(lambda self: C.cat([t.domain for t in self.transforms], self.dim,
@@ -579,6 +608,11 @@ class StackTransform(Transform):
     def __init__(self, tseq, dim=0, cache_size=0):
         super().__init__(cache_size=cache_size)
         self.transforms, self.dim = [t.with_cache(cache_size) for t in tseq], dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
 
     bijective = property(lambda self: all(t.bijective for t in self.transforms))
     domain = property(lambda self: C.stack([t.domain for t in self.transforms], self.dim))
