@@ -187,3 +187,31 @@ def test_transforms_with_cache_as_pytorchs():
     t = ndgrad.distributions.transforms.ExpTransform().inv.with_cache(1)
     y = t(x)
     assert t.inv(y) is x   # (the cache)
+
+
+def test_pinv_rcond_overload_storage_and_cdata():
+    """captum: linalg.pinv(A, rcond=...); linear_operator: `if indices.storage():`; pyro and
+    gpytorch: `p._cdata` compared between a parameter and what the param store returns."""
+    import warnings
+    a = np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9.5]])
+    for args, kw in (((0.1,), {}), ((), {"rcond": 0.1}), ((0.1, True), {})):
+        ours = ndgrad.linalg.pinv(ndgrad.tensor(a), *args, **kw)
+        theirs = torch.linalg.pinv(torch.tensor(a), *args, **kw)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+    for lib in (torch, ndgrad):
+        with pytest.raises(TypeError, match=r"linalg_pinv\(\) received an invalid combination "
+                           r"of arguments - got \(Tensor, rtol=float, rcond=float\)"):
+            lib.linalg.pinv(lib.tensor(a), rcond=0.1, rtol=0.1)
+    got = []
+    for lib in (torch, ndgrad):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x = lib.arange(6.0)[2:]
+            s = x.storage()
+            got.append((len(s), s.size(), str(s.dtype), s.tolist(), bool(lib.zeros(0).storage()),
+                        s[1], s.element_size(), s.nbytes(), type(s).__name__))
+            assert all("TypedStorage is deprecated" in str(m.message) for m in w)
+        p = lib.nn.Parameter(lib.ones(2))
+        assert p._cdata == p._cdata and p._cdata != p.data._cdata
+        assert isinstance(p._cdata, int)
+    assert got[0] == got[1]

@@ -308,6 +308,18 @@ class Tensor:
         return _Storage(self)
 
     @property
+    def _cdata(self):
+        """PyTorch's address of the C++ tensor: one number per tensor object (pyro compares
+        them to tell a parameter from a copy)."""
+        return id(self)
+
+    def storage(self):
+        """The deprecated TypedStorage view of this tensor's memory (linear_operator tests its
+        truth: a storage of no elements is False), with PyTorch's one-time warning."""
+        _warn_typed_storage_removal()
+        return TypedStorage(self)
+
+    @property
     def _version(self):
         return self._vc[0]
 
@@ -678,6 +690,44 @@ class _Storage:
 
     def nbytes(self):
         return self._t._data.nbytes
+
+
+_TYPED_WARNED = [False]
+
+
+def _warn_typed_storage_removal():
+    if not _TYPED_WARNED[0]:
+        _TYPED_WARNED[0] = True
+        import warnings
+        warnings.warn(
+            "TypedStorage is deprecated. It will be removed in the future and UntypedStorage "
+            "will be the only storage class. This should only matter to you if you are using "
+            "storages directly.  To access UntypedStorage directly, use "
+            "tensor.untyped_storage() instead of tensor.storage()", UserWarning, stacklevel=3)
+
+
+class TypedStorage(_Storage):
+    """Tensor.storage(): the elements of the base tensor's memory, of its dtype."""
+    dtype = property(lambda self: self._t.dtype)
+    device = property(lambda self: self._t.device)
+
+    def __len__(self):
+        return self._t._data.size
+
+    def size(self):
+        return self._t._data.size
+
+    def element_size(self):
+        return self._t._data.itemsize
+
+    def tolist(self):
+        return self._t.reshape(-1).tolist()
+
+    def __getitem__(self, i):
+        return self._t.reshape(-1)[i].item()
+
+    def untyped(self):
+        return _Storage(self._t)
 
 
 def _rebuild_tensor(array, requires_grad, device=None):

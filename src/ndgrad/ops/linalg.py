@@ -1644,9 +1644,25 @@ def _float_input(A, fname):
                            f"Got {_type_name(A.dtype)}")
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+_PINV_SIGS = (
+    "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+    "Tensor out = None)",
+    "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
+    "Tensor out = None)",
+    "(Tensor input, Tensor rcond, bool hermitian = False, *, Tensor out = None)",
+    "(Tensor input, float rcond, bool hermitian = False, *, Tensor out = None)")
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """torch.linalg.pinv(A, *, atol=None, rtol=None, hermitian=False): the pseudo-inverse,
-    singular values below max(atol, rtol * largest) dropped."""
+    singular values below max(atol, rtol * largest) dropped; PyTorch's older overload
+    pinv(A, rcond, hermitian=False) is rtol=rcond."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            from .._argcheck import combination_error
+            kw = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
+            raise combination_error("linalg_pinv", _PINV_SIGS, (A,), {**kw, "rcond": rcond})
+        rtol = rcond
     if A._data.ndim < 2:
         raise RuntimeError("linalg.pinv(" + _type_name_of(A)[:-4] + "{[" + ", ".join(
             str(s) for s in A._data.shape) + "]}): expected a tensor with 2 or more dimensions "
