@@ -215,3 +215,13 @@ def test_pinv_rcond_overload_storage_and_cdata():
         assert p._cdata == p._cdata and p._cdata != p.data._cdata
         assert isinstance(p._cdata, int)
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("other", [..., None, "a", object(), slice(1), (1, 0), [1, 0]])
+def test_comparing_a_tensor_with_a_non_number_is_false(other):
+    """gpytorch: `if ... in idx` with a tensor in the index tuple compares the tensor with
+    Ellipsis: PyTorch answers False (NotImplemented, then identity), not an array."""
+    for lib in (torch, ndgrad):
+        t = lib.tensor([1, 0])
+        assert (t == other) is False and (t != other) is True
+        assert (other in (0, slice(None), t)) is (other in (0, slice(None)))

@@ -716,7 +716,8 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
 
 # what a binary operator answers NotImplemented for, so that Python says what PyTorch's does
 # (`t + [1, 2]` is a TypeError, `t == [1, 2]` False): no Tensor, no Number
-_NOT_OPERANDS = (str, bytes, dict, set, type(None), list, tuple)
+_NOT_OPERANDS = (str, bytes, dict, set, type(None), list, tuple, type(...), slice)
+_NOT_NUMBERS = (type(...), slice, object)   # (exact classes NumPy would take as object arrays)
 _NO_KW = {}  # (never written: apply copies keywords before changing them)
 
 
@@ -761,8 +762,9 @@ def dunder(fn, none=_UNSET, name=None):
             try:
                 return apply(op, (self, other), _NO_KW)
             except Exception:
-                if isinstance(other, _NOT_OPERANDS):  # (then Python compares identities:
-                    return NotImplemented             # `t == [1, 2]` is False, as PyTorch's)
+                if isinstance(other, _NOT_OPERANDS) or other.__class__ is object:
+                    # (then Python compares identities:
+                    return NotImplemented   # `t == [1, 2]` is False, as PyTorch's)
                 raise
         method = compare
     method.__name__ = method.__qualname__ = fn.__name__
@@ -1192,6 +1194,8 @@ def _apply(op, args, kwargs):
                 arrays[i] = a = a.item()
                 args = tuple(arrays[j] if j == i else x for j, x in enumerate(args))
                 c = _SCALAR_CATEGORY.get(a.__class__, -1)
+            elif c < 0 and a.__class__ in _NOT_NUMBERS and i in op.tensor_params:
+                raise _refused(op, i, a)   # (`t == ...`: no object arrays; PyTorch refuses it)
             if c > scalar_cat:
                 scalar_cat = c
     if kwargs:
