@@ -225,3 +225,23 @@ def test_comparing_a_tensor_with_a_non_number_is_false(other):
         t = lib.tensor([1, 0])
         assert (t == other) is False and (t != other) is True
         assert (other in (0, slice(None), t)) is (other in (0, slice(None)))
+
+
+def test_legacy_sparse_constructors():
+    """linear_operator's tests build torch.sparse.FloatTensor(indices, values, size)."""
+    import warnings
+    got = []
+    for lib in (torch, ndgrad):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            i = lib.tensor([[0, 1, 1], [2, 0, 2]])
+            v = lib.tensor([3.0, 4.0, 5.0])
+            s = lib.sparse.FloatTensor(i, v, lib.Size([2, 3]))
+            d = lib.sparse.DoubleTensor(i, v)
+            e = lib.sparse.FloatTensor(2, 3)
+        got.append((s.to_dense().tolist(), str(s.dtype), s.is_sparse,
+                    isinstance(s, lib.sparse.FloatTensor), isinstance(s, lib.sparse.DoubleTensor),
+                    isinstance(lib.ones(2), lib.sparse.FloatTensor), str(d.dtype),
+                    d.to_dense().tolist(), tuple(e.shape), e.is_sparse,
+                    [str(m.message).split(" is deprecated")[0] for m in w]))
+    assert got[0] == got[1]

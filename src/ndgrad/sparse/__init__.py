@@ -311,3 +311,47 @@ class check_sparse_tensor_invariants:
             with self:
                 return fn(*a, **k)
         return wrapper
+
+
+def _legacy_sparse(name, dtype_name):
+    """torch.sparse.FloatTensor & co.: PyTorch's legacy constructors of COO tensors,
+    (indices, values[, size]) or (*sizes) for an empty one; isinstance of them is true for the
+    sparse COO tensors of their dtype."""
+    def new(cls, *args, **kwargs):
+        from .. import sparse_coo_tensor
+        dt = getattr(D, dtype_name)
+        import warnings
+        if args and isinstance(args[0], Tensor):
+            sized = len(args) > 2 or "size" in kwargs
+            warnings.warn(
+                f"torch.sparse.SparseTensor(indices, values, {'shape, ' if sized else ''}*, "
+                f"device=) is deprecated.  Please use torch.sparse_coo_tensor(indices, values, "
+                f"{'shape, ' if sized else ''}dtype=, device=).", UserWarning, stacklevel=2)
+            indices, values = args[0], args[1]   # (the values keep their dtype, as PyTorch's)
+            size = args[2] if len(args) > 2 else kwargs.get("size")
+            if size is None:
+                return sparse_coo_tensor(indices, values)
+            return sparse_coo_tensor(indices, values, tuple(size))
+        warnings.warn("torch.sparse.SparseTensor(shape, *, device=) is deprecated.  Please "
+                      "use torch.sparse_coo_tensor(shape, dtype=, device=).", UserWarning,
+                      stacklevel=2)
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) \
+            else tuple(args)
+        import numpy
+        return sparse_coo_tensor(_make(numpy.zeros((len(sizes), 0), "int64")),
+                                 _make(numpy.zeros((0,), dt.np)), sizes, dtype=dt)
+
+    class _Meta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, Tensor) and obj.is_sparse and obj.dtype is getattr(
+                D, dtype_name)
+    return _Meta(name, (), {"__new__": new, "__module__": "torch.sparse"})
+
+
+FloatTensor = _legacy_sparse("FloatTensor", "float32")
+DoubleTensor = _legacy_sparse("DoubleTensor", "float64")
+HalfTensor = _legacy_sparse("HalfTensor", "float16")
+LongTensor = _legacy_sparse("LongTensor", "int64")
+IntTensor = _legacy_sparse("IntTensor", "int32")
+ByteTensor = _legacy_sparse("ByteTensor", "uint8")
+BoolTensor = _legacy_sparse("BoolTensor", "bool")
