@@ -245,3 +245,33 @@ def test_legacy_sparse_constructors():
                     d.to_dense().tolist(), tuple(e.shape), e.is_sparse,
                     [str(m.message).split(" is deprecated")[0] for m in w]))
     assert got[0] == got[1]
+
+
+def test_transform_modules_initialize_their_module_side():
+    """pyro's TransformModule(Transform, nn.Module) and ComposeTransformModule(ComposeTransform,
+    nn.ModuleList): Transform.__init__ calls super().__init__(), as PyTorch's."""
+    got = []
+    for lib in (torch, ndgrad):
+        T = lib.distributions.transforms
+
+        class TM(T.Transform, lib.nn.Module):
+            def __init__(self, *a, **k):
+                super().__init__(*a, **k)
+                self.lin = lib.nn.Linear(2, 2)
+
+            def __hash__(self):
+                return super(lib.nn.Module, self).__hash__()
+
+        class CTM(T.ComposeTransform, lib.nn.ModuleList):
+            def __init__(self, parts, cache_size=0):
+                super().__init__(parts, cache_size=cache_size)
+                for p in parts:
+                    if isinstance(p, lib.nn.Module):
+                        self.append(p)
+
+            def __hash__(self):
+                return super(lib.nn.Module, self).__hash__()
+        c = CTM([TM(), T.ExpTransform(), TM(cache_size=1)])
+        got.append((len(c), len(list(c.parameters())), len(c.parts), c._cache_size,
+                    c.parts[2]._cache_size))
+    assert got[0] == got[1]

@@ -35,6 +35,7 @@ class Transform:
         self._cache_size = cache_size
         self._cached_x_y = None, None
         self._inv = None
+        super().__init__()   # (cooperative, as PyTorch's: pyro's TransformModule is a Module)
 
     @property
     def event_dim(self):
