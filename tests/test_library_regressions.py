@@ -275,3 +275,22 @@ def test_transform_modules_initialize_their_module_side():
         got.append((len(c), len(list(c.parameters())), len(c.parts), c._cache_size,
                     c.parts[2]._cache_size))
     assert got[0] == got[1]
+
+
+def test_collect_all_completes_with_its_last_future():
+    """captum's Shapley sampling chains collect_all(...).then(cb) and reads .value() of the
+    listed futures inside cb: collect_all completes as soon as they all have."""
+    got = []
+    for lib in (torch, ndgrad):
+        F = lib.futures.Future
+        a, b = F(), F()
+        both = lib.futures.collect_all([a, b])
+        chained = both.then(lambda f: [x.value() for x in f.value()])
+        seen = [both.done(), chained.done()]
+        a.set_result(1)
+        seen.append(both.done())
+        b.set_result(2)
+        seen += [both.done(), chained.done(), chained.value()]
+        seen.append(lib.futures.collect_all([]).done())
+        got.append(seen)
+    assert got[0] == got[1] == [False, False, False, True, True, [1, 2], True]

@@ -129,6 +129,18 @@ def collect_all(futures):
         return False
 
     out._force, out._poll = force, poll
+    # completed as soon as the last of them is, as PyTorch's (a `then` on it runs then, so
+    # callbacks that read value() of the futures in the list find them done)
+    left = [len(futures)]
+
+    def one_done(_):
+        left[0] -= 1
+        if left[0] == 0 and out._pending():
+            out.set_result(futures)
+    for f in futures:
+        f.add_done_callback(one_done)
+    if not futures:
+        out.set_result(futures)
     return out
 
 
