@@ -294,3 +294,16 @@ def test_collect_all_completes_with_its_last_future():
         seen.append(lib.futures.collect_all([]).done())
         got.append(seen)
     assert got[0] == got[1] == [False, False, False, True, True, [1, 2], True]
+
+
+def test_indexing_with_an_empty_list():
+    """kornia: `weights[mix_indices] = 0` with no mix augmentation (an empty list): PyTorch
+    takes an empty sequence as an empty long index."""
+    got = []
+    for lib in (torch, ndgrad):
+        w = lib.ones(4)
+        w[[]] = 0
+        m = lib.ones(2, 3)
+        got.append((w.tolist(), tuple(w[[]].shape), tuple(m[[]].shape),
+                    tuple(m[[], :].shape), tuple(m[:, []].shape), tuple(m[([],)].shape)))
+    assert got[0] == got[1]

@@ -409,6 +409,8 @@ def _normalize_key(key, self=None):
                 t_ = tensor(k) if self is None else tensor(k, device="cpu")
             except (TypeError, ValueError, RuntimeError):
                 raise IndexError(ERR_INDEX_DTYPE) from None
+            if t_._data.size == 0 and t_.dtype.is_floating_point:   # (x[[]]: an empty long
+                return place(t_._data.astype("int64"))             # index, as PyTorch's)
             if t_.dtype.name not in _INDEX_DTYPES:
                 raise IndexError(ERR_INDEX_DTYPE)
             return place(t_._data)
