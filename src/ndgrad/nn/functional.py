@@ -541,7 +541,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
             pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
     if _sums:           # (the sums and the divisor map, for integer inputs)
-        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)
+        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)  # host: map
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
 
