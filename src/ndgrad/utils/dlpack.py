@@ -239,8 +239,10 @@ def from_dlpack(ext_tensor):
         return _wrap(arr)
     if type(ext_tensor).__name__ == "PyCapsule":
         return _wrap(_array_from_capsule(ext_tensor))
-    raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, "
-                    f"got {type(ext_tensor).__name__}")
+    # (PyTorch takes anything else for a capsule, and finds it invalid)
+    raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can "
+                       "be consumed only once, so you might have already constructed a tensor "
+                       "from it once.")
 
 
 def to_dlpack(tensor):
