@@ -737,22 +737,63 @@ def _take_diagonals(eq, operands):
     return ",".join(subs) + "->" + out, tuple(ops)
 
 
+def _einsum_path(eq, operands):
+    """The pairs PyTorch contracts, in order, and whether each result goes to the back of the
+    list (opt_einsum's path, where opt_einsum is installed and torch.backends.opt_einsum is
+    enabled, for more than two operands) or to its front (left to right)."""
+    n = len(operands)
+    if n > 2:
+        from .. import backends
+        flags = backends.opt_einsum
+        if flags.enabled and flags.is_available():
+            import opt_einsum
+            path = opt_einsum.contract_path(eq, *[tuple(o.shape) for o in operands],
+                                            shapes=True, optimize=flags.strategy or "auto")[0]
+            return [tuple(sorted(p)) for p in path], True
+    return [(0, 1)] * (n - 1), False
+
+
 def _check_einsum_dtypes(eq, operands):
-    """PyTorch contracts the operands left to right: a pair that sums over shared letters goes
-    through bmm, which refuses mixed dtypes; a pair without one is a promoting mul."""
+    """ATen's einsum contracts the operands pairwise (sumproduct_pair): a pair that sums over
+    shared dims goes through bmm, which refuses mixed dtypes (naming its left operand's type
+    first); a pair without one is a promoting mul. Which pair comes first, and which side is
+    left, follow ATen: opt_einsum's path when it is in use (results appended), else left to
+    right (results in front); dims of size 1 count as absent; bmm's operands are swapped when
+    every dim only the right one has comes before every dim only the left one has."""
+    from .._dtype import promote_types
     ins, out = eq.split("->")
     subs = ins.split(",")
-    left, dtype = set(subs[0]), operands[0].dtype
-    for i in range(1, len(subs)):
-        later = set(out).union(*subs[i + 1:])
-        right = set(subs[i])
-        contracted = (left & right) - later
-        if operands[i].dtype is not dtype:
-            if contracted:
-                raise _bmm_dtype_error(dtype, operands[i].dtype)
-            from .._dtype import promote_types
-            dtype = promote_types(dtype, operands[i].dtype)
-        left = (left | right) - contracted
+    order = list(out) + sorted({c for sub in subs for c in sub} - set(out),
+                               key=lambda c: (c.islower(), c))
+    pos = {c: i for i, c in enumerate(order)}
+    ops = [({c for c, n in zip(sub, o.shape) if n != 1}, o.dtype)
+           for sub, o in zip(subs, operands)]
+    counts = {c: sum(c in dims for dims, _ in ops) for c in order}
+    path, back = _einsum_path(eq, operands)
+    for i, j in path:
+        (left, da), (right, db) = ops[i], ops[j]
+        del ops[j], ops[i]
+        summed = []
+        for c in order[len(out):]:
+            if c in left and c in right:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    summed.append(c)
+                    counts[c] = 0
+            elif counts[c] == 1 and (c in left or c in right):
+                (left if c in left else right).discard(c)
+                counts[c] = 0
+        if summed and da is not db:
+            lo = [pos[c] for c in order if c not in summed and c in left and c not in right]
+            ro = [pos[c] for c in order if c not in summed and c not in left]
+            if lo and ro and ro[-1] < lo[0]:
+                da, db = db, da
+            raise _bmm_dtype_error(da, db)
+        result = ((left | right) - set(summed), promote_types(da, db))
+        if back:
+            ops.append(result)
+        else:
+            ops.insert(0, result)
 
 
 def einsum(equation, *operands):
@@ -3015,8 +3056,9 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
         raise RuntimeError(f"{fn}: other.shape[{-2 if left else -1}] must be equal to "
                            "input.shape[-2]")
     k = tau._data.shape[-1] if tau._data.ndim else 1
-    if k > A._data.shape[-1]:
-        raise RuntimeError(f"{fn}: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    if k != min(m, A._data.shape[-1]):
+        raise RuntimeError(f"{fn}: tau.shape[-1] must be equal to min(other.shape"
+                           f"[{-2 if left else -1}], input.shape[-1])")
     for name, t in (("tau", tau), ("other", C)):
         if t.dtype is not A.dtype:
             raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
@@ -3030,3 +3072,77 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
 
 MORE_FUNCTIONS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
 MORE_METHODS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
+
+
+# ---------------------------------------------------------------- randomized low-rank SVD, PCA
+# Halko, Martinsson and Tropp (2009), algorithms 4.4 and 5.1, as torch.svd_lowrank and
+# torch.pca_lowrank draw and compute them: the same Gaussian test matrix from the generator, so
+# a seeded call gives PyTorch's numbers.
+
+def _lowrank_dense(A):
+    """A sparse input as a dense one (ndgrad's sparse products are dense underneath)."""
+    return A if str(A.layout) == "torch.strided" else A.to_dense()
+
+
+def _approximate_basis(A, q, niter, M):
+    """An m x q matrix with orthonormal columns spanning (nearly) the range of A - M."""
+    from .._creation import randn
+    from .. import _dtype
+    dtype = A.dtype if (A.dtype.is_floating_point or A.dtype.is_complex) else _dtype.float32
+    R = randn(A.shape[-1], q, dtype=dtype, device=A.device)
+
+    def range_of(B, Bm, X):
+        Y = matmul(B, X)
+        return Y if Bm is None else Y - matmul(Bm, X)
+    Q = qr(range_of(A, M, R)).Q
+    for _ in range(2 if niter is None else niter):
+        Q = qr(range_of(_mH(A), None if M is None else _mH(M), Q)).Q
+        Q = qr(range_of(A, M, Q)).Q
+    return Q
+
+
+def _svd_lowrank(A, q=6, niter=2, M=None):
+    q = 6 if q is None else q
+    A = _lowrank_dense(A)
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = expand(_lowrank_dense(M), tuple(A.shape))
+    wide = m < n
+    if wide:
+        A = _mH(A)
+        M = None if M is None else _mH(M)
+    Q = _approximate_basis(A, q, niter, M)
+    B = matmul(_mH(Q), A)
+    if M is not None:
+        B = B - matmul(_mH(Q), M)
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = matmul(Q, U), _mH(Vh)
+    return (V, S, U) if wide else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """torch.svd_lowrank(A, q=6, niter=2, M=None) -> (U, S, V): a randomized SVD of A (or of
+    A - M) of rank q, A ~ U diag(S) V^H."""
+    return _svd_lowrank(A, q=q, niter=niter, M=M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """torch.pca_lowrank(A, q=None, center=True, niter=2) -> (U, S, V): PCA of the rows of A
+    through svd_lowrank of the centered A (q defaults to min(6, m, n))."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter=niter, M=None)
+    if A.is_sparse and A.ndim != 2:
+        raise ValueError("pca_lowrank input is expected to be 2-dimensional tensor")
+    A = _lowrank_dense(A)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter, M=None)
+
+
+MORE_FUNCTIONS.update(svd_lowrank=svd_lowrank, pca_lowrank=pca_lowrank)
