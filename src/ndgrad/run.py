@@ -7,7 +7,8 @@
 The program sees what `python script.py [args]` (or `python -m module`, `python -c`) would show
 it: `sys.argv`, `__name__ == "__main__"`, `sys.path[0]` (the script's folder; the current folder
 for -m and -c). Running through this module is the opt-in: the alias applies even where a real
-PyTorch is installed.
+PyTorch is installed, and in the Python processes the program starts (multiprocessing's spawned
+workers, subprocesses: NDGRAD_ALIAS_TORCH=1 and a sitecustomize on PYTHONPATH).
 """
 import os
 import runpy
@@ -30,6 +31,13 @@ def main(argv=None):
 
     from ._alias import alias_torch
     alias_torch()
+    # the processes the program starts (multiprocessing's spawned workers, Python
+    # subprocesses) alias torch at startup too: _runner_site/sitecustomize.py
+    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner_site")
+    os.environ["NDGRAD_ALIAS_TORCH"] = "1"
+    old = os.environ.get("PYTHONPATH")
+    if site not in (old or "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = site + (os.pathsep + old if old else "")
 
     if argv[0] == "-m":
         sys.argv = [argv[1]] + argv[2:]     # runpy puts the module's file in argv[0]

@@ -338,8 +338,9 @@ def _legacy_sparse(name, dtype_name):
         sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) \
             else tuple(args)
         import numpy
-        return sparse_coo_tensor(_make(numpy.zeros((len(sizes), 0), "int64")),
-                                 _make(numpy.zeros((0,), dt.np)), sizes, dtype=dt)
+        indices = numpy.zeros((len(sizes), 0), "int64")   # host: an empty COO tensor's parts
+        values = numpy.zeros((0,), dt.np)   # host: (no elements)
+        return sparse_coo_tensor(_make(indices), _make(values), sizes, dtype=dt)
 
     class _Meta(type):
         def __instancecheck__(cls, obj):
