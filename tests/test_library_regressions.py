@@ -307,3 +307,28 @@ def test_indexing_with_an_empty_list():
         got.append((w.tolist(), tuple(w[[]].shape), tuple(m[[]].shape),
                     tuple(m[[], :].shape), tuple(m[:, []].shape), tuple(m[([],)].shape)))
     assert got[0] == got[1]
+
+
+KEYS_INT_AND_TENSOR = ["0, :, :, i", "0, :, i", ":, 0, :, i", "0, i", "i, :, 0", "0, i, :, i",
+                       ":, i, 0", "..., 0, i", "None, 0, :, i", "0, ..., i"]
+
+
+@pytest.mark.parametrize("key", KEYS_INT_AND_TENSOR)
+def test_integers_apply_before_tensor_indices(key):
+    """PyTorch selects a key's integers first, then indexes with its tensors (NumPy counts the
+    integers as advanced indices, which moves the broadcast dims): gpytorch's
+    MultitaskMultivariateNormal[0, :, :, tensor] expected [4, 6, 6]. Values, shapes, writes and
+    gradients as PyTorch's."""
+    got = []
+    for lib in (torch, ndgrad):
+        x = lib.arange(120.0, dtype=lib.float64).reshape(2, 3, 4, 5).requires_grad_()
+        i = lib.tensor([1, 0])
+        env = {"x": x, "i": i}
+        y = eval(f"x[{key}]", env)
+        (y * lib.arange(float(y.numel()), dtype=lib.float64).reshape(y.shape)).sum().backward()
+        z = x.detach().clone()
+        exec(f"z[{key}] = -1", {"z": z, "i": i})
+        got.append((tuple(y.shape), y.detach().numpy().copy(), x.grad.numpy().copy(), z.numpy()))
+    assert got[0][0] == got[1][0]
+    for a, b in zip(got[0][1:], got[1][1:]):
+        np.testing.assert_array_equal(b, a)

@@ -224,6 +224,9 @@ def _setitem(self, key, value):
         region = getitem(self, key)
         copy_(region, shape._check_setitem_value(region, value))
         return
+    split = shape._split_ints(key)
+    if split is not None:   # (integers first, as PyTorch: into the view they select)
+        return _setitem(getitem(self, split[0]), split[1], value)
     shape._check_index_put_dtype(self, key, value)
     inplace(self, index_put, key, value)
 

@@ -378,6 +378,29 @@ def _has_advanced(key):
     return False
 
 
+def _is_int_index(k):
+    return isinstance(k, int) and not isinstance(k, bool)
+
+
+def _is_basic_index(k):
+    return k is None or k is Ellipsis or isinstance(k, slice) or _is_int_index(k)
+
+
+def _split_ints(key):
+    """PyTorch applies a key's integers first (selects), then its tensors to what is left;
+    NumPy counts integers among the advanced indices, which moves the broadcast dimensions
+    (x[0, :, :, t] is [3, 4, 2] in PyTorch, [2, 3, 4] in NumPy). For a key with both:
+    (the basic key with the tensors as full slices, the rest: the tensors over what the basic
+    key left), else None."""
+    if not isinstance(key, tuple) or not any(_is_int_index(k) for k in key) or \
+            all(_is_basic_index(k) for k in key):
+        return None
+    basic = tuple(k if _is_basic_index(k) else slice(None) for k in key)
+    rest = tuple(k if k is Ellipsis or not _is_basic_index(k) else slice(None)
+                 for k in key if not _is_int_index(k))
+    return basic, rest
+
+
 _INDEX_DTYPES = ("int64", "int32", "uint8", "bool")
 ERR_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
 
@@ -488,6 +511,9 @@ def _basic_node(key):
 def getitem(self, key):
     key = _normalize_key(key, self)
     if _has_advanced(key):
+        split = _split_ints(key)
+        if split is not None:   # (integers first, as PyTorch)
+            return getitem(getitem(self, split[0]), split[1])
         return _index(self, key)
     nd = self._data.ndim
     ks = key if isinstance(key, tuple) else (key,)
