@@ -332,3 +332,17 @@ def test_integers_apply_before_tensor_indices(key):
     assert got[0][0] == got[1][0]
     for a, b in zip(got[0][1:], got[1][1:]):
         np.testing.assert_array_equal(b, a)
+
+
+def test_matmul_operator_autocasts_as_matmul():
+    """kornia's augmentations compose affine matrices with `@` under torch.autocast("cpu"): the
+    operator is aten::matmul, cast to bfloat16 with the function."""
+    got = []
+    for lib in (torch, ndgrad):
+        a = lib.ones(2, 2)
+        b = lib.ones(2, 2, dtype=lib.bfloat16)
+        with lib.autocast("cpu"):
+            got.append([str((a @ a).dtype), str((a @ b).dtype), str((b @ a).dtype),
+                        str(a.__rmatmul__(b).dtype)])
+        got[-1].append(str((a @ b.float()).dtype))
+    assert got[0] == got[1]
