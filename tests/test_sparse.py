@@ -1,4 +1,4 @@
-"""Sparse COO tensors (ndgrad/_sparse.py, ndgrad/sparse): structure, printing, errors, and
+"""Sparse COO tensors (ndgrad/sparse/_coo.py, ndgrad/sparse): structure, printing, errors, and
 values/gradients of the products, sums and softmax against PyTorch on the same inputs."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""torch-level names of _torch_copies.py: the *_copy family, in-place forms and utilities.
+"""torch-level names of ops/copies.py: the *_copy family, in-place forms and utilities.
 
 Pure-ndgrad checks (storage independence, gradients, RNG, utilities) run without PyTorch; the
 comparisons with PyTorch (values, dtypes, shapes, errors) skip when it is not installed.

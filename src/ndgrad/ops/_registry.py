@@ -66,7 +66,7 @@ _raw_state = _raw.state
 _fw_state = _forward_ad._state
 _fw_propagate = _forward_ad._propagate
 _OPS = {}  # name -> OpDef, every registered op
-_VMAP = [None]  # the batched-vmap dispatcher while one runs (see _vmap.py), else None
+_VMAP = [None]  # the batched-vmap dispatcher while one runs (see func/_vmap.py), else None
 _ndarray = _np.ndarray
 _asarray = _np.asarray  # host: the CPU fast paths make NumPy scalars 0-d arrays
 _DEFAULT = D._default
@@ -672,7 +672,7 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
 
     def fn(*args, **kwargs):
-        if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
+        if _VMAP[0] is not None:   # inside func.vmap's batched run (func/_vmap.py)
             return _VMAP[0](op, args, kwargs)
         try:
             return apply(op, args, kwargs)
@@ -763,13 +763,13 @@ def dunder(fn, none=_UNSET, name=None):
 
 
 def _cpu_scalars_moved(args, kwargs):
-    from .._argcheck import cpu_scalars_moved
+    from ._argcheck import cpu_scalars_moved
     return cpu_scalars_moved(args, kwargs)
 
 
 def _bad_args(op, args, kwargs, exc):
-    """PyTorch's error for a failed call of `op`, or None (ndgrad._argcheck)."""
-    from .._argcheck import bad_args
+    """PyTorch's error for a failed call of `op`, or None (ndgrad.ops._argcheck)."""
+    from ._argcheck import bad_args
     params = op.params
     tensors = set(op.inputs) | {params[0]} if params else set(op.inputs)
     return bad_args(op.name.strip("_"), params, args, kwargs, exc, op.defaults, tensors,

@@ -14,7 +14,7 @@ __all__ = ["_check", "_check_index", "_check_value", "_check_type", "_check_not_
 
 def _check_with(error_type, cond, message=None):
     if not isinstance(cond, (_b.bool,)) and type(cond).__name__ != "SymBool":
-        from ._tensor import Tensor
+        from .._tensor import Tensor
         if isinstance(cond, Tensor):
             cond = _b.bool(cond)
         elif not isinstance(cond, _b.bool):
@@ -131,15 +131,15 @@ _sym_sqrt = sym_sqrt
 
 def _shape_as_tensor(input):
     """The shape of input as a 1-d int64 tensor."""
-    from ._creation import tensor
-    from ._dtype import int64
+    from .._creation import tensor
+    from .._dtype import int64
     return tensor(list(input.shape), dtype=int64)
 
 
 def get_autocast_dtype(device_type):
     """The dtype autocast would use on this device type (PyTorch's defaults: float16 on cuda,
     bfloat16 on cpu; ndgrad's autocast changes no dtype, see torch.amp)."""
-    from . import _dtype as D
+    from .. import _dtype as D
     if device_type == "cuda":
         return D.float16
     return getattr(D, "bfloat16", D.float16)
