@@ -10,6 +10,14 @@ from ._coo import SparseTensor, _sparse, _linear_index
 from ._compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of, named,
                           _compressed as _make_compressed)
 
+import sys as _sys
+from . import _coo, _compressed
+
+# Plain pickles of sparse tensors and layouts made before these modules moved here name them
+# ndgrad._sparse and ndgrad._sparse_compressed: both names still resolve (no files behind them)
+_sys.modules.setdefault(__name__.rpartition(".")[0] + "._sparse", _coo)
+_sys.modules.setdefault(__name__.rpartition(".")[0] + "._sparse_compressed", _compressed)
+
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sampled_addmm",
            "check_sparse_tensor_invariants"]
 
