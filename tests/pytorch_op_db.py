@@ -430,7 +430,11 @@ def _np_with_strides(t):
         t = t.resolve_conj()
     if t.is_neg():
         t = t.resolve_neg()
-    a = t.numpy()
+    if t.dtype == torch.bfloat16:     # (no NumPy bfloat16 in torch: its bits, as ml_dtypes')
+        import ml_dtypes
+        a = t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    else:
+        a = t.numpy()
     if t.is_contiguous() or t.numel() <= 1:
         return a.copy()
     extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
@@ -559,6 +563,9 @@ def to_torch(obj):
         a = obj.detach()
         if a.layout != ndgrad.strided:
             a = a.to_dense()
+        if a.dtype == ndgrad.bfloat16:
+            return torch.from_numpy(np.array(a.view(ndgrad.int16).numpy(), copy=True)).view(
+                torch.bfloat16)
         return torch.from_numpy(np.array(a.numpy(), copy=True))
     if isinstance(obj, ndgrad.dtype):
         return torch_dtype(obj)

@@ -67,42 +67,28 @@ DELIBERATE = {
 
 # ------------------------------------------------------------------ what NumPy cannot hold
 
-_BF16 = "bfloat16: NumPy has no such dtype (README: not supported)"
+_CHALF = ("complex32 (chalf): NumPy has no complex32 type, so ndgrad has no such tensors and "
+          "Tensor.chalf() raises a clear TypeError (README's dtype row)")
 
 NOT_REPRESENTABLE = {
-    ("bfloat16.function", "error"): _BF16,
-    ("bfloat16.grad", "error"): _BF16,
+    ("chalf.function", "error"): _CHALF,
+    ("chalf.method", "error"): _CHALF,
+    ("chalf.grad", "error"): _CHALF,
 }
 
 # ------------------------------------------------------------------ names ndgrad lacks
 
-_FIDELITY = ("a public name issue 31 adds with the other missing names (masked.*, "
-             "signal.windows.*, geqrf, ormqr, svd_lowrank, pca_lowrank, as_strided_copy, "
-             "__rdiv__, chalf): another branch's work")
 _PRIVATE = ("a private ATen entry point (torch.ops.aten.* or torch._*), outside PyTorch's public "
             "API; ndgrad provides the public operations built on it")
 
-MISSING = {name: _FIDELITY for name in (
-    "__rdiv__", "as_strided_copy", "chalf", "geqrf", "ormqr", "pca_lowrank", "svd_lowrank",
-    "masked.amax", "masked.amin", "masked.argmax", "masked.argmin", "masked.cumprod",
-    "masked.cumsum", "masked.log_softmax", "masked.logaddexp", "masked.logsumexp",
-    "masked.mean", "masked.median", "masked.norm", "masked.normalize", "masked.prod",
-    "masked.softmax", "masked.softmin", "masked.std", "masked.sum", "masked.var",
-    "signal.windows.bartlett", "signal.windows.blackman", "signal.windows.cosine",
-    "signal.windows.exponential", "signal.windows.gaussian", "signal.windows.general_cosine",
-    "signal.windows.general_hamming", "signal.windows.hamming", "signal.windows.hann",
-    "signal.windows.kaiser", "signal.windows.nuttall")}
-MISSING.update({name: _PRIVATE for name in (
+MISSING = {name: _PRIVATE for name in (
     "_batch_norm_with_update", "_chunk_cat", "_native_batch_norm_legit",
     "_segment_reduce.lengths", "_segment_reduce.offsets", "_softmax_backward_data",
     "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_upsample_bilinear2d_aa",
     "max_pool2d_with_indices_backward", "native_dropout_backward", "slice",
     "torch.ops.aten._safe_softmax.default",
     "nn.functional.threshold",        # (its OpInfo calls the private F._threshold)
-)})
-MISSING["bfloat16"] = _BF16
-MISSING["hash_tensor"] = ("hash_tensor returns a uint64 tensor, a dtype ndgrad does not have "
-                          "(its dtypes are README's)")
+)}
 
 # ------------------------------------------------------------------ not yet fixed in ndgrad
 # Each an ndgrad disagreement still to fix; the report says which and why they are left.

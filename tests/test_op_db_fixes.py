@@ -112,7 +112,7 @@ def _grads(fn, arrays, seed=0, rtol=1e-7, atol=1e-9, grad_of=None):
         out = fn(L, *ts)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         rng = np.random.default_rng(seed)
-        cots = [L.tensor(rng.standard_normal(tuple(o.shape)).astype(o.detach().numpy().dtype))
+        cots = [L.tensor(rng.standard_normal(tuple(o.shape)).astype(o.detach().resolve_conj().numpy().dtype))
                 for o in outs]
         need = [t for t in ts if t.requires_grad]
         live = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]

@@ -205,7 +205,7 @@ def _fractional(name, nd, input, kernel_size, output_size, output_ratio, samples
     P, Kn = math.prod(outs), math.prod(pool)
     flat = flat.reshape(N, C, P, Kn)
     xv = x._data.reshape(N, C, math.prod(x._data.shape[2:]))     # (no -1: N may be 0)
-    win = xp.take_along_axis(xv, flat.reshape(N, C, -1), -1).reshape(N, C, P, Kn)
+    win = xp.take_along_axis(xv, flat.reshape(N, C, P * Kn), -1).reshape(N, C, P, Kn)
     nan = win != win
     # the first maximum of each window, or its last NaN
     arg = xp.where(nan.any(-1), Kn - 1 - xp.argmax(nan[..., ::-1], -1),

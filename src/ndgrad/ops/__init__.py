@@ -8,7 +8,7 @@ from ._inplace import inplace, make_inplace, register_direct, inplace_operator
 from ._registry import defop, dunder, _NOT_OPERANDS
 from . import _registry
 from .complex import conj as _conj
-from .pointwise import _check_bool_sub, _sub, _div, _rsub
+from .pointwise import _check_bool_sub, _sub, _div, _rsub, _rsub_tensor
 from .linalg import matmul, mm, bmm, mv, dot, matmul_operator, matmul_method
 from .pointwise import (add, sub, rsub, mul, div, true_divide, divide, pow, neg, exp, log, sqrt,
                         tanh, sigmoid, relu, abs, sign, where, eq, ne, lt, le, gt, ge,
@@ -259,6 +259,23 @@ def _rdiv(self, other):
     return div(other, self)
 
 
+def _rdiv_method(self, other):
+    """Tensor.__rdiv__ called as a function: PyTorch's is `self.reciprocal() * other`, so a
+    Number self raises AttributeError (Python's reflected `/` calls __rtruediv__)."""
+    if not isinstance(self, Tensor):
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'reciprocal'")
+    return div(other, self)
+
+
+def _make_rsub_method():
+    number, tensor = dunder(_rsub), dunder(_rsub_tensor, name="rsub")
+
+    def __rsub__(self, other):
+        """other - self: a Tensor other gets its gradient too (RsubBackward0)."""
+        return (tensor if isinstance(other, Tensor) else number)(self, other)
+    return __rsub__
+
+
 def _rmatmul(self, other):
     if not isinstance(other, Tensor):  # (x @ t with x no tensor: Python words the TypeError)
         return NotImplemented
@@ -458,8 +475,8 @@ METHODS = {
     "new_empty": _new_filled(None), "new_full": _new_full,
     # operators
     "__add__": dunder(add), "__radd__": dunder(add), "__sub__": _sub_operator,
-    "__rsub__": dunder(_rsub), "__mul__": dunder(mul), "__rmul__": dunder(mul),
-    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__rdiv__": _rdiv,
+    "__rsub__": _make_rsub_method(), "__mul__": dunder(mul), "__rmul__": dunder(mul),
+    "__truediv__": dunder(_div), "__rtruediv__": _rdiv, "__rdiv__": _rdiv_method,
     "__floordiv__": _floordiv,
     "__rfloordiv__": _rfloordiv, "__pow__": _pow_operator, "__rpow__": _rpow, "__matmul__": matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs,

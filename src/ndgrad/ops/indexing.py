@@ -140,8 +140,8 @@ def _check_add_shapes(input, dim, index, source):
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({src[dim]}), for dim: {dim}")
     shape = input._data.shape
-    if len(shape) == len(src) and any(a != b for i, (a, b) in enumerate(zip(shape, src))
-                                      if i != dim):
+    if len(shape) != len(src) or any(a != b for i, (a, b) in enumerate(zip(shape, src))
+                                     if i != dim):
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = [{', '.join(map(str, shape))}] source.shape = "

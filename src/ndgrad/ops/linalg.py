@@ -2999,8 +2999,9 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
         raise RuntimeError(f"{fn}: other.shape[{-2 if left else -1}] must be equal to "
                            "input.shape[-2]")
     k = tau._data.shape[-1] if tau._data.ndim else 1
-    if k > A._data.shape[-1]:
-        raise RuntimeError(f"{fn}: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    if k != min(m, A._data.shape[-1]):
+        raise RuntimeError(f"{fn}: tau.shape[-1] must be equal to min(other.shape"
+                           f"[{-2 if left else -1}], input.shape[-1])")
     for name, t in (("tau", tau), ("other", C)):
         if t.dtype is not A.dtype:
             raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
@@ -3014,3 +3015,77 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
 
 MORE_FUNCTIONS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
 MORE_METHODS.update(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
+
+
+# ---------------------------------------------------------------- randomized low-rank SVD, PCA
+# Halko, Martinsson and Tropp (2009), algorithms 4.4 and 5.1, as torch.svd_lowrank and
+# torch.pca_lowrank draw and compute them: the same Gaussian test matrix from the generator, so
+# a seeded call gives PyTorch's numbers.
+
+def _lowrank_dense(A):
+    """A sparse input as a dense one (ndgrad's sparse products are dense underneath)."""
+    return A if str(A.layout) == "torch.strided" else A.to_dense()
+
+
+def _approximate_basis(A, q, niter, M):
+    """An m x q matrix with orthonormal columns spanning (nearly) the range of A - M."""
+    from .._creation import randn
+    from .. import _dtype
+    dtype = A.dtype if (A.dtype.is_floating_point or A.dtype.is_complex) else _dtype.float32
+    R = randn(A.shape[-1], q, dtype=dtype, device=A.device)
+
+    def range_of(B, Bm, X):
+        Y = matmul(B, X)
+        return Y if Bm is None else Y - matmul(Bm, X)
+    Q = qr(range_of(A, M, R)).Q
+    for _ in range(2 if niter is None else niter):
+        Q = qr(range_of(_mH(A), None if M is None else _mH(M), Q)).Q
+        Q = qr(range_of(A, M, Q)).Q
+    return Q
+
+
+def _svd_lowrank(A, q=6, niter=2, M=None):
+    q = 6 if q is None else q
+    A = _lowrank_dense(A)
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = expand(_lowrank_dense(M), tuple(A.shape))
+    wide = m < n
+    if wide:
+        A = _mH(A)
+        M = None if M is None else _mH(M)
+    Q = _approximate_basis(A, q, niter, M)
+    B = matmul(_mH(Q), A)
+    if M is not None:
+        B = B - matmul(_mH(Q), M)
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = matmul(Q, U), _mH(Vh)
+    return (V, S, U) if wide else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """torch.svd_lowrank(A, q=6, niter=2, M=None) -> (U, S, V): a randomized SVD of A (or of
+    A - M) of rank q, A ~ U diag(S) V^H."""
+    return _svd_lowrank(A, q=q, niter=niter, M=M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """torch.pca_lowrank(A, q=None, center=True, niter=2) -> (U, S, V): PCA of the rows of A
+    through svd_lowrank of the centered A (q defaults to min(6, m, n))."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter=niter, M=None)
+    if A.is_sparse and A.ndim != 2:
+        raise ValueError("pca_lowrank input is expected to be 2-dimensional tensor")
+    A = _lowrank_dense(A)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter, M=None)
+
+
+MORE_FUNCTIONS.update(svd_lowrank=svd_lowrank, pca_lowrank=pca_lowrank)

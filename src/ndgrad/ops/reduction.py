@@ -1095,6 +1095,33 @@ def msort(input):
     return input.sort(0).values
 
 
+def _hash_tensor_fwd(xp, self, dim, keepdim, floating):
+    bits = self.astype("float64").view("uint64") if floating else self.astype("uint64")
+    return xp.asarray(xp.bitwise_xor.reduce(bits, axis=dim, keepdims=keepdim))
+
+
+_hash_tensor = defop("hash_tensor", _hash_tensor_fwd, differentiable=False)
+
+
+def hash_tensor(input, dim=(), *, keepdim=False, mode=0):
+    """torch.hash_tensor(input, dim=[], *, keepdim=False, mode=0): the xor of the elements' bits
+    (floats as float64, integers as uint64), a uint64 tensor."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    ndim = input._data.ndim
+    dims = _dims(dim, ndim)
+    if dims is None:
+        if input._data.size == 0:
+            raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        dims = tuple(range(ndim))
+    for d in dims:
+        if input._data.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    return _hash_tensor(input, dims, bool(keepdim), input.dtype.is_floating_point)
+
+
 MORE_FUNCTIONS = {f.__name__: f for f in (
-    logcumsumexp, cummax, cummin, aminmax, nanmedian, nanquantile, mode, msort)}
+    logcumsumexp, cummax, cummin, aminmax, nanmedian, nanquantile, mode, msort, hash_tensor)}
 MORE_METHODS = dict(MORE_FUNCTIONS)
