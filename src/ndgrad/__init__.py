@@ -45,6 +45,7 @@ from . import nn  # noqa: E402
 from . import func  # noqa: E402
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from .serialization import _weights_only_unpickler  # noqa: E402,F401  (PyTorch's module name)
 from . import backends  # noqa: E402
 from .functional import *  # noqa: E402,F401,F403
 from . import distributions  # noqa: E402

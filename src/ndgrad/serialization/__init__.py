@@ -64,6 +64,10 @@ from ..sparse._compressed import SparseCompressedTensor as _SparseCompressedTens
 from ._weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
                                       safe_globals, TorchGlobal)
 
+# torch._weights_only_unpickler is PyTorch's own module name (programs import it for its
+# allow-list): it stays importable at the top level without a file there
+sys.modules.setdefault(__name__.rpartition(".")[0] + "._weights_only_unpickler", W)
+
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals"]
 
