@@ -871,22 +871,25 @@ def _promote(op, args, arrays, kwargs):
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}  # as in _dtype (bool < int < ...)
 
 
+# Note [apply's fast path]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# The common case first (one or two positional arguments, NumPy tensors of one dtype, a Python
+# scalar of no higher category, maybe a third argument that is a plain number or None, no
+# forward-mode levels; an op that does not promote takes tensors of any dtypes): only that work
+# is done, in one frame (a helper's call per op would cost bench W1 about 1 % per call). Anything
+# else (a Tensor subclass that takes over torch functions among it: the general path dispatches),
+# and any failure, takes the general path `_apply`, with the same result.
+
 def apply(op, args, kwargs):
-    """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
-    # The common case first (one or two positional arguments, NumPy tensors of one dtype, a
-    # Python scalar of no higher category, maybe a third argument that is a plain number or
-    # None, no forward-mode levels; an op that does not promote takes tensors of any dtypes):
-    # only that work is done. Anything else takes the general path, with the same result.
+    """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad
+    (Note [apply's fast path])."""
     n = len(args)
     if 0 < n < 4 and not kwargs and not _fw_state.levels and not _TF_MODES:
         a = args[0]
-        # (a Tensor subclass that takes over torch functions: the general path dispatches)
-        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):
+        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):  # (else: dispatch)
             d = a._data
-            if type(d) is _ndarray:
-                dtype = a.dtype
-                if dtype._special:  # (Note [Special dtypes])
-                    return _apply(op, args, kwargs)
+            dtype = a.dtype
+            if type(d) is _ndarray and not dtype._special:  # (Note [Special dtypes])
                 cat = dtype._category
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
@@ -909,15 +912,12 @@ def apply(op, args, kwargs):
                                 return _apply(op, args, kwargs)
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
-                            cb = b.__class__
-                            if op.tensor_only:  # (refused on the general path)
-                                return _apply(op, args, kwargs)
-                            if (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
-                                    cb is bool or b is None:
+                            cb = b.__class__  # (tensor_only ops refuse it on the general path)
+                            if not op.tensor_only and ((cb is float and cat >= 2) or (
+                                    cb is int and cat >= 1) or cb is bool or b is None):
                                 if cat >= 2 and cb is not bool and b is not None and \
                                         op.name in _SCALAR_OPERAND:
-                                    # (a hit in _scalar_array's cache, else the function)
-                                    e = _SCALAR_ARRAYS.get((b, d.dtype))
+                                    e = _SCALAR_ARRAYS.get((b, d.dtype))  # (cached, else made)
                                     if e is None:
                                         e = _scalar_array(b, d.dtype)
                                 else:
@@ -925,90 +925,76 @@ def apply(op, args, kwargs):
                                 requires = a._requires_grad
                             else:
                                 return _apply(op, args, kwargs)
-                    out = _fast_forward(op, d, e, args, n)
+                    fwd = op.fwd_plain
+                    try:  # (a quiet op runs in NumPy's quiet context: no wrapper frame)
+                        if e is _ONE_ARG:
+                            uf = op.ufunc1
+                            if op.quiet:
+                                out = _QRUN(fwd, _np, d) if uf is None else _QRUN(uf, d)
+                            else:
+                                out = fwd(_np, d) if uf is None else uf(d)
+                        elif n == 3:  # (never the ufunc: a third argument would be its out)
+                            c = args[2]
+                            out = _QRUN(fwd, _np, d, e, c) if op.quiet else fwd(_np, d, e, c)
+                        else:
+                            uf = op.ufunc2
+                            if op.quiet:
+                                out = _QRUN(fwd, _np, d, e) if uf is None else _QRUN(uf, d, e)
+                            else:
+                                out = fwd(_np, d, e) if uf is None else uf(d, e)
+                    except (ValueError, RuntimeError, OverflowError) as exc:
+                        return _fast_failed(op, args, kwargs, exc, d, e)
                     if out is None:
                         return _apply(op, args, kwargs)
                     if op.nout == 1 and not op.view:
-                        return _fast_result(op, args, out, requires)
+                        if type(out) is not _ndarray:
+                            out = _asarray(out)
+                        result = _new(Tensor)  # _make, inlined
+                        result._data = out
+                        result.dtype = _BY_NP.get(out.dtype) or D.from_numpy_dtype(out.dtype)
+                        result._requires_grad, result.grad_fn, result._vc = False, None, [0]
+                        st = _state
+                        if st.inference:
+                            result._inference = True
+                        if requires and op.differentiable:
+                            if st.enabled:
+                                if result.dtype._category >= 2:
+                                    if simple := op.simple:
+                                        mask = requires & _SIMPLE_BITS[simple]
+                                        rec = op.recorders.get(mask)
+                                        if rec is None:
+                                            rec = _recorder(op, mask)
+                                        rec(args, result)
+                                    else:
+                                        _record(op, args, None, (result,))
+                            elif not st.in_backward:  # (for autograd.explain)
+                                site = None
+                                if _sites.enabled:  # user_site(2), its usual case inlined
+                                    f = _getframe(2)  # (above fn, or out='s wrapper)
+                                    code = f.f_code
+                                    if _inside.get(code.co_filename) is False:
+                                        site = (code, f.f_lasti)
+                                    else:
+                                        site = user_site(2)
+                                result._nograd_at = (site, st.inference)
+                        return result
                     return _finish(op, args, kwargs, out, _np, requires, 4)
     return _apply(op, args, kwargs)
 
 
-def _fast_forward(op, d, e, args, n):
-    """apply's fast path, its forward: op's NumPy forward (or its ufunc) on the array `d` and
-    `e` (the second operand as an array or number, or _ONE_ARG) and a third argument as given;
-    None where the general path must run it (it repeats the work with PyTorch's checks)."""
-    fwd = op.fwd_plain
-    try:  # (a quiet op runs in NumPy's quiet context: no wrapper frame)
-        if e is _ONE_ARG:
-            uf = op.ufunc1
-            if op.quiet:
-                return _QRUN(fwd, _np, d) if uf is None else _QRUN(uf, d)
-            return fwd(_np, d) if uf is None else uf(d)
-        if n == 3:  # (never the ufunc: a third argument would be its out)
-            c = args[2]
-            return _QRUN(fwd, _np, d, e, c) if op.quiet else fwd(_np, d, e, c)
-        uf = op.ufunc2
-        if op.quiet:
-            return _QRUN(fwd, _np, d, e) if uf is None else _QRUN(uf, d, e)
-        return fwd(_np, d, e) if uf is None else uf(d, e)
-    except ValueError as exc:
+def _fast_failed(op, args, kwargs, exc, d, e):
+    """apply's fast path, its forward raised `exc`: PyTorch's broadcast error for a ValueError
+    of two operands; the general path where a quiet op's NumPy state was entered or a Python
+    int is beyond the dtype (OverflowError: wrapped there); else `exc` itself."""
+    if isinstance(exc, OverflowError):
+        return _apply(op, args, kwargs)
+    if isinstance(exc, ValueError):
         if e is not _ONE_ARG:
             _raise_broadcast_error(exc, (d, e), {})
-        raise
-    except RuntimeError as exc:
-        if not (op.quiet and _entered(exc)):
-            raise
-        return None  # (op.forward sets the state itself)
-    except OverflowError:   # (a Python int beyond an integer dtype: wrapped on the general
-        return None         # path)
-
-
-def _fast_result(op, args, out, requires):
-    """apply's fast path, its result: the one output `out` as a Tensor (_make, inlined), its
-    node recorded (by the op's recorder for `requires`, the mask of the inputs that require
-    grad) when grad mode is on, else where it was made without one (autograd.explain)."""
-    if type(out) is not _ndarray:
-        out = _asarray(out)
-    result = _new(Tensor)  # _make, inlined
-    result._data = out
-    dt = _BY_NP.get(out.dtype)
-    result.dtype = dt if dt is not None else D.from_numpy_dtype(out.dtype)
-    result._requires_grad = False
-    result.grad_fn = None
-    result._vc = [0]
-    if requires and op.differentiable:
-        st = _state
-        if st.enabled:
-            if st.inference:
-                result._inference = True
-            if result.dtype._category >= 2:
-                simple = op.simple
-                if simple:
-                    mask = requires & _SIMPLE_BITS[simple]
-                    rec = op.recorders.get(mask)
-                    if rec is None:
-                        rec = _recorder(op, mask)
-                    rec(args, result, 4)
-                else:
-                    _record(op, args, None, (result,), 4)
-        else:
-            if st.inference:
-                result._inference = True
-            if not st.in_backward:  # (for autograd.explain)
-                site = None
-                if _sites.enabled:  # user_site(3), its usual case inlined
-                    f = _getframe(3)  # (above fn, or out='s wrapper)
-                    code = f.f_code
-                    if _inside.get(code.co_filename) is False:
-                        site = (code, f.f_lasti)
-                    else:
-                        site = user_site(3)
-                result._nograd_at = (site, st.inference)
-    elif _state.inference:
-        result._inference = True
-    return result
-
+        raise exc
+    if not (op.quiet and _entered(exc)):
+        raise exc
+    return _apply(op, args, kwargs)  # (op.forward sets the state itself)
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
 _OPERANDS = frozenset(("self", "other", "min", "max"))
