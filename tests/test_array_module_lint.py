@@ -49,6 +49,12 @@ HOST_MODULES = {
                "(draws for other devices are moved once)",
     "random/_libm.py": "the host libm's elementary functions, for the host generator's transforms",
     "viz.py": "draws graphs (metadata only)",
+    "utils/benchmark/utils/common.py": "statistics of host timings (float32 as PyTorch's "
+                                       "Measurement computes them)",
+    "utils/benchmark/utils/compare.py": "formats tables of host timings",
+    "utils/benchmark/utils/timer.py": "statistics of host timings",
+    "utils/benchmark/utils/fuzzer.py": "PyTorch's Fuzzer draws its parameters from NumPy's "
+                                       "RandomState, on the host",
 }
 
 

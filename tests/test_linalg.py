@@ -347,3 +347,21 @@ def test_mixed_dtype_inplace_refused_before_writing():
             assert x._version == v and bool((x == 7).all())
             res.append(str(e.value).split("\n")[0])
         assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("dts", [d for d in __import__("itertools").product(
+    ("float32", "float64"), repeat=3) if len(set(d)) > 1])
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 4), (4, 2)), ((2, 3), (3, 40), (40, 2)),
+                                    ((6, 3), (3, 2), (2, 5))])
+def test_einsum_mixed_dtype_pairs_as_atens(shapes, dts):
+    """Which pair ATen contracts first (opt_einsum's path where it is installed, else left to
+    right) and which operand bmm sees on the left decide PyTorch's message."""
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for L in (ndgrad, torch):
+        ops = [L.ones(s, dtype=getattr(L, d)) for s, d in zip(shapes, dts)]
+        try:
+            outcomes.append(str(L.einsum("ij,jk,kl->il", *ops).dtype))
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]

@@ -155,3 +155,30 @@ def test_tensor_ops_fuse_as_torchs(dtype):
     for i, f in enumerate(cases):
         ours, ref = (f(L, L.tensor(a), L.tensor(b), L.tensor(c)).numpy() for L in (ndgrad, torch))
         assert ours.dtype == ref.dtype and _same(ours, ref).all(), i
+
+
+@pytest.mark.parametrize("share", [0.5, 1e-4, 0.0])
+def test_fma_float32_ties_few_and_many(share):
+    """Where the float64 sum rounds onto a float32 tie, as most elements (the whole work array
+    is rounded to odd) and as a few (only those elements are gathered and fixed), in arrays
+    large enough for the chunked work arrays, with c broadcast too: the results are PyTorch's
+    fused ones. The ties: (2^8 + 2^-15) * -(2^8 - 2^-15) + (2^40 + 2^17) is
+    2^40 + 2^16 + 2^-30 exactly, which float64 rounds to 2^40 + 2^16, halfway between two
+    floats (rounding that to even gives 2^40; the exact sum rounds to 2^40 + 2^17)."""
+    torch = _torch()
+    rng = np.random.default_rng(7)
+    n = 300_000
+    tie = rng.random(n) < share
+    sign = rng.choice([1.0, -1.0], n)
+    scale = 2.0 ** rng.integers(-60, 60, n)
+    a = np.where(tie, sign * (2.0 ** 8 + 2.0 ** -15) * scale, rng.standard_normal(n)
+                 ).astype(np.float32)
+    b = np.where(tie, -(2.0 ** 8 - 2.0 ** -15), rng.standard_normal(n)).astype(np.float32)
+    c = np.where(tie, sign * (2.0 ** 40 + 2.0 ** 17) * scale, rng.standard_normal(n)
+                 ).astype(np.float32)
+    assert share == 0 or tie.sum() > 10
+    for aa, bb, cc in ((a, b, c), (a.reshape(3, -1), b.reshape(3, -1), c[: n // 3][None])):
+        ref = torch.from_numpy(np.ascontiguousarray(cc)).addcmul(
+            torch.from_numpy(aa), torch.from_numpy(bb)).numpy()
+        got = K.fma(aa, bb, cc)
+        assert got.shape == ref.shape and (got.view(np.int32) == ref.view(np.int32)).all()

@@ -288,7 +288,7 @@ _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding e
                 and getattr(globals()[n], "__module__", None) != "ndgrad.random"],
     frozenset("cdist split norm unique unique_consecutive einsum tensordot stft lu "
               "block_diag cartesian_prod broadcast_tensors meshgrid chain_matmul".split()
-              ).__contains__, {"norm": "layout"})
+              ).__contains__, {"norm": "layout", "svd_lowrank": "shape", "pca_lowrank": "shape"})
 # ... and for the Tensor methods of the functions whose tensor arguments it checks (positions
 # without self)
 _argcheck.wrap_methods(Tensor, sorted(set(_argcheck.TENSOR_ONLY) | set(_argcheck.OVERLOADS) | set(

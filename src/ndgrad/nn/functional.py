@@ -541,7 +541,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
             pool, clipped = _avg_divisor(n, o, kk, ss, pp, count_include_pad)
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
     if _sums:           # (the sums and the divisor map, for integer inputs)
-        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)
+        return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)  # host: map
     y = y / _const(y, div)
     return y.squeeze(0) if unb else y
 
@@ -644,7 +644,8 @@ def adaptive_avg_pool1d(input, output_size):
     return matmul(input, m.t())
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+def _adaptive_max2d_checked(input, output_size):
+    """adaptive_max_pool2d's output_size (None entries from the input) after ATen's checks."""
     output_size = _list_with_default(output_size, input)
     if input.ndim not in (3, 4):
         raise RuntimeError(
@@ -652,6 +653,11 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     if len(_pair(output_size)) != 2:
         raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
     _no_negative_output(input, _pair(output_size))
+    return output_size
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    output_size = _adaptive_max2d_checked(input, output_size)
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh, ow = oh or H, ow or W
@@ -2588,13 +2594,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    output_size = _list_with_default(output_size, input)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
-    if len(_pair(output_size)) != 2:
-        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
-    _no_negative_output(input, _pair(output_size))
+    output_size = _adaptive_max2d_checked(input, output_size)
     H, W = input.shape[-2:]
     oh, ow = _pair(output_size)
     oh = H if oh is None else oh

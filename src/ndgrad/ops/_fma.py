@@ -267,14 +267,32 @@ def _exact32(a, b, c, xp, out=None):
         s = s + p if s.shape != shape else s.__iadd__(p)
         tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])
         mag = xp.abs(s)
-    if bool(tie.any()) or not mag.min() >= 2.0 ** -125 and bool(
-            ((mag < 2.0 ** -125) & (mag > 0)).any()):   # (exact zeros are no tie)
-        bb = s - c
-        s = _round_odd(s, (c - (s - bb)) + (p - bb), xp)
+    tiny = not mag.min() >= 2.0 ** -125
+    if tiny or bool(tie.any()):
+        if tiny:    # (exact zeros are no tie)
+            tie = tie | ((mag < 2.0 ** -125) & (mag > 0))
+        s = _fix_ties(s, c, p, tie, shape, xp)
     if out is None:
         return s.astype(np.float32)
     out[...] = s
     return out
+
+
+def _fix_ties(s, c, p, where, shape, xp):
+    """s = fl64(c + p) rounded to odd where `where` holds (Note [fused multiply-add without
+    fma]): a few elements as a rule (a float32 tie, or a result below float32's normal range,
+    about one element in 10^5), so those alone are gathered, fixed and written back; the whole
+    array where they are many."""
+    idx = xp.flatnonzero(where)
+    if idx.size * 16 > s.size:
+        bb = s - c
+        return _round_odd(s, (c - (s - bb)) + (p - bb), xp)
+    flat = s.reshape(-1)                      # (s and p are contiguous work arrays)
+    ss, ps = flat[idx], p.reshape(-1)[idx]
+    cs = xp.broadcast_to(c, shape)[xp.unravel_index(idx, shape)].astype(np.float64)
+    bb = ss - cs
+    flat[idx] = _round_odd(ss, (cs - (ss - bb)) + (ps - bb), xp)
+    return s
 
 
 def _exact64(a, b, c, xp):

@@ -737,22 +737,63 @@ def _take_diagonals(eq, operands):
     return ",".join(subs) + "->" + out, tuple(ops)
 
 
+def _einsum_path(eq, operands):
+    """The pairs PyTorch contracts, in order, and whether each result goes to the back of the
+    list (opt_einsum's path, where opt_einsum is installed and torch.backends.opt_einsum is
+    enabled, for more than two operands) or to its front (left to right)."""
+    n = len(operands)
+    if n > 2:
+        from .. import backends
+        flags = backends.opt_einsum
+        if flags.enabled and flags.is_available():
+            import opt_einsum
+            path = opt_einsum.contract_path(eq, *[tuple(o.shape) for o in operands],
+                                            shapes=True, optimize=flags.strategy or "auto")[0]
+            return [tuple(sorted(p)) for p in path], True
+    return [(0, 1)] * (n - 1), False
+
+
 def _check_einsum_dtypes(eq, operands):
-    """PyTorch contracts the operands left to right: a pair that sums over shared letters goes
-    through bmm, which refuses mixed dtypes; a pair without one is a promoting mul."""
+    """ATen's einsum contracts the operands pairwise (sumproduct_pair): a pair that sums over
+    shared dims goes through bmm, which refuses mixed dtypes (naming its left operand's type
+    first); a pair without one is a promoting mul. Which pair comes first, and which side is
+    left, follow ATen: opt_einsum's path when it is in use (results appended), else left to
+    right (results in front); dims of size 1 count as absent; bmm's operands are swapped when
+    every dim only the right one has comes before every dim only the left one has."""
+    from .._dtype import promote_types
     ins, out = eq.split("->")
     subs = ins.split(",")
-    left, dtype = set(subs[0]), operands[0].dtype
-    for i in range(1, len(subs)):
-        later = set(out).union(*subs[i + 1:])
-        right = set(subs[i])
-        contracted = (left & right) - later
-        if operands[i].dtype is not dtype:
-            if contracted:
-                raise _bmm_dtype_error(dtype, operands[i].dtype)
-            from .._dtype import promote_types
-            dtype = promote_types(dtype, operands[i].dtype)
-        left = (left | right) - contracted
+    order = list(out) + sorted({c for sub in subs for c in sub} - set(out),
+                               key=lambda c: (c.islower(), c))
+    pos = {c: i for i, c in enumerate(order)}
+    ops = [({c for c, n in zip(sub, o.shape) if n != 1}, o.dtype)
+           for sub, o in zip(subs, operands)]
+    counts = {c: sum(c in dims for dims, _ in ops) for c in order}
+    path, back = _einsum_path(eq, operands)
+    for i, j in path:
+        (left, da), (right, db) = ops[i], ops[j]
+        del ops[j], ops[i]
+        summed = []
+        for c in order[len(out):]:
+            if c in left and c in right:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    summed.append(c)
+                    counts[c] = 0
+            elif counts[c] == 1 and (c in left or c in right):
+                (left if c in left else right).discard(c)
+                counts[c] = 0
+        if summed and da is not db:
+            lo = [pos[c] for c in order if c not in summed and c in left and c not in right]
+            ro = [pos[c] for c in order if c not in summed and c not in left]
+            if lo and ro and ro[-1] < lo[0]:
+                da, db = db, da
+            raise _bmm_dtype_error(da, db)
+        result = ((left | right) - set(summed), promote_types(da, db))
+        if back:
+            ops.append(result)
+        else:
+            ops.insert(0, result)
 
 
 def einsum(equation, *operands):

@@ -1313,10 +1313,10 @@ def _build_methods():
 
 def _abs_inplace(abs_):
     """Tensor.abs_: PyTorch refuses complex tensors (the real result would not fit back)."""
-    def f(self):
-        if isinstance(self, Tensor) and self.dtype.is_complex:
+    def f(input, *args, **kwargs):
+        if isinstance(input, Tensor) and input.dtype.is_complex:
             raise RuntimeError("In-place abs is not supported for complex tensors.")
-        return abs_(self)
+        return abs_(input, *args, **kwargs)
     f.__name__ = "abs_"
     return f
 

@@ -196,7 +196,7 @@ def _array_from_capsule(capsule):
     data = (t.data or 0) + t.byte_offset
     _api.PyCapsule_SetName(id(capsule), _USED)  # consumed: its deleter is ours to call now
     holder = _Imported(managed, dtype, shape, strides, data)
-    arr = np.asarray(holder) if data or not shape or 0 in shape else None
+    arr = np.asarray(holder) if data or not shape or 0 in shape else None  # host: CPU memory
     if arr is None:
         raise BufferError("DLPack: a null data pointer for a non-empty tensor")
     if arr.dtype != dtype:  # (the special types travel as raw bytes: their view)
@@ -230,7 +230,7 @@ def from_dlpack(ext_tensor):
         if dev_type not in (DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost):
             raise BufferError(f"DLPack: unsupported device {device}")
         try:
-            arr = np.from_dlpack(ext_tensor)
+            arr = np.from_dlpack(ext_tensor)  # host: a CPU capsule
         except (RuntimeError, BufferError, TypeError) as e:
             # NumPy knows no bfloat16/float8 (and older NumPy no bool): our reader does
             if "dtype" not in str(e).lower() and "unsupported" not in str(e).lower():
@@ -239,8 +239,10 @@ def from_dlpack(ext_tensor):
         return _wrap(arr)
     if type(ext_tensor).__name__ == "PyCapsule":
         return _wrap(_array_from_capsule(ext_tensor))
-    raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, "
-                    f"got {type(ext_tensor).__name__}")
+    # (PyTorch takes anything else for a capsule, and finds it invalid)
+    raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can "
+                       "be consumed only once, so you might have already constructed a tensor "
+                       "from it once.")
 
 
 def to_dlpack(tensor):
