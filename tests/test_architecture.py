@@ -156,6 +156,31 @@ def test_engine_and_registry_functions_read_in_phases():
     assert long == {rel: [] for rel in HOT}
 
 
+# The lower layers (docs/architecture.md): the core, the op registry and op families, the engine.
+# At module level they import only each other; what they need of a namespace above them (an
+# op family's torch-level names built on nn.functional) they import at call time.
+LOWER = ("ndgrad._tensor", "ndgrad._tensor_str", "ndgrad._dtype", "ndgrad._backend",
+         "ndgrad.ops", "ndgrad.autograd")
+# (sparse/ is not among them: its tensor classes and torch.layout are a layout of the core's
+# Tensor, which op families dispatch on)
+UPPER = ("ndgrad.nn", "ndgrad.optim", "ndgrad.distributions", "ndgrad.utils", "ndgrad.linalg",
+         "ndgrad.fft", "ndgrad.special", "ndgrad.func", "ndgrad.distributed")
+
+
+def _under(m, prefixes):
+    return any(m == p or m.startswith(p + ".") for p in prefixes)
+
+
+def _upward(edges):
+    return sorted((m, t) for m, ts in edges.items() if _under(m, LOWER)
+                  for t in ts if _under(t, UPPER))
+
+
+def test_lower_layers_look_down():
+    edges, _ = _graph()
+    assert _upward(edges) == []
+
+
 def test_the_checks_can_fail():
     body = "\n".join(f"    x{i} = {i}" for i in range(LONG))
     assert _long_functions(f"def f():\n{body}\n") == [("f", LONG + 1)]
@@ -164,3 +189,5 @@ def test_the_checks_can_fail():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
     tree = ast.parse("import ndgrad\nif True:\n    from . import x\ndef f():\n    import y\n")
     assert [type(n).__name__ for n in _module_level_imports(tree)] == ["Import", "ImportFrom"]
+    assert _upward({"ndgrad.ops.x": {"ndgrad.nn.functional"}}) == [
+        ("ndgrad.ops.x", "ndgrad.nn.functional")]

@@ -1,4 +1,4 @@
-"""torch-level ATen forms of nn operations (src/ndgrad/ops/nn_aten.py): int-enum losses,
+"""torch-level ATen forms of nn operations (src/ndgrad/nn/_aten.py): int-enum losses,
 embedding_bag's 4-tuple, (values, indices) pooling, native_* norms with their statistics, grid
 sampling and convolution. Values, dtypes, shapes, tuples, gradients and error messages are
 compared with PyTorch where it is installed; gradcheck/gradgradcheck need ndgrad only."""
@@ -538,7 +538,7 @@ def test_convolution_errors_and_gradcheck():
 
 def test_names_are_public_and_refuse_junk_as_pytorch():
     torch = pytest.importorskip("torch")
-    from ndgrad.ops import nn_aten as _torch_nn_aten
+    from ndgrad.nn import _aten as _torch_nn_aten
     for name in _torch_nn_aten.__all__:
         assert callable(getattr(ndgrad, name))
         for junk in (None, "x"):

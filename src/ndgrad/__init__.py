@@ -215,7 +215,7 @@ del _name
 
 from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
 from .ops.copies import *  # noqa: E402,F401,F403
-from .ops.nn_aten import *  # noqa: E402,F401,F403
+from .nn._aten import *  # noqa: E402,F401,F403
 from .ops.rnn_math import *  # noqa: E402,F401,F403
 from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 

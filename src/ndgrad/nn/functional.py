@@ -1494,8 +1494,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 def _aten():
     """ndgrad's torch-level ATen losses (imported on first use: that module imports this one)."""
-    from ..ops import nn_aten as _torch_nn_aten
-    return _torch_nn_aten
+    from . import _aten
+    return _aten
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):

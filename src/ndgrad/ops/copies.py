@@ -15,7 +15,13 @@ from ._argcheck import check_tensor, combination_error as _invalid_combination, 
 from .._backend import xp_of, to_numpy
 from ..sparse._coo import _Layout, _Named, SparseTensor, _unsupported
 from .._tensor import Tensor
-from ..nn import functional as _F
+
+def _F():
+    """nn.functional, at call time: the in-place activations and dropouts here are its
+    torch-level names, and ops sit below nn (docs/architecture.md)."""
+    from ..nn import functional
+    return functional
+
 
 __all__ = [
     # the *_copy family
@@ -269,22 +275,22 @@ def addmv_(*args, beta=1, alpha=1, **kwargs):
 
 def dropout_(input, p, train):
     _check_p(p)
-    return _F.dropout(input, p, train, inplace=True)
+    return _F().dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout_(input, p, train):
     _check_p(p)
-    return _F.alpha_dropout(input, p, train, inplace=True)
+    return _F().alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input, p, train):
     _check_p(p)
-    return _F.feature_alpha_dropout(input, p, train)
+    return _F().feature_alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout_(input, p, train):
     _check_p(p)
-    return _F.feature_alpha_dropout(input, p, train, inplace=True)
+    return _F().feature_alpha_dropout(input, p, train, inplace=True)
 
 
 def _feature_dropout(input, p, train, inplace):
@@ -317,17 +323,17 @@ def _floating_only(kernel, input):
 def celu_(input, alpha=1.0):
     check_tensor("celu_", input)
     _floating_only("elu_cpu", input)
-    return _F.celu_(input, alpha)
+    return _F().celu_(input, alpha)
 
 
 def selu_(input):
     check_tensor("selu_", input)
     _floating_only("elu_cpu", input)
-    return _F.selu_(input)
+    return _F().selu_(input)
 
 
 def threshold_(input, threshold, value):
-    return _F.threshold_(input, threshold, value)
+    return _F().threshold_(input, threshold, value)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
@@ -342,7 +348,7 @@ def _rrelu(input, lower, upper, training, generator, inplace):
     check_tensor("rrelu_" if inplace else "rrelu", input)
     _floating_only("leaky_relu_cpu", input)
     if generator is None or not training:
-        return _F.rrelu(input, lower, upper, training, inplace)
+        return _F().rrelu(input, lower, upper, training, inplace)
     # nn.functional's rrelu draws from the default generator; the same draw from `generator`
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
@@ -354,8 +360,8 @@ def _rrelu(input, lower, upper, training, generator, inplace):
     noise = _make(xp.asarray(_R.rrelu_noise(_rng(generator), host, lower, upper)))
     if inplace:
         from ._inplace import inplace as _inplace_apply
-        return _inplace_apply(input, _F._rrelu_result, noise)
-    return _F._rrelu(input, noise)
+        return _inplace_apply(input, _F()._rrelu_result, noise)
+    return _F()._rrelu(input, noise)
 
 
 def conj_physical_(input):
