@@ -1779,6 +1779,9 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
+_threshold = threshold   # (PyTorch's F.threshold is its function _threshold; OpInfo calls that)
+
+
 def threshold_(input, threshold, value):
     from ..ops.activation import threshold as _threshold_op
     return _threshold_op(input, threshold, value, True)
