@@ -36,7 +36,7 @@ def device_report(standin):
     if standin:
         from ndgrad import _backend
         _backend.use_standin(True)
-        return True, ["device: the strict stand-in (ndgrad._standin: host NumPy behind \"cuda\"; "
+        return True, ["device: the strict stand-in (ndgrad.cuda._standin: host NumPy behind \"cuda\"; "
                       "timings are not a GPU's)"]
     try:
         import cupy

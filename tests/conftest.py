@@ -24,7 +24,7 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture
 def standin():
-    """The strict stand-in device (ndgrad._standin) behind "cuda" for one test; the default
+    """The strict stand-in device (ndgrad.cuda._standin) behind "cuda" for one test; the default
     device and the previous setting come back afterwards. Yields torch.device("cuda", 0)."""
     import ndgrad
     from ndgrad import _backend

@@ -87,7 +87,6 @@ MISSING = {name: _PRIVATE for name in (
     "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_upsample_bilinear2d_aa",
     "max_pool2d_with_indices_backward", "native_dropout_backward", "slice",
     "torch.ops.aten._safe_softmax.default",
-    "nn.functional.threshold",        # (its OpInfo calls the private F._threshold)
 )}
 
 # ------------------------------------------------------------------ not yet fixed in ndgrad

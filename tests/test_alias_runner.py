@@ -45,6 +45,12 @@ def test_runner_resolves_torch_and_its_submodules_to_ndgrad(tmp_path):
         assert torch.optim.lr_scheduler is ndgrad.optim.lr_scheduler and optim is ndgrad.optim
         assert DataLoader is ndgrad.utils.data.DataLoader
         assert sys.modules["torch.nn.functional"] is ndgrad.nn.functional
+        # PyTorch's private module names that programs import keep working where ndgrad's
+        # files moved into packages (_C/, serialization/, func/, random/)
+        import torch._C, torch._weights_only_unpickler, torch.func, torch.random
+        assert torch._weights_only_unpickler is ndgrad.serialization._weights_only_unpickler
+        assert torch._C.Generator is torch.random.Generator is ndgrad.Generator
+        assert torch.func.vmap is ndgrad.func.vmap and callable(torch.serialization.load)
         m = nn.Linear(2, 3)
         assert isinstance(m, ndgrad.nn.Module) and isinstance(m.weight, ndgrad.Tensor)
         assert isinstance(ndgrad.ones(1), torch.Tensor)

@@ -4,7 +4,11 @@ What is checked, from the source text alone (nothing is imported):
 - no module of the package imports the package namespace itself (`import ndgrad`, or a name
   `ndgrad/__init__` defines) at module level: `ndgrad/__init__` imports the submodules, so such
   an import is a circle through the whole package (the examples are programs, not layers);
-- the module-level import graph has no circle bigger than a module and its helper (two).
+- the module-level import graph has no circle bigger than a module and its helper (two);
+- the top level of the package holds at most 8 private `_*.py` modules: the core and PyTorch's
+  own module names (the rest live in the namespace they serve);
+- no function of the engine (autograd/engine.py) or of the op registry (ops/_registry.py) is
+  longer than 100 lines: each reads as named phases.
 Imports inside functions are not edges: they run at call time, once everything is loaded.
 """
 import ast
@@ -125,8 +129,65 @@ def test_no_import_circle_bigger_than_a_module_and_its_helper():
     assert [c for c in _circles(edges) if len(c) > 2] == []
 
 
+MAX_PRIVATE_TOP_LEVEL = 8
+LONG = 100
+HOT = ("autograd/engine.py", "ops/_registry.py")
+
+
+def _private_top_level():
+    return sorted(f for f in os.listdir(os.path.join(SRC, "ndgrad"))
+                  if f.startswith("_") and not f.startswith("__") and f.endswith(".py"))
+
+
+def _long_functions(text, limit=LONG):
+    return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(text))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > limit]
+
+
+def test_top_level_holds_the_core_only():
+    private = _private_top_level()
+    assert len(private) <= MAX_PRIVATE_TOP_LEVEL, private
+
+
+def test_engine_and_registry_functions_read_in_phases():
+    long = {rel: _long_functions(open(os.path.join(SRC, "ndgrad", rel), encoding="utf-8").read())
+            for rel in HOT}
+    assert long == {rel: [] for rel in HOT}
+
+
+# The lower layers (docs/architecture.md): the core, the op registry and op families, the engine.
+# At module level they import only each other; what they need of a namespace above them (an
+# op family's torch-level names built on nn.functional) they import at call time.
+LOWER = ("ndgrad._tensor", "ndgrad._tensor_str", "ndgrad._dtype", "ndgrad._backend",
+         "ndgrad.ops", "ndgrad.autograd")
+# (sparse/ is not among them: its tensor classes and torch.layout are a layout of the core's
+# Tensor, which op families dispatch on)
+UPPER = ("ndgrad.nn", "ndgrad.optim", "ndgrad.distributions", "ndgrad.utils", "ndgrad.linalg",
+         "ndgrad.fft", "ndgrad.special", "ndgrad.func", "ndgrad.distributed")
+
+
+def _under(m, prefixes):
+    return any(m == p or m.startswith(p + ".") for p in prefixes)
+
+
+def _upward(edges):
+    return sorted((m, t) for m, ts in edges.items() if _under(m, LOWER)
+                  for t in ts if _under(t, UPPER))
+
+
+def test_lower_layers_look_down():
+    edges, _ = _graph()
+    assert _upward(edges) == []
+
+
 def test_the_checks_can_fail():
+    body = "\n".join(f"    x{i} = {i}" for i in range(LONG))
+    assert _long_functions(f"def f():\n{body}\n") == [("f", LONG + 1)]
+    assert _long_functions(f"def f():\n{body}\n", limit=LONG + 1) == []
     # a circle of three and a package-namespace import are seen
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
     tree = ast.parse("import ndgrad\nif True:\n    from . import x\ndef f():\n    import y\n")
     assert [type(n).__name__ for n in _module_level_imports(tree)] == ["Import", "ImportFrom"]
+    assert _upward({"ndgrad.ops.x": {"ndgrad.nn.functional"}}) == [
+        ("ndgrad.ops.x", "ndgrad.nn.functional")]

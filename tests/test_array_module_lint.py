@@ -33,11 +33,11 @@ pi e inf nan newaxis euler_gamma ndarray ufunc
 
 HOST_MODULES = {
     "_backend.py": "the array-module seam itself",
-    "_standin.py": "the stand-in device: wraps NumPy by design",
+    "cuda/_standin.py": "the stand-in device: wraps NumPy by design",
     "_tensor_str.py": "printing: formats host copies of the values",
-    "serialization.py": "files: checkpoints are written from and read into host memory",
-    "_torch_rebuild.py": "reads PyTorch's checkpoint storages (host bytes) before placing them",
-    "_weights_only_unpickler.py": "unpickling of host data",
+    "serialization/__init__.py": "files: checkpoints are written from and read into host memory",
+    "serialization/_rebuild.py": "reads PyTorch's checkpoint storages (host bytes) before placing them",
+    "serialization/_weights_only_unpickler.py": "unpickling of host data",
     "testing/_comparison.py": "assert_close compares host copies, as PyTorch's reports do",
     "autograd/gradcheck.py": "finite-difference Jacobians are assembled on the host",
     "distributed/distributed_c10d.py": "MPI buffers are host arrays (mpi4py)",
@@ -45,9 +45,9 @@ HOST_MODULES = {
     "_dtype.py": "the dtype table maps torch dtypes to NumPy's dtype objects",
     "backends.py": "reads NumPy's build configuration",
     "utils/data/_worker.py": "DataLoader workers seed NumPy's global RNG, as PyTorch's do",
-    "_rng.py": "PyTorch's CPU generator: the mt19937 stream and its transforms are the host's "
+    "random/_mt19937.py": "PyTorch's CPU generator: the mt19937 stream and its transforms are the host's "
                "(draws for other devices are moved once)",
-    "_libm.py": "the host libm's elementary functions, for the host generator's transforms",
+    "random/_libm.py": "the host libm's elementary functions, for the host generator's transforms",
     "viz.py": "draws graphs (metadata only)",
     "utils/benchmark/utils/common.py": "statistics of host timings (float32 as PyTorch's "
                                        "Measurement computes them)",

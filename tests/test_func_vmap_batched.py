@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ndgrad
-from ndgrad import _vmap
+from ndgrad.func import _vmap
 from ndgrad.func import vmap, linearize
 
 

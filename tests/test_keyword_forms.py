@@ -378,9 +378,9 @@ def _names(fn):
     if any(p.kind is p.VAR_KEYWORD for p in ps):
         return None
     names = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    from ndgrad import _out
+    from ndgrad.ops import _out
     if getattr(fn, "_ndgrad_out", False) and getattr(fn, "__name__", "") not in _out.NO_OUT:
-        names.add("out")   # (the out= wrapper, ndgrad/_out.py, shows its function's signature)
+        names.add("out")   # (the out= wrapper, ndgrad/ops/_out.py, shows its function's signature)
     return names
 
 

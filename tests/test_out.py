@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ndgrad
-from ndgrad._out import RULES, NO_OUT
+from ndgrad.ops._out import RULES, NO_OUT
 
 import test_op_db  # noqa: F401  (registers every op table)
 from op_db import OPS

@@ -18,7 +18,7 @@ import ndgrad
 torch = pytest.importorskip("torch")
 
 SEEDS = (0, 7, 2 ** 40 + 3)
-_GENERIC = ndgrad._rng.CAPABILITY != "avx2"
+_GENERIC = ndgrad.random._mt19937.CAPABILITY != "avx2"
 SIZES = (1, 2, 15, 16, 17, 33, 1000, 100003)
 
 

@@ -1,4 +1,4 @@
-"""Sparse COO tensors (ndgrad/_sparse.py, ndgrad/sparse): structure, printing, errors, and
+"""Sparse COO tensors (ndgrad/sparse/_coo.py, ndgrad/sparse): structure, printing, errors, and
 values/gradients of the products, sums and softmax against PyTorch on the same inputs."""
 import numpy as np
 import pytest
@@ -239,3 +239,22 @@ def test_sparse_adam_refuses_dense_gradients():
     with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, please "
                                            "consider Adam instead"):
         opt.step()
+
+
+def test_plain_pickles_naming_the_old_module_paths_still_load():
+    # sparse/_coo.py and sparse/_compressed.py were ndgrad/_sparse.py and
+    # ndgrad/_sparse_compressed.py: pickles made then name those paths (protocol 2 spells a
+    # global as text, so an old pickle is a new one with the old path written in)
+    import pickle
+    d = ndgrad.tensor([[0., 2.], [3., 0.]])
+    for s, new, old in ((d.to_sparse(), b"ndgrad.sparse._coo\n", b"ndgrad._sparse\n"),
+                        (d.to_sparse_csr(), b"ndgrad.sparse._compressed\n",
+                         b"ndgrad._sparse_compressed\n"),
+                        (ndgrad.sparse_coo, b"ndgrad.sparse._coo\n", b"ndgrad._sparse\n")):
+        data = pickle.dumps(s, protocol=2)
+        assert new in data
+        back = pickle.loads(data.replace(new, old))
+        if isinstance(s, ndgrad.Tensor):
+            assert back.layout is s.layout and (back.to_dense() == d).all()
+        else:
+            assert back is s

@@ -1,4 +1,4 @@
-"""Sparse compressed tensors (CSR / CSC, ndgrad/_sparse_compressed.py): structure, printing,
+"""Sparse compressed tensors (CSR / CSC, ndgrad/sparse/_compressed.py): structure, printing,
 conversions, products and sampled_addmm, values and gradients against PyTorch, and PyTorch's
 errors for what the layouts do not support."""
 import warnings
@@ -149,7 +149,7 @@ def test_product_gradcheck_first_and_second_order(make):
 
 def test_uncoalesced_coo_product_and_segment_chunks():
     """Rows in any order, duplicates, rows of many entries split over chunks."""
-    import ndgrad._sparse_compressed as C
+    import ndgrad.sparse._compressed as C
     rng = np.random.default_rng(0)
     rows = rng.integers(0, 50, 3000)
     cols = rng.integers(0, 40, 3000)

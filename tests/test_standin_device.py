@@ -1,4 +1,4 @@
-"""The op table on the strict stand-in device (ndgrad._standin behind device "cuda").
+"""The op table on the strict stand-in device (ndgrad.cuda._standin behind device "cuda").
 
 Every sample of the op table runs on CPU tensors and on "cuda" tensors of the stand-in, whose
 arrays refuse any implicit trip through NumPy: a host fallback anywhere in an op's forward or

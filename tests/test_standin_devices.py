@@ -1,4 +1,4 @@
-"""Device semantics as PyTorch's, on the strict stand-in "cuda" device (ndgrad._standin):
+"""Device semantics as PyTorch's, on the strict stand-in "cuda" device (ndgrad.cuda._standin):
 moving, mixing, host copies, factories, torch.cuda queries, checkpoints, sparse tensors; and the
 stand-in's own strictness (the proof is only as good as its refusals)."""
 import io
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ndgrad as torch
-from ndgrad import _backend, _standin
+from ndgrad import _backend
+from ndgrad.cuda import _standin
 
 pytestmark = pytest.mark.standin
 

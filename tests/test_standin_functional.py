@@ -1,4 +1,4 @@
-"""torch.nn.functional on the strict stand-in device (ndgrad._standin behind device "cuda").
+"""torch.nn.functional on the strict stand-in device (ndgrad.cuda._standin behind device "cuda").
 
 The entries the op table does not cover (convolutions, pooling with indices and unpooling,
 resampling, padding, embeddings, normalization, every loss, attention, ...) run on CPU tensors

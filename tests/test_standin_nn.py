@@ -1,5 +1,5 @@
 """Creation, nn.init, nn modules, optimizers, nn.utils and utils.data on the strict stand-in
-device (ndgrad._standin behind device "cuda") against the CPU.
+device (ndgrad.cuda._standin behind device "cuda") against the CPU.
 
 The stand-in's arrays refuse any implicit trip through NumPy, so a host fallback anywhere in
 these paths fails here. Random draws are made on the host generator and moved to the device

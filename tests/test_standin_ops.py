@@ -1,4 +1,4 @@
-"""Ops outside the op table on the strict stand-in device (ndgrad._standin behind "cuda"): the
+"""Ops outside the op table on the strict stand-in device (ndgrad.cuda._standin behind "cuda"): the
 same values as on the CPU, results on cuda:0, and PyTorch's rules where devices meet (host
 indices of a device tensor move to it; device indices of a CPU tensor are an error)."""
 import numpy as np

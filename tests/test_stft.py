@@ -92,7 +92,7 @@ def test_stft_errors_match_torch(case):
 
 def test_stft_warns_as_torch_once_per_process():
     # (PyTorch's TORCH_WARN_ONCE: the messages, once each; a fresh process sees them again)
-    from ndgrad import _spectral
+    from ndgrad.ops import _spectral
     _spectral._WARNED.clear()
     x = ndgrad.tensor(X1)
     with warnings.catch_warnings(record=True) as got:
@@ -213,7 +213,7 @@ def test_istft_inverts_stft_and_pads_a_longer_length():
     S, w = _spec(ndgrad, hop=3, wl=6)
     np.testing.assert_allclose(ndgrad.istft(S, 8, 3, 6, window=w, length=40).numpy(), X2,
                                atol=1e-12)
-    from ndgrad import _spectral
+    from ndgrad.ops import _spectral
     _spectral._WARNED.discard(_spectral._SHORT)
     S, w = _spec(ndgrad)
     with pytest.warns(UserWarning, match="The length of signal is shorter than the length"):

@@ -1,4 +1,4 @@
-"""torch-level names of _torch_copies.py: the *_copy family, in-place forms and utilities.
+"""torch-level names of ops/copies.py: the *_copy family, in-place forms and utilities.
 
 Pure-ndgrad checks (storage independence, gradients, RNG, utilities) run without PyTorch; the
 comparisons with PyTorch (values, dtypes, shapes, errors) skip when it is not installed.
@@ -328,8 +328,13 @@ def test_warn_always_and_interop_threads():
     with pytest.raises(RuntimeError, match="expects an int, but got float"):
         ndgrad.set_num_interop_threads(2.5)
     assert ndgrad.get_num_interop_threads() == n
-    ndgrad.set_num_interop_threads(3)
-    assert ndgrad.get_num_interop_threads() == 3
+    from ndgrad.ops import copies
+    before = copies._settings["interop_threads"]
+    try:
+        ndgrad.set_num_interop_threads(3)
+        assert ndgrad.get_num_interop_threads() == 3
+    finally:    # (later tests compare the default with PyTorch's)
+        copies._settings["interop_threads"] = before
 
 
 def test_set_default_tensor_type():

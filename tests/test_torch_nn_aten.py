@@ -1,4 +1,4 @@
-"""torch-level ATen forms of nn operations (src/ndgrad/_torch_nn_aten.py): int-enum losses,
+"""torch-level ATen forms of nn operations (src/ndgrad/nn/_aten.py): int-enum losses,
 embedding_bag's 4-tuple, (values, indices) pooling, native_* norms with their statistics, grid
 sampling and convolution. Values, dtypes, shapes, tuples, gradients and error messages are
 compared with PyTorch where it is installed; gradcheck/gradgradcheck need ndgrad only."""
@@ -538,7 +538,7 @@ def test_convolution_errors_and_gradcheck():
 
 def test_names_are_public_and_refuse_junk_as_pytorch():
     torch = pytest.importorskip("torch")
-    from ndgrad import _torch_nn_aten
+    from ndgrad.nn import _aten as _torch_nn_aten
     for name in _torch_nn_aten.__all__:
         assert callable(getattr(ndgrad, name))
         for junk in (None, "x"):
@@ -645,3 +645,26 @@ def test_aten_broadcasting_and_edge_values():
         _raises_alike(torch, call)
     with pytest.raises(RuntimeError, match="interpolation_mode must be 0"):
         ndgrad.grid_sampler(ndgrad.ones(1, 1, 2, 2), ndgrad.zeros(1, 1, 1, 2), -1, 0, False)
+
+
+def test_softmax_backward_data_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    g, x = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))
+    for dim in (0, 1, -1):
+        for dt in ("float64", "float32"):
+            outs = []
+            for lib in (torch, ndgrad):
+                o = lib.softmax(lib.tensor(x, dtype=getattr(lib, dt)), dim)
+                r = lib._softmax_backward_data(lib.tensor(g, dtype=getattr(lib, dt)), o, dim,
+                                               getattr(lib, dt))
+                outs.append((str(r.dtype), r.numpy()))
+            assert outs[0][0] == outs[1][0]
+            np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-6, atol=1e-6)
+    # it is softmax's vector-Jacobian product
+    xs = ndgrad.tensor(x, requires_grad=True)
+    o = ndgrad.softmax(xs, 1)
+    (grad,) = ndgrad.autograd.grad(o, xs, ndgrad.tensor(g))
+    np.testing.assert_allclose(ndgrad._softmax_backward_data(ndgrad.tensor(g), o.detach(), 1,
+                                                             ndgrad.float64).numpy(),
+                               grad.numpy(), rtol=1e-12)

@@ -15,10 +15,11 @@ from ._dtype import result_type as _result_type
 from ._backend import device
 from ._tensor import Tensor, Size
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
+from . import random  # (first: its engine random/_mt19937 is the one _creation's Generator runs on)
 from ._creation import *  # noqa: F401,F403
 from ._creation import Generator, default_generator
-from ._windows import *  # noqa: F401,F403
-from ._spectral import stft, istft  # noqa: F401
+from .signal._windows import *  # noqa: F401,F403
+from .ops._spectral import stft, istft  # noqa: F401
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled,
                                  inference_mode, is_inference_mode_enabled)
 from . import autograd
@@ -44,6 +45,7 @@ from . import nn  # noqa: E402
 from . import func  # noqa: E402
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from .serialization import _weights_only_unpickler  # noqa: E402,F401  (PyTorch's module name)
 from . import backends  # noqa: E402
 from .functional import *  # noqa: E402,F401,F403
 from . import distributions  # noqa: E402
@@ -60,8 +62,8 @@ from . import version, torch_version  # noqa: E402
 __version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
-from ._sparse import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
-from ._sparse_compressed import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: E402
+from .sparse._coo import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
+from .sparse._compressed import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: E402
                                  sparse_csr_tensor,
                                  sparse_csc_tensor, sparse_compressed_tensor,
                                  SparseCompressedTensor as _SparseCompressedTensor)
@@ -83,7 +85,7 @@ def result_type(tensor=_ABSENT, other=_ABSENT, *, scalar=_ABSENT, scalar1=_ABSEN
     else:
         operands = (tensor, other)
     if operands[0] is _ABSENT or operands[1] is _ABSENT:
-        from . import _argcheck
+        from .ops import _argcheck
         named = dict(scalar=scalar, scalar1=scalar1, scalar2=scalar2)
         raise _argcheck.invalid_combination(
             "result_type", [a for a in (tensor, other) if a is not _ABSENT],
@@ -212,12 +214,12 @@ for _name in ("D", "LINALG_METHODS", "METHODS", "PROPERTIES", "SHAPE_METHODS", "
 del _name
 
 from .nn.functional import conv_tbc, channel_shuffle, native_channel_shuffle, pdist  # noqa: E402,F401
-from ._torch_copies import *  # noqa: E402,F401,F403
-from ._torch_nn_aten import *  # noqa: E402,F401,F403
-from ._torch_rnn_math import *  # noqa: E402,F401,F403
+from .ops.copies import *  # noqa: E402,F401,F403
+from .nn._aten import *  # noqa: E402,F401,F403
+from .ops.rnn_math import *  # noqa: E402,F401,F403
 from .ops.foreach import *  # noqa: E402,F401,F403  (torch._foreach_*)
 
-# sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (_sparse.py)
+# sparse first operands: torch.mm / matmul / spmm / addmm dispatch to torch.sparse (sparse/_coo.py)
 _SPARSE_CLASSES = (_SparseTensor, _SparseCompressedTensor)
 
 
@@ -264,7 +266,7 @@ addmm = _sparse_dispatch(addmm, sparse.addmm, 1)
 # differently (torch.det(input) is linalg.det(A); swapaxes(axis0, axis1) is transpose(dim0,
 # dim1): ops/__init__.py), so that every keyword form PyTorch's signatures allow works
 # (tests/test_keyword_forms.py); the wrappers below (out=, argument errors) go around these
-from . import _argcheck  # noqa: E402
+from .ops import _argcheck  # noqa: E402
 for _name, _fn, _names in (
         ("det", det, {"A": "input"}), ("inverse", inverse, {"A": "input"}),
         ("slogdet", slogdet, {"A": "input"}), ("matrix_exp", matrix_exp, {"A": "input"}),
@@ -273,13 +275,13 @@ for _name, _fn, _names in (
 del _name, _fn, _names
 index_put = ops.shape.index_put_method   # (torch.index_put(input, indices, values, ...))
 
-# out=: PyTorch's output-argument protocol around every function that has it (see _out.py)
-from . import _out  # noqa: E402
+# out=: PyTorch's output-argument protocol around every function that has it (see ops/_out.py)
+from .ops import _out  # noqa: E402
 _out.install(globals())
 _out.install(linalg.__dict__, _out.LINALG_RULES)
 _out.install(special.__dict__, _out.SPECIAL_RULES)
 # PyTorch's argument errors (None/str for a tensor, unknown keywords) for the Python functions
-from . import _argcheck  # noqa: E402
+from .ops import _argcheck  # noqa: E402
 _argcheck.wrap_namespace(  # (torch.functional's are Python functions: binding errors first)
     globals(), [n for n in list(globals()) if not n.startswith("_")
                 # torch.manual_seed is torch.random.manual_seed: one object in both places
@@ -304,8 +306,8 @@ _argcheck.numpy_names_methods(Tensor, (
 # ---------------------------------------------------------------- internals libraries read
 from . import _C, jit, overrides, compiler  # noqa: E402,F401
 from .futures import Future  # noqa: E402,F401
-from ._torch_private import *  # noqa: E402,F401,F403
-from ._torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
+from .ops.torch_private import *  # noqa: E402,F401,F403
+from .ops.torch_private import (_check, _check_index, _check_value, _check_type,  # noqa: E402,F401
                              _check_not_implemented, _check_is_size, _check_with, _assert,
                              _assert_async, _shape_as_tensor, _sym_sqrt)
 from .distributions.gamma import _standard_gamma  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """The array namespace: NumPy always, CuPy on request. This is the only module that imports cupy.
 
 The "cuda" device is CuPy's when CuPy and a GPU are there; on machines without one, tests (and
-``NDGRAD_STANDIN_CUDA=1``) put the strict stand-in module of ndgrad._standin behind it instead,
+``NDGRAD_STANDIN_CUDA=1``) put the strict stand-in module of ndgrad.cuda._standin behind it instead,
 so the device code paths run, and any host fallback fails, on every CI machine.
 
 Op code never names `numpy`: it receives `xp` (the module of its inputs' arrays) and calls `xp.*`,
@@ -63,12 +63,12 @@ def entered(exc):
 
 
 def use_standin(enable=True):
-    """Put the strict stand-in array module behind device "cuda" (tests; see ndgrad._standin).
+    """Put the strict stand-in array module behind device "cuda" (tests; see ndgrad.cuda._standin).
     Returns the previous setting."""
     global _standin
     before = _standin is not None
     if enable:
-        from . import _standin as s
+        from .cuda import _standin as s
         _standin = s.xp
         _MODULES[s.ndarray] = s.xp
     else:

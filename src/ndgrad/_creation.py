@@ -1,13 +1,14 @@
 """Tensor creation (tensor, zeros, arange, randn, ...) and random number generators.
 
 Randomness comes from `Generator` objects that are PyTorch's CPU generator (mt19937 and ATen's
-transforms, in _rng.py): after the same manual_seed, the same calls give PyTorch's numbers.
+transforms, in random/_mt19937.py): after the same manual_seed, the same calls give PyTorch's numbers.
 """
 import builtins
 import math
 import threading
 
-from . import _dtype as D, _rng as _R
+from . import _dtype as D
+from .random import _mt19937 as _R
 from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array, xp_of
 from ._tensor import Tensor, _make
 
@@ -499,7 +500,7 @@ def arange(start=_NO_START, end=None, step=1, *, out=None, dtype=None, layout=No
     by the truncated step, float results in double."""
     if end is None:
         if start is _NO_START:
-            from ._argcheck import combination_error
+            from .ops._argcheck import combination_error
             raise combination_error("arange", _ARANGE, (), {})
         start, end = 0, start
     elif start is _NO_START:
@@ -566,7 +567,7 @@ def _space_sigs(name):
 def _space_args(name, start, end, steps, dtype, extra=()):
     """linspace's and logspace's argument checks (PyTorch's messages) -> (start, end, steps,
     dtype): Numbers, an int and the result dtype."""
-    from ._argcheck import combination_error
+    from .ops._argcheck import combination_error
     if isinstance(steps, Tensor) and not steps.dtype.is_floating_point and \
             steps.dtype is not D.bool and steps.ndim == 0:
         steps = steps.item()
@@ -737,7 +738,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 class Generator:
     """torch.Generator: an independent random stream, PyTorch's CPU generator (ATen's
-    CPUGeneratorImpl: mt19937 and its cached Box-Muller values, see _rng.py), so the same seed
+    CPUGeneratorImpl: mt19937 and its cached Box-Muller values, see random/_mt19937.py), so the same seed
     gives PyTorch's numbers. Draws for tensors on another device are made here and moved.
 
     Its state (get_state / set_state, torch.get_rng_state) is PyTorch's uint8 tensor of 5056
@@ -904,7 +905,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     elif high is None:  # randint(10, size=(2,)): PyTorch's randint(high, size)
         low, high = 0, low
     if size is None:   # (no overload without a size)
-        from ._argcheck import combination_error
+        from .ops._argcheck import combination_error
         given = (high,) if low == 0 else (low, high)
         raise combination_error("randint", _RANDINT, given, {})
     if high is None:

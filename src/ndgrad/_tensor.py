@@ -164,7 +164,7 @@ class Tensor:
     is_quantized = False
     is_meta = False
     is_nested = False
-    layout = None            # torch.strided (set by ndgrad/_sparse.py, which defines layouts)
+    layout = None            # torch.strided (set by ndgrad/sparse/_coo.py, which defines layouts)
     # Note [__torch_function__]: a subclass whose __torch_function__ is not the disabled one
     # (every subclass, unless it opts out as nn.Parameter does) takes over the torch functions
     # and methods called with its instances (overrides.py); _tf marks such classes, so a plain
@@ -616,7 +616,7 @@ class Tensor:
         """A sparse gradient (Embedding(sparse=True)) into .grad, as PyTorch's AccumulateGrad:
         kept sparse (sums of sparse gradients concatenate their entries), added into a dense
         .grad in place, or made dense when a dense gradient joins a sparse one."""
-        from ._sparse import _sparse_cat, add_into
+        from .sparse._coo import _sparse_cat, add_into
         if old is None:
             self._grad = g.detach()
         elif old.is_sparse and g.is_sparse:

@@ -132,7 +132,7 @@ _PY_FUNCTIONS = {
          **{n: n for n in _MATMULS}},
     "Tensor": dict({n: n for n in _MATMULS}, index_copy="index_copy", __matmul__="matmul",
                    __rmatmul__="matmul"),   # (`a @ b` is aten::matmul in PyTorch)
-    "_torch_rnn_math": {"_layers": "_rnn_layers"},
+    "ops.rnn_math": {"_layers": "_rnn_layers"},
     "linalg": {"multi_dot": "linalg_multi_dot", "vecdot": "linalg_vecdot",
                "matrix_norm": "linalg_matrix_norm", "inv": "linalg_inv",
                "matrix_rank": "linalg_matrix_rank", "cond": "linalg_cond",

@@ -195,13 +195,13 @@ _MSG_NAME = {"fft2": "fftn", "ifft2": "fftn", "ifftn": "fftn", "rfft2": "rfftn",
 
 
 def _out(r, out):
-    """The out= protocol (ndgrad/_out.py) with the FFTs' own messages: PyTorch names the
+    """The out= protocol (ndgrad/ops/_out.py) with the FFTs' own messages: PyTorch names the
     primitive (_fft_r2c, _fft_c2c, _fft_c2r) in the autograd refusal and the public function in
     the dtype check; the result is written into `out` in place."""
     if out is None:
         return r
     import sys
-    from ._out import _write
+    from .ops._out import _write
     from .ops._inplace import _type_name
     caller = sys._getframe(1).f_code.co_name
     name = _MSG_NAME.get(caller, caller)

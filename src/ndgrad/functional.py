@@ -15,7 +15,7 @@ from .nn.functional import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, 
                             pairwise_distance, pixel_shuffle, rms_norm, conv3d,
                             conv_transpose3d, pixel_unshuffle, prelu, hardshrink)
 from ._creation import zeros
-from ._argcheck import argument_error as _argument_error
+from .ops._argcheck import argument_error as _argument_error
 from ._tensor import Tensor, _wrap_dim
 from . import _dtype as D
 from .ops import cat, expand, install, meshgrid, stack, where
@@ -286,7 +286,7 @@ def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False
     missing = [n for n, v in (("elements", elements), ("test_elements", test_elements))
                if v is None]
     if missing:
-        from ._argcheck import _missing
+        from .ops._argcheck import _missing
         raise _missing("isin", missing)
     from ._backend import xp_of
     from ._tensor import _make

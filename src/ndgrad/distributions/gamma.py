@@ -109,7 +109,8 @@ _standard_gamma_grad = defop("_standard_gamma_grad", _gamma_grad_forward, quiet=
 
 
 def _standard_gamma_forward(xp, self):
-    from .. import _creation, _rng as _R
+    from .. import _creation
+    from ..random import _mt19937 as _R
     # the host generator draws (one copy of the concentrations there, one of the draw back);
     # as PyTorch's sampler: never below the smallest normal number, so logs stay finite
     alpha = to_numpy(self)  # host: drawn on the host
@@ -211,7 +212,8 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape=Size()):
         """PyTorch's draws (gamma in double, normalised in double, then cast); the gradient is
         ndgrad's exact one of g / sum(g) through the implicit gamma gradients at those draws."""
-        from .. import _creation, _rng as _R
+        from .. import _creation
+        from ..random import _mt19937 as _R
         alpha = self.concentration.expand(self._extended_shape(sample_shape))
         host = to_numpy(alpha._data)  # host: drawn on the host
         values, g = _R.sample_dirichlet(_creation._rng(None), host, host.dtype)

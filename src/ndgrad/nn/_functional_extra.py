@@ -9,7 +9,7 @@ import warnings
 
 import numpy as _np
 
-from .._argcheck import check_tensor as _check_tensor
+from ..ops._argcheck import check_tensor as _check_tensor
 from .._backend import xp_of
 from .._tensor import _make
 from ..ops._registry import defop
@@ -278,7 +278,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
         out = input * _const(input, 0.0)
         return _assign(input, out) if inplace else out
     from .._creation import _rng
-    from .. import _rng as _R
+    from ..random import _mt19937 as _R
     if feature:
         if input.ndim < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")

@@ -873,7 +873,7 @@ def _dtype_cname(dtype):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if not (isinstance(x1, _Tensor) and isinstance(x2, _Tensor)):  # (`-` would take them)
-        from .._argcheck import argument_error
+        from ..ops._argcheck import argument_error
         raise argument_error("pairwise_distance", ("x1", "x2"), x1, x2)
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
 
@@ -891,7 +891,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     from .._creation import _rng
-    from .. import _rng as _R
+    from ..random import _mt19937 as _R
     if p == 1:
         mask = 0.0
     else:  # PyTorch's noise: bernoulli_(1 - p) of empty_like(input), then / (1 - p)
@@ -908,7 +908,7 @@ def _channel_dropout(input, p, training, inplace):
     if not training or p == 0 or input.numel() == 0:
         return input
     from .._creation import _rng
-    from .. import _rng as _R
+    from ..random import _mt19937 as _R
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         mask = _xp(input).zeros(shape, dtype=input.dtype.np)
@@ -990,7 +990,7 @@ _embedding = defop("embedding", _embedding_fwd, node_name="EmbeddingBackward0",
 def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
     """sparse=True: the weight's gradient as a COO tensor, one entry per lookup (uncoalesced,
     padding_idx lookups left out), as PyTorch's embedding_sparse_backward."""
-    from .._sparse import sparse_coo_tensor
+    from ..sparse._coo import sparse_coo_tensor
     idx = indices._data.reshape(-1)
     xp = _xp_of(idx)
     g = grad.reshape(-1, weight_shape[1])
@@ -1494,8 +1494,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 def _aten():
     """ndgrad's torch-level ATen losses (imported on first use: that module imports this one)."""
-    from .. import _torch_nn_aten
-    return _torch_nn_aten
+    from . import _aten
+    return _aten
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -1779,6 +1779,9 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
+_threshold = threshold   # (PyTorch's F.threshold is its function _threshold; OpInfo calls that)
+
+
 def threshold_(input, threshold, value):
     from ..ops.activation import threshold as _threshold_op
     return _threshold_op(input, threshold, value, True)
@@ -1885,7 +1888,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:   # PyTorch's draws: one uniform per element <= 0, in order
         from .._creation import _rng
-        from .. import _rng as _R
+        from ..random import _mt19937 as _R
         from .._backend import to_numpy
         noise = _make(_xp(input).asarray(_R.rrelu_noise(
             _rng(None), to_numpy(input._data), lower, upper)))  # host: the draw, moved once
@@ -1907,7 +1910,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     gradient is the soft sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.")
-    from .._argcheck import check_tensor
+    from ..ops._argcheck import check_tensor
     from .._creation import empty_like
     from ..autograd.grad_mode import no_grad
     check_tensor("empty_like", logits)
@@ -2725,7 +2728,7 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "warnings", "Tensor", "Size", "D", "K", "defop", "no_grad", "where", "clamp", "exp",
     "log", "matmul", "sqrt")]
 
-from .._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
+from ..ops._argcheck import wrap_namespace as _wrap_namespace  # noqa: E402
 # PyTorch's argument errors; its Python functions report a missing argument first, its C++ ones
 # (these) a wrong one, left to right
 _C_FUNCTIONS = frozenset(

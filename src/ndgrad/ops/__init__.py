@@ -1,6 +1,6 @@
 """The op families, and the Tensor methods and operators built on them."""
 from .. import _dtype as D
-from .._argcheck import renamed as _renamed
+from ._argcheck import renamed as _renamed
 from .._backend import device as _device, xp_of
 from .._tensor import Tensor, _make
 from . import pointwise, reduction, shape, linalg
@@ -151,7 +151,7 @@ def _to_args(args, kwargs):
     given = dict(zip(names, args))
     if len(args) > len(names) or [
             k for k in kwargs if k in given or (k not in names and k != "memory_format")]:
-        from .._argcheck import combination_error
+        from ._argcheck import combination_error
         raise combination_error("to", _TO_SIGNATURES, args, kwargs)
     given.update(kwargs)
     other = given.get("tensor")

@@ -66,7 +66,7 @@ _raw_state = _raw.state
 _fw_state = _forward_ad._state
 _fw_propagate = _forward_ad._propagate
 _OPS = {}  # name -> OpDef, every registered op
-_VMAP = [None]  # the batched-vmap dispatcher while one runs (see _vmap.py), else None
+_VMAP = [None]  # the batched-vmap dispatcher while one runs (see func/_vmap.py), else None
 _ndarray = _np.ndarray
 _asarray = _np.asarray  # host: the CPU fast paths make NumPy scalars 0-d arrays
 _DEFAULT = D._default
@@ -403,6 +403,37 @@ def _plain_backward(op, i, twin):
     inline = shape is not None and shape[0] != "param"
     if inline:  # (the host forwards: apply's raw execution may bring device arrays)
         src += ["    if a0.__class__ is not _ndarray:", "        return _NO_RAW"]
+    src += _plain_fetches(op, params, local, inline)
+    if shape is not None and shape[0] == "param":
+        src.append(f"    r = {local[shape[1]]}")
+    elif inline and shape[0] == "if":  # (`if <test>: return <then>`, then `return <else>`)
+        lines = []
+        for k, part in enumerate(shape[1:]):
+            r = emit(part)
+            pad = "    " if k else ""  # (the branches' lines one level in)
+            lines += [pad + line for line in body]
+            lines += [f"    if {r}:"] if k == 0 else [f"        r = {r}"]
+            if k == 1:
+                lines.append("    else:")
+            body.clear()
+        if quiet:
+            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
+        src += lines
+    elif inline:
+        r = emit(shape)
+        if quiet:  # (the engine's pass is quiet already: else the callers' way)
+            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
+        src += body + [f"    r = {r}"]
+    else:
+        src.append(f"    r = _twin({', '.join(local[p] for p in params)})")
+    src += ["    if held and release:", "        node._saved = _RELEASED", "    return r"]
+    return _generated(src, dict(consts), f"<plain backward {op.name} {i}>")["bw"]
+
+
+def _plain_fetches(op, params, local, inline):
+    """_plain_backward's fetches: each saved value its formula takes (local[p] = its name in
+    the generated code) by _raw_saved's rules, or NO_RAW where they must decide."""
+    src = []
     fetched = [p for p in params if p != "grad"]
     if fetched:
         src.append("    one = saved.__class__ is _ST")
@@ -430,35 +461,7 @@ def _plain_backward(op, i, twin):
             src += ["    elif v is _MISSING or c is _SavedTuple or isinstance(v, _Tensor):",
                     "        return _NO_RAW",
                     "    else:", f"        {x} = v"]
-    if shape is not None and shape[0] == "param":
-        src.append(f"    r = {local[shape[1]]}")
-    elif inline and shape[0] == "if":  # (`if <test>: return <then>`, then `return <else>`)
-        lines = []
-        for k, part in enumerate(shape[1:]):
-            r = emit(part)
-            pad = "    " if k else ""  # (the branches' lines one level in)
-            lines += [pad + line for line in body]
-            lines += [f"    if {r}:"] if k == 0 else [f"        r = {r}"]
-            if k == 1:
-                lines.append("    else:")
-            body.clear()
-        if quiet:
-            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
-        src += lines
-    elif inline:
-        r = emit(shape)
-        if quiet:  # (the engine's pass is quiet already: else the callers' way)
-            src += ["    if _var.get() is not _ignore:", "        return _NO_RAW"]
-        src += body + [f"    r = {r}"]
-    else:
-        src.append(f"    r = _twin({', '.join(local[p] for p in params)})")
-    src += ["    if held and release:", "        node._saved = _RELEASED", "    return r"]
-    text = "\n".join(src) + "\n"
-    where = _os.path.join(_os.path.dirname(__file__), f"<plain backward {op.name} {i}>")
-    _linecache.cache[where] = (len(text), None, text.splitlines(True), where)
-    env = dict(consts)
-    exec(compile(text, where, "exec"), env)
-    return env["bw"]
+    return src
 
 
 def _raw_saved(node, saved, env, dt):
@@ -617,6 +620,36 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     uf = _direct_ufunc(forward)
     op.ufunc1 = uf if uf is not None and uf.nin == 1 else None
     op.ufunc2 = uf if uf is not None and uf.nin == 2 else None
+    _set_params(op, forward, backward, inputs, formulas, tensor_only)
+    op.formula_getters = tuple(_getter(p) for p in op.formula_params)
+    op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
+    op.promote = promote
+    op.view = view
+    op.nout = outputs
+    op.nondiff_outputs = frozenset(nondiff_outputs)
+    op.differentiable = differentiable and bool(op.inputs)
+    op._saved_cache = {}
+    op.recorders = {}  # mask -> the node builder for simple ops (_recorder)
+    op.jvp = jvp
+    op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
+    op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
+    op.bw1 = None  # formula 0's plain backward (_plain_backward), set with them
+    op.raw2 = op.bw2 = None  # the same for formula 1 (a node whose one edge is input 1)
+    # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
+    op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
+        op.input_pos in ((0,), (0, 1)) else 0
+    _OPS[name] = op
+    if node_name is None:
+        node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
+    op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
+    return _op_functions(op, name, promote)
+
+
+def _set_params(op, forward, backward, inputs, formulas, tensor_only):
+    """defop's reading of the forward's signature (op.params, defaults, varkw) and of the
+    derivative formulas: a joint `backward` for `inputs`, or one formula per input by name;
+    the inputs' positions and the parameters that take Tensors only."""
+    name = op.name
     sig = inspect.signature(forward)
     params = list(sig.parameters.values())[1:]  # drop xp
     op.params = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -649,32 +682,16 @@ def defop(name, forward, *, promote=None, view=False, outputs=1, nondiff_outputs
     # operands of the scalar forms (add_scalar's other, clamp's min and max)
     op.tensor_params = frozenset(i for i, n in enumerate(op.params)
                                  if n in op.inputs or n in _OPERANDS)
-    op.formula_getters = tuple(_getter(p) for p in op.formula_params)
-    op.joint_getter = _getter(op.joint_params) if op.joint is not None else None
-    op.promote = promote
-    op.view = view
-    op.nout = outputs
-    op.nondiff_outputs = frozenset(nondiff_outputs)
-    op.differentiable = differentiable and bool(op.inputs)
-    op._saved_cache = {}
-    op.recorders = {}  # mask -> the node builder for simple ops (_recorder)
-    op.jvp = jvp
-    op.raw = None  # the formulas' raw twins, compiled at the first backward (ops/_raw.py)
-    op.raw1 = None  # formula 0's twin for OpNode._array_apply (False: none), set with them
-    op.bw1 = None  # formula 0's plain backward (_plain_backward), set with them
-    op.raw2 = op.bw2 = None  # the same for formula 1 (a node whose one edge is input 1)
-    # _recorder builds its nodes: one output, inputs `self` or `self, other` (positions 0, 1)
-    op.simple = len(op.input_pos) if outputs == 1 and not nondiff_outputs and \
-        op.input_pos in ((0,), (0, 1)) else 0
-    _OPS[name] = op
-    if node_name is None:
-        node_name = "".join(w[:1].upper() + w[1:] for w in name.strip("_").split("_")) + "Backward0"
-    op.node_cls = type(node_name, (OpNode,), {"__slots__": (), "_op": op, "_nout": outputs})
 
+
+def _op_functions(op, name, promote):
+    """The op's public function `fn` (op.fn: vmap's batched run while one is active, else
+    apply, with PyTorch's argument errors worked out after a failed call) and `call`, the same
+    without the vmap slot (op.call, for amp's hook), as defop returns them."""
     _op_names = tuple(op.params) + tuple(k for k in op.defaults if k not in op.params)
 
     def fn(*args, **kwargs):
-        if _VMAP[0] is not None:   # inside func.vmap's batched run (_vmap.py)
+        if _VMAP[0] is not None:   # inside func.vmap's batched run (func/_vmap.py)
             return _VMAP[0](op, args, kwargs)
         try:
             return apply(op, args, kwargs)
@@ -773,18 +790,18 @@ def dunder(fn, none=_UNSET, name=None):
 
 
 def _cpu_scalars_moved(args, kwargs):
-    from .._argcheck import cpu_scalars_moved
+    from ._argcheck import cpu_scalars_moved
     return cpu_scalars_moved(args, kwargs)
 
 
 def _numpy_names_moved(params, kwargs):
-    from .._argcheck import numpy_names_moved
+    from ._argcheck import numpy_names_moved
     return numpy_names_moved(params, kwargs)
 
 
 def _bad_args(op, args, kwargs, exc):
-    """PyTorch's error for a failed call of `op`, or None (ndgrad._argcheck)."""
-    from .._argcheck import bad_args
+    """PyTorch's error for a failed call of `op`, or None (ndgrad.ops._argcheck)."""
+    from ._argcheck import bad_args
     params = op.params
     tensors = set(op.inputs) | {params[0]} if params else set(op.inputs)
     return bad_args(op.name.strip("_"), params, args, kwargs, exc, op.defaults, tensors,
@@ -869,22 +886,25 @@ def _promote(op, args, arrays, kwargs):
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}  # as in _dtype (bool < int < ...)
 
 
+# Note [apply's fast path]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# The common case first (one or two positional arguments, NumPy tensors of one dtype, a Python
+# scalar of no higher category, maybe a third argument that is a plain number or None, no
+# forward-mode levels; an op that does not promote takes tensors of any dtypes): only that work
+# is done, in one frame (a helper's call per op would cost bench W1 about 1 % per call). Anything
+# else (a Tensor subclass that takes over torch functions among it: the general path dispatches),
+# and any failure, takes the general path `_apply`, with the same result.
+
 def apply(op, args, kwargs):
-    """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad."""
-    # The common case first (one or two positional arguments, NumPy tensors of one dtype, a
-    # Python scalar of no higher category, maybe a third argument that is a plain number or
-    # None, no forward-mode levels; an op that does not promote takes tensors of any dtypes):
-    # only that work is done. Anything else takes the general path, with the same result.
+    """Run `op` on `args`; record a graph node when grad mode is on and an input requires grad
+    (Note [apply's fast path])."""
     n = len(args)
     if 0 < n < 4 and not kwargs and not _fw_state.levels and not _TF_MODES:
         a = args[0]
-        # (a Tensor subclass that takes over torch functions: the general path dispatches)
-        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):
+        if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):  # (else: dispatch)
             d = a._data
-            if type(d) is _ndarray:
-                dtype = a.dtype
-                if dtype._special:  # (Note [Special dtypes])
-                    return _apply(op, args, kwargs)
+            dtype = a.dtype
+            if type(d) is _ndarray and not dtype._special:  # (Note [Special dtypes])
                 cat = dtype._category
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
@@ -907,15 +927,12 @@ def apply(op, args, kwargs):
                                 return _apply(op, args, kwargs)
                             requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
                         else:
-                            cb = b.__class__
-                            if op.tensor_only:  # (refused on the general path)
-                                return _apply(op, args, kwargs)
-                            if (cb is float and cat >= 2) or (cb is int and cat >= 1) or \
-                                    cb is bool or b is None:
+                            cb = b.__class__  # (tensor_only ops refuse it on the general path)
+                            if not op.tensor_only and ((cb is float and cat >= 2) or (
+                                    cb is int and cat >= 1) or cb is bool or b is None):
                                 if cat >= 2 and cb is not bool and b is not None and \
                                         op.name in _SCALAR_OPERAND:
-                                    # (a hit in _scalar_array's cache, else the function)
-                                    e = _SCALAR_ARRAYS.get((b, d.dtype))
+                                    e = _SCALAR_ARRAYS.get((b, d.dtype))  # (cached, else made)
                                     if e is None:
                                         e = _scalar_array(b, d.dtype)
                                 else:
@@ -940,16 +957,8 @@ def apply(op, args, kwargs):
                                 out = _QRUN(fwd, _np, d, e) if uf is None else _QRUN(uf, d, e)
                             else:
                                 out = fwd(_np, d, e) if uf is None else uf(d, e)
-                    except ValueError as exc:
-                        if e is not _ONE_ARG:
-                            _raise_broadcast_error(exc, (d, e), {})
-                        raise
-                    except RuntimeError as exc:
-                        if not (op.quiet and _entered(exc)):
-                            raise
-                        return _apply(op, args, kwargs)  # (op.forward sets the state itself)
-                    except OverflowError:   # (a Python int beyond an integer dtype: wrapped
-                        return _apply(op, args, kwargs)   # on the general path)
+                    except (ValueError, RuntimeError, OverflowError) as exc:
+                        return _fast_failed(op, args, kwargs, exc, d, e)
                     if out is None:
                         return _apply(op, args, kwargs)
                     if op.nout == 1 and not op.view:
@@ -957,19 +966,15 @@ def apply(op, args, kwargs):
                             out = _asarray(out)
                         result = _new(Tensor)  # _make, inlined
                         result._data = out
-                        dt = _BY_NP.get(out.dtype)
-                        result.dtype = dt if dt is not None else D.from_numpy_dtype(out.dtype)
-                        result._requires_grad = False
-                        result.grad_fn = None
-                        result._vc = [0]
+                        result.dtype = _BY_NP.get(out.dtype) or D.from_numpy_dtype(out.dtype)
+                        result._requires_grad, result.grad_fn, result._vc = False, None, [0]
+                        st = _state
+                        if st.inference:
+                            result._inference = True
                         if requires and op.differentiable:
-                            st = _state
                             if st.enabled:
-                                if st.inference:
-                                    result._inference = True
                                 if result.dtype._category >= 2:
-                                    simple = op.simple
-                                    if simple:
+                                    if simple := op.simple:
                                         mask = requires & _SIMPLE_BITS[simple]
                                         rec = op.recorders.get(mask)
                                         if rec is None:
@@ -977,25 +982,34 @@ def apply(op, args, kwargs):
                                         rec(args, result)
                                     else:
                                         _record(op, args, None, (result,))
-                            else:
-                                if st.inference:
-                                    result._inference = True
-                                if not st.in_backward:  # (for autograd.explain)
-                                    site = None
-                                    if _sites.enabled:  # user_site(2), its usual case inlined
-                                        f = _getframe(2)  # (above fn, or out='s wrapper)
-                                        code = f.f_code
-                                        if _inside.get(code.co_filename) is False:
-                                            site = (code, f.f_lasti)
-                                        else:
-                                            site = user_site(2)
-                                    result._nograd_at = (site, st.inference)
-                        elif _state.inference:
-                            result._inference = True
+                            elif not st.in_backward:  # (for autograd.explain)
+                                site = None
+                                if _sites.enabled:  # user_site(2), its usual case inlined
+                                    f = _getframe(2)  # (above fn, or out='s wrapper)
+                                    code = f.f_code
+                                    if _inside.get(code.co_filename) is False:
+                                        site = (code, f.f_lasti)
+                                    else:
+                                        site = user_site(2)
+                                result._nograd_at = (site, st.inference)
                         return result
                     return _finish(op, args, kwargs, out, _np, requires, 4)
     return _apply(op, args, kwargs)
 
+
+def _fast_failed(op, args, kwargs, exc, d, e):
+    """apply's fast path, its forward raised `exc`: PyTorch's broadcast error for a ValueError
+    of two operands; the general path where a quiet op's NumPy state was entered or a Python
+    int is beyond the dtype (OverflowError: wrapped there); else `exc` itself."""
+    if isinstance(exc, OverflowError):
+        return _apply(op, args, kwargs)
+    if isinstance(exc, ValueError):
+        if e is not _ONE_ARG:
+            _raise_broadcast_error(exc, (d, e), {})
+        raise exc
+    if not (op.quiet and _entered(exc)):
+        raise exc
+    return _apply(op, args, kwargs)  # (op.forward sets the state itself)
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
 _OPERANDS = frozenset(("self", "other", "min", "max"))
@@ -1443,52 +1457,80 @@ def _recorder(op, mask):
     in `mask` require grad: _record's work for exactly that case, as straight-line code made
     once per op and mask (no loops over inputs or the save plan, no tests of what the mask and
     the plan already say). Called as `rec(args, result)` from apply, at _record's depth (from
-    _finish with its depth: `rec(args, result, depth)`)."""
+    _finish with its depth: `rec(args, result, depth)`). The code is written in phases: the
+    node and its site (_REC_HEAD), its edges (_rec_edges), its interned metadata (_rec_meta),
+    the result's link to it, and the saved values (_rec_saves)."""
     rec = op.recorders.get(mask)
     if rec is not None:
         return rec
     plan = _saved_plan(op, mask)
-    src = ["def rec(args, r, depth=3):",
-           "    node = _new(_cls)  # Node.__init__, inlined: every slot is set here",
-           "    node._ext = None",
-           "    if _anomaly.enabled:",
-           "        node._site = None",
-           "        _anomaly.record(node)",
-           "    elif _sites.enabled:",
-           # the user's line: usually the frame above apply and the op's function (or one more
-           # up, through a wrapper such as out='s)
-           "        f = _getframe(depth)",
-           "        code = f.f_code",
-           "        flag = _inside.get(code.co_filename)",
-           "        if flag is False:",
-           "            node._site = (code, f.f_lasti)",
-           "        else:",
-           "            if flag:",
-           "                f = f.f_back",
-           "                code = f.f_code if f is not None else None",
-           "            if code is not None and _inside.get(code.co_filename) is False:",
-           "                node._site = (code, f.f_lasti)",
-           "            elif _state.in_formula:  # (see OpNode._recorded)",
-           "                node._site = _state.backward_site",
-           "            else:",
-           "                node._site = user_site(depth)",
-           "    else:",
-           "        node._site = None"]
+    consts = {"_cls": op.node_cls, "_op": op, "_plan": plan, "_metas": {}}
+    src = _REC_HEAD + _rec_edges(mask) + _rec_meta(op, mask) + [
+        "    r._requires_grad = True",
+        "    r.grad_fn = node"] + _rec_saves(plan, consts)
+    env = dict(globals())
+    env.update(consts)
+    rec = op.recorders[mask] = _generated(src, env, f"<recorder {op.name} {mask}>")["rec"]
+    return rec
+
+
+def _generated(src, env, label):
+    """exec the generated lines `src` in `env` (returned): named as a file of this package
+    (tracebacks and error sites see ndgrad's own frame) and kept in linecache, so that a
+    traceback through it shows the generated lines."""
+    text = "\n".join(src) + "\n"
+    where = _os.path.join(_os.path.dirname(__file__), label)
+    _linecache.cache[where] = (len(text), None, text.splitlines(True), where)
+    exec(compile(text, where, "exec"), env)
+    return env
+
+
+# a recorder's first phase: the node (Node.__init__, inlined: every slot is set by the
+# recorder) and the user's line it was made at: usually the frame above apply and the op's
+# function (or one more up, through a wrapper such as out='s)
+_REC_HEAD = [
+    "def rec(args, r, depth=3):",
+    "    node = _new(_cls)  # Node.__init__, inlined: every slot is set here",
+    "    node._ext = None",
+    "    if _anomaly.enabled:",
+    "        node._site = None",
+    "        _anomaly.record(node)",
+    "    elif _sites.enabled:",
+    "        f = _getframe(depth)",
+    "        code = f.f_code",
+    "        flag = _inside.get(code.co_filename)",
+    "        if flag is False:",
+    "            node._site = (code, f.f_lasti)",
+    "        else:",
+    "            if flag:",
+    "                f = f.f_back",
+    "                code = f.f_code if f is not None else None",
+    "            if code is not None and _inside.get(code.co_filename) is False:",
+    "                node._site = (code, f.f_lasti)",
+    "            elif _state.in_formula:  # (see OpNode._recorded)",
+    "                node._site = _state.backward_site",
+    "            else:",
+    "                node._site = user_site(depth)",
+    "    else:",
+    "        node._site = None"]
+
+
+def _rec_edges(mask):
+    """A recorder's edges: input 0's (node._c0, node._n0) and input 1's (node._crest), each its
+    grad_fn, or for a leaf its live AccumulateGrad, else a new one."""
     if mask & 1:
-        src += ["    a = args[0]",
-                "    fn = a.grad_fn",
-                "    if fn is None:  # (a leaf: its live AccumulateGrad, else a new one)",
-                "        acc = a._accumulator",
-                "        acc = acc() if acc is not None else None",
-                "        node._c0 = acc if acc is not None else a._get_accumulator()",
-                "        node._n0 = 0",
-                "    else:",
-                "        node._c0 = fn",
-                "        node._n0 = a._output_nr"]
-        m0 = "(a._data.shape, a.dtype)"
+        src = ["    a = args[0]",
+               "    fn = a.grad_fn",
+               "    if fn is None:  # (a leaf: its live AccumulateGrad, else a new one)",
+               "        acc = a._accumulator",
+               "        acc = acc() if acc is not None else None",
+               "        node._c0 = acc if acc is not None else a._get_accumulator()",
+               "        node._n0 = 0",
+               "    else:",
+               "        node._c0 = fn",
+               "        node._n0 = a._output_nr"]
     else:
-        src += ["    node._c0 = None", "    node._n0 = 0"]
-        m0 = "None"
+        src = ["    node._c0 = None", "    node._n0 = 0"]
     if mask & 2:
         src += ["    b = args[1]",
                 "    fn = b.grad_fn",
@@ -1500,102 +1542,100 @@ def _recorder(op, mask):
                 "        node._crest = ((fn, b._output_nr),)"]
     else:
         src.append("    node._crest = ()")
-    # node._meta, interned (_intern_meta): looked up by the one shape in _metas (the last
-    # dtype seen with that shape, and its meta), which costs less than hashing the whole meta
+    return src
+
+
+def _rec_meta(op, mask):
+    """A recorder's node._meta, interned (_intern_meta): looked up by the one shape in _metas
+    (the last dtype seen with that shape, and its meta), which costs less than hashing the
+    whole meta."""
     one = "a" if mask == 1 else "b" if mask == 2 else None
     if one is not None:
+        m0 = "(a._data.shape, a.dtype)"
         form = f"({m0},)" if op.simple == 1 else f"({m0}, None)" if mask == 1 else \
             "(None, (b._data.shape, b.dtype))"
-        src += [f"    shape = {one}._data.shape",
+        return [f"    shape = {one}._data.shape",
                 "    c = _metas.get(shape)",
                 f"    if c is not None and c[0] is {one}.dtype:",
                 "        node._meta = c[1]",
                 "    else:",
                 f"        node._meta = _cache_meta(_metas, shape, {one}.dtype, {form})"]
-    else:
-        src += ["    shape = a._data.shape",
-                "    if shape == b._data.shape and a.dtype is b.dtype:",
-                "        c = _metas.get(shape)",
-                "        if c is not None and c[0] is a.dtype:",
-                "            node._meta = c[1]",
-                "        else:",
-                "            node._meta = _cache_meta(_metas, shape, a.dtype, "
-                "((shape, a.dtype), (shape, a.dtype)))",
-                "    else:  # (by the two shapes: the last dtypes seen with them, and their meta)",
-                "        bshape = b._data.shape",
-                "        c = _metas.get((shape, bshape))",
-                "        if c is not None and c[0] is a.dtype and c[1] is b.dtype:",
-                "            node._meta = c[2]",
-                "        else:",
-                "            meta = ((shape, a.dtype), (bshape, b.dtype))",
-                "            m = _META.get(meta)",
-                "            m = m if m is not None else _intern_meta(meta)",
-                "            if len(_metas) > 256:",
-                "                _metas.clear()",
-                "            _metas[shape, bshape] = (a.dtype, b.dtype, m)",
-                "            node._meta = m"]
-    src += ["    r._requires_grad = True",
-            "    r.grad_fn = node"]
-    consts = {"_cls": op.node_cls, "_op": op, "_plan": plan, "_metas": {}}
+    return ["    shape = a._data.shape",
+            "    if shape == b._data.shape and a.dtype is b.dtype:",
+            "        c = _metas.get(shape)",
+            "        if c is not None and c[0] is a.dtype:",
+            "            node._meta = c[1]",
+            "        else:",
+            "            node._meta = _cache_meta(_metas, shape, a.dtype, "
+            "((shape, a.dtype), (shape, a.dtype)))",
+            "    else:  # (by the two shapes: the last dtypes seen with them, and their meta)",
+            "        bshape = b._data.shape",
+            "        c = _metas.get((shape, bshape))",
+            "        if c is not None and c[0] is a.dtype and c[1] is b.dtype:",
+            "            node._meta = c[2]",
+            "        else:",
+            "            meta = ((shape, a.dtype), (bshape, b.dtype))",
+            "            m = _META.get(meta)",
+            "            m = m if m is not None else _intern_meta(meta)",
+            "            if len(_metas) > 256:",
+            "                _metas.clear()",
+            "            _metas[shape, bshape] = (a.dtype, b.dtype, m)",
+            "            node._meta = m"]
+
+
+def _rec_saves(plan, consts):
+    """A recorder's saved values (node._saved) by the op's save plan: arguments and the result
+    as SavedTensors made inline, or _save's general way where the plan saves anything else or
+    saved-tensor hooks or forward-mode levels are active."""
     if not plan:
-        src.append("    node._saved = None")
-    elif not all(k == _ARG or (k == _RESULT and x is None) for _, k, _, x in plan):
-        src += ["    node._saved = None", "    _save(_op, node, _plan, args, None, (r,))"]
-    else:
-        src += ["    node._saved = None",
-                "    if _graph._saved_hooks or _fw_state.levels:",
-                "        _save(_op, node, _plan, args, None, (r,))",
-                "        return"]
-        names = []
-        one = len(plan) == 1  # one saved tensor: it is node._saved itself (SavedTensor.items)
-        for i, (n, kind, pos, extra) in enumerate(plan):
-            v = f"v{i}"
-            names.append(f"{n!r}: {v}")
-            if kind == _RESULT:  # SavedTensor(r, True), inlined
-                src += [f"    {v} = _new(SavedTensor)",
-                        f"    {v}.tensor = {v}._hooks_packed = {v}.fw = None",
-                        f"    {v}.data = r._data",
-                        f"    {v}.requires_grad = True",
-                        f"    vc = {v}.vc = r._vc",
-                        f"    {v}.version = vc[0]",
-                        f"    {v}.output_nr = 0"]
-                if one:
-                    src += [f"    {v}.name = {n!r}", f"    node._saved = {v}"]
-                else:
-                    src.append(f"    {v}.name = None")
-                continue
-            consts[f"_d{i}"] = extra
-            src += [f"    t = args[{pos}] if len(args) > {pos} else _d{i}",
-                    "    if isinstance(t, Tensor):  # SavedTensor(t), inlined",
-                    "        if t._inference:",
-                    "            raise RuntimeError(_ERR_INFERENCE_SAVED)",
-                    f"        {v} = _new(SavedTensor)",
-                    f"        {v}.tensor = t",
-                    f"        {v}.data = {v}._hooks_packed = {v}.fw = None",
-                    f"        vc = {v}.vc = t._vc",
-                    f"        {v}.version = vc[0]",
-                    f"        {v}.output_nr = 0"]
+        return ["    node._saved = None"]
+    if not all(k == _ARG or (k == _RESULT and x is None) for _, k, _, x in plan):
+        return ["    node._saved = None", "    _save(_op, node, _plan, args, None, (r,))"]
+    src = ["    node._saved = None",
+           "    if _graph._saved_hooks or _fw_state.levels:",
+           "        _save(_op, node, _plan, args, None, (r,))",
+           "        return"]
+    names = []
+    one = len(plan) == 1  # one saved tensor: it is node._saved itself (SavedTensor.items)
+    for i, (n, kind, pos, extra) in enumerate(plan):
+        v = f"v{i}"
+        names.append(f"{n!r}: {v}")
+        if kind == _RESULT:  # SavedTensor(r, True), inlined
+            src += [f"    {v} = _new(SavedTensor)",
+                    f"    {v}.tensor = {v}._hooks_packed = {v}.fw = None",
+                    f"    {v}.data = r._data",
+                    f"    {v}.requires_grad = True",
+                    f"    vc = {v}.vc = r._vc",
+                    f"    {v}.version = vc[0]",
+                    f"    {v}.output_nr = 0"]
             if one:
-                src += [f"        {v}.name = {n!r}",
-                        f"        node._saved = {v}",
-                        "    else:",
-                        f"        node._saved = {{{n!r}: t}}"]
+                src += [f"    {v}.name = {n!r}", f"    node._saved = {v}"]
             else:
-                src += [f"        {v}.name = None",
-                        "    else:",
-                        f"        {v} = t"]
-        if not one:
-            src.append("    node._saved = {" + ", ".join(names) + "}")
-    env = dict(globals())
-    env.update(consts)
-    # named as a file of this package (tracebacks and error sites see ndgrad's own frame) and
-    # kept in linecache, so that a traceback through it shows the generated lines
-    text = "\n".join(src) + "\n"
-    where = _os.path.join(_os.path.dirname(__file__), f"<recorder {op.name} {mask}>")
-    _linecache.cache[where] = (len(text), None, text.splitlines(True), where)
-    exec(compile(text, where, "exec"), env)
-    rec = op.recorders[mask] = env["rec"]
-    return rec
+                src.append(f"    {v}.name = None")
+            continue
+        consts[f"_d{i}"] = extra
+        src += [f"    t = args[{pos}] if len(args) > {pos} else _d{i}",
+                "    if isinstance(t, Tensor):  # SavedTensor(t), inlined",
+                "        if t._inference:",
+                "            raise RuntimeError(_ERR_INFERENCE_SAVED)",
+                f"        {v} = _new(SavedTensor)",
+                f"        {v}.tensor = t",
+                f"        {v}.data = {v}._hooks_packed = {v}.fw = None",
+                f"        vc = {v}.vc = t._vc",
+                f"        {v}.version = vc[0]",
+                f"        {v}.output_nr = 0"]
+        if one:
+            src += [f"        {v}.name = {n!r}",
+                    f"        node._saved = {v}",
+                    "    else:",
+                    f"        node._saved = {{{n!r}: t}}"]
+        else:
+            src += [f"        {v}.name = None",
+                    "    else:",
+                    f"        {v} = t"]
+    if not one:
+        src.append("    node._saved = {" + ", ".join(names) + "}")
+    return src
 
 
 def _cache_meta(metas, shape, dtype, meta):

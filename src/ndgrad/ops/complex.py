@@ -88,7 +88,7 @@ def conj_physical(input):
     return _conj_physical(input)
 
 
-from .._argcheck import check_tensor as _check_tensor  # noqa: E402
+from ._argcheck import check_tensor as _check_tensor  # noqa: E402
 
 
 def resolve_conj(input):

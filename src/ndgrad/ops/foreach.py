@@ -17,7 +17,7 @@ import numbers
 from .._tensor import Tensor, _make
 from .._backend import xp_of
 from ..autograd import grad_mode
-from .._argcheck import combination_error
+from ._argcheck import combination_error
 from . import _fma
 
 __all__ = []   # filled below: every _foreach_* name

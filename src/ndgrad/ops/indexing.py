@@ -8,7 +8,7 @@ import builtins
 import math
 
 from .. import _dtype as D
-from .._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
+from ._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
 from ._inplace import inplace

@@ -227,7 +227,7 @@ _mv_tn = defop("mv_t", lambda xp, self, vec: xp.matmul(vec, self), promote="bina
 
 
 def _tf_method(name, args):
-    from .._argcheck import tf_method
+    from ._argcheck import tf_method
     return tf_method(name, args)
 
 
@@ -266,12 +266,12 @@ def _matmul_entry(not_tensor=None, record=False):
     return matmul
 
 
-from .._argcheck import _NO_DISPATCH  # noqa: E402
+from ._argcheck import _NO_DISPATCH  # noqa: E402
 from ..autograd._prof_state import HUB as _HUB  # noqa: E402
 
 
 def _method_error(input, other):
-    from .._argcheck import argument_error
+    from ._argcheck import argument_error
     raise argument_error("matmul", ("input", "other"), input, other, method=True) from None
 
 
@@ -1700,7 +1700,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     pinv(A, rcond, hermitian=False) is rtol=rcond."""
     if rcond is not None:
         if atol is not None or rtol is not None:
-            from .._argcheck import combination_error
+            from ._argcheck import combination_error
             kw = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
             raise combination_error("linalg_pinv", _PINV_SIGS, (A,), {**kw, "rcond": rcond})
         rtol = rcond

@@ -13,8 +13,8 @@ import math
 from .. import _dtype as D
 from .._backend import numpy as _np, to_numpy
 from .._creation import zeros_like as _zeros_like
-from .. import _argcheck
-from .._argcheck import argument_error as _argument_error
+from . import _argcheck
+from ._argcheck import argument_error as _argument_error
 from .._tensor import Tensor
 from ._registry import defop
 from . import _fma, _specfun
@@ -116,7 +116,7 @@ def rsub(input, other, *rest, alpha=1):
     by position too, as PyTorch's second overload)."""
     if rest:
         if len(rest) > 1 or isinstance(other, Tensor) or alpha != 1:
-            from .._argcheck import combination_error
+            from ._argcheck import combination_error
             raise combination_error("rsub", _RSUB, (input, other) + rest, {"alpha": alpha}
                                     if alpha != 1 else {})
         alpha = rest[0]

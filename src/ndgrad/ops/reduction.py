@@ -561,7 +561,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        from .._argcheck import combination_error
+        from ._argcheck import combination_error
         raise combination_error(name, (
             "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
             "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",

@@ -3,11 +3,11 @@ bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_), and the sm
 Tensor methods (apply_, pin_memory, share_memory_, new, ...).
 
 The draws come from the generator given (or the default one): PyTorch's CPU generator and
-transforms (_rng.py), made in the order PyTorch's TensorIterator visits the tensor (memory
+transforms (random/_mt19937.py), made in the order PyTorch's TensorIterator visits the tensor (memory
 order), so the same seed fills the same tensor with PyTorch's numbers. Registered by
 ops/__init__.py from MORE_METHODS.
 """
-from .. import _rng as _R
+from ..random import _mt19937 as _R
 from .._backend import numpy as np, to_numpy
 from .._tensor import Tensor
 

@@ -1404,7 +1404,7 @@ def ravel(input):
 def _split_dir(name, input, indices_or_sections, dim, min_dim):
     if not isinstance(indices_or_sections, (int, list, tuple)) or isinstance(
             indices_or_sections, bool):
-        from .._argcheck import combination_error
+        from ._argcheck import combination_error
         bad = f"(Tensor, !{type(indices_or_sections).__name__}!)"
         raise combination_error(name, ("(Tensor input, int sections)",
                                        "(Tensor input, tuple of ints indices)"),

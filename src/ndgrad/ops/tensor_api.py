@@ -7,7 +7,7 @@ Formulas are ndgrad ops (see _registry.py), so every gradient here has higher or
 import warnings
 
 from .. import _dtype as D
-from .._argcheck import argument_error as _argument_error
+from ._argcheck import argument_error as _argument_error
 from .._backend import xp_of
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
@@ -548,7 +548,7 @@ _FALSE = property(lambda self: False)
 
 def _sparse_mask(self, mask):
     """Tensor.sparse_mask(mask): self's values at mask's (coalesced) indices, as a COO tensor."""
-    from .._sparse import SparseTensor, _sparse
+    from ..sparse._coo import SparseTensor, _sparse
     if not isinstance(mask, SparseTensor):
         raise RuntimeError("sparse_mask(): expected mask to be a sparse COO tensor")
     if tuple(mask.shape) != tuple(self.shape):
@@ -560,20 +560,20 @@ def _sparse_mask(self, mask):
 
 
 def _to_sparse(self, *args, **kwargs):
-    from .._sparse import to_sparse
+    from ..sparse._coo import to_sparse
     layout = kwargs.get("layout")
     if layout is not None and layout.name in ("sparse_csr", "sparse_csc"):
-        from .._sparse_compressed import dense_to_compressed
+        from ..sparse._compressed import dense_to_compressed
         return dense_to_compressed(self, layout)
     if layout is not None and layout.name in ("sparse_bsr", "sparse_bsc"):
-        from .._sparse_compressed import _no_blocks
+        from ..sparse._compressed import _no_blocks
         raise _no_blocks(layout)
     return to_sparse(self, *args, **kwargs)
 
 
 def _to_compressed(name):
     def f(self, dense_dim=None):
-        from .. import _sparse_compressed as C
+        from ..sparse import _compressed as C
         return C.dense_to_compressed(self, getattr(C, name))
     f.__name__ = "to_" + name
     return f

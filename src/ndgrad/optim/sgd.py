@@ -123,7 +123,7 @@ def _sparse_step(p, grad, momentum_buffer_list, i, weight_decay, momentum, lr, d
                  nesterov, maximize):
     """A sparse gradient without momentum or weight decay updates the touched rows only; with
     them, the dense equivalent (as PyTorch's sparse arithmetic gives)."""
-    from .._sparse import add_into
+    from ..sparse._coo import add_into
     lr = lr.item() if isinstance(lr, Tensor) else lr
     if momentum == 0 and weight_decay == 0:
         add_into(p._data, grad, lr if maximize else -lr)

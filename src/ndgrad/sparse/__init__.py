@@ -1,14 +1,22 @@
 """torch.sparse: products, sums and softmax of COO tensors, all O(nnz), with gradients for the
-values and the dense operands (Note [Sparse autograd through the values] in ndgrad/_sparse.py).
+values and the dense operands (Note [Sparse autograd through the values] in ndgrad/sparse/_coo.py).
 
     torch.sparse.mm(adj, h)          # adj sparse (n x n), h dense (n x d): O(nnz * d)
 """
 from .. import _dtype as D
 from .._backend import xp_of
 from .._tensor import Tensor, _make
-from .._sparse import SparseTensor, _sparse, _linear_index
-from .._sparse_compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of,
-                                  _compressed, named)
+from ._coo import SparseTensor, _sparse, _linear_index
+from ._compressed import (SparseCompressedTensor, sparse_csr, spmm_values, pattern_of, named,
+                          _compressed as _make_compressed)
+
+import sys as _sys
+from . import _coo, _compressed
+
+# Plain pickles of sparse tensors and layouts made before these modules moved here name them
+# ndgrad._sparse and ndgrad._sparse_compressed: both names still resolve (no files behind them)
+_sys.modules.setdefault(__name__.rpartition(".")[0] + "._sparse", _coo)
+_sys.modules.setdefault(__name__.rpartition(".")[0] + "._sparse_compressed", _compressed)
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sampled_addmm",
            "check_sparse_tensor_invariants"]
@@ -54,7 +62,7 @@ def _name(dt):
 
 def _product(s, d, node_name="SparseAddmmBackward0"):
     """sum_j s[i, j] * d[j], a segment sum over each row's entries: O(nnz * d)
-    (Note [Sparse products as segment sums] in ndgrad/_sparse_compressed.py)."""
+    (Note [Sparse products as segment sums] in ndgrad/sparse/_compressed.py)."""
     return spmm_values(s._vals, d, pattern_of(s), node_name)
 
 
@@ -203,7 +211,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     vals = prod if alpha == 1 else prod * alpha
     if beta != 0:
         vals = vals + (input._vals if beta == 1 else input._vals * beta)
-    return _compressed(input._cidx, input._pidx, named(vals, "SparseSampledAddmmBackward0"),
+    return _make_compressed(input._cidx, input._pidx, named(vals, "SparseSampledAddmmBackward0"),
                        input._size, sparse_csr)
 
 

@@ -213,7 +213,7 @@ class _TensorLikePair(_Pair):
     @staticmethod
     def _to_tensor(x):
         from .._tensor import Tensor
-        from .._sparse import SparseTensor
+        from ..sparse._coo import SparseTensor
         if isinstance(x, (Tensor, SparseTensor)):
             return x
         from .._creation import as_tensor
@@ -235,7 +235,7 @@ class _TensorLikePair(_Pair):
 
         if a.shape != e.shape:
             mismatch("shape", a.shape, e.shape)
-        from .._sparse import strided
+        from ..sparse._coo import strided
         if a.layout != e.layout:
             if self.check_layout:
                 mismatch("layout", a.layout, e.layout)
@@ -249,7 +249,7 @@ class _TensorLikePair(_Pair):
     @staticmethod
     def _equalize(a, e):
         from .. import _dtype as D
-        from .._sparse import strided
+        from ..sparse._coo import strided
         if a.device != e.device:
             a, e = a.cpu(), e.cpu()
         if a.dtype != e.dtype:
@@ -261,7 +261,7 @@ class _TensorLikePair(_Pair):
         return a, e
 
     def _compare_values(self, a, e):
-        from .._sparse import strided
+        from ..sparse._coo import strided
         if a.layout != strided:       # sparse COO: indices equal, values close (coalesced)
             a, e = a.coalesce(), e.coalesce()
             if a._nnz() != e._nnz():

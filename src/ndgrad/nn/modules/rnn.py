@@ -186,9 +186,9 @@ class RNNBase(Module):
             expected = (self.num_layers * D, N, self.hidden_size)
             if c0 is not None and tuple(c0.shape) != expected:
                 raise RuntimeError(f"Expected hidden size {expected}, got {list(c0.shape)}")
-        # the stacked run is torch.lstm's / gru's / rnn_tanh's (ndgrad._torch_rnn_math), on this
+        # the stacked run is torch.lstm's / gru's / rnn_tanh's (ndgrad.ops.rnn_math), on this
         # module's parameters in PyTorch's flat order, as nn.LSTM calls _VF.lstm
-        from ..._torch_rnn_math import _layers
+        from ...ops.rnn_math import _layers
         output, h_n, c_n = _layers(
             self.mode, input, h0, c0, [getattr(self, n) for n in self._flat_weights_names],
             self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, lengths)

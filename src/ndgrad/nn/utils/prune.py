@@ -33,7 +33,8 @@ def _ones_like(t):
 
 def _rng_draw(n, dt):
     """n uniforms on [0, 1) in dtype dt from the default generator (PyTorch's torch.rand)."""
-    from ... import _creation, _rng as _R
+    from ... import _creation
+    from ...random import _mt19937 as _R
     return _R.uniform(_creation._rng(None), n, dt)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ... import _dtype as D
 from ..._creation import empty, ones, linspace, arange, tensor
-from ..._sparse import strided
+from ...sparse._coo import strided
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]

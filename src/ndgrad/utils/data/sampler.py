@@ -9,7 +9,8 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 def _fresh_generator():
     """A generator seeded from the default one, as torch's RandomSampler does each epoch: with
     torch.empty((), dtype=torch.int64).random_() (one random64() draw, modulo 2**63)."""
-    from ... import _rng as _R, _creation
+    from ... import _creation
+    from ...random import _mt19937 as _R
     from ..._backend import numpy as np
     seed = int(_R.random_default(_creation._rng(None), 1, np.int64)[0])
     return Generator().manual_seed(seed)

@@ -4,7 +4,7 @@ PyTorch parses every argument before an op runs, so a None or a string where a t
 unknown keyword or a failed allocation raise its own TypeError/RuntimeError. ndgrad does not
 parse ahead (that would cost every valid call): a failed call lands here, and `bad_args` names
 the argument PyTorch would have refused, or returns None (then the original error stands).
-Callers: the `defop` functions and the out= layer (ops/_registry.py, _out.py) from the `except`
+Callers: the `defop` functions and the out= layer (ops/_registry.py, ops/_out.py) from the `except`
 clause they already have (a valid call pays nothing), and `torch_errors`, the wrapper of the
 public plain Python functions (nn.functional's, a few torch-level ones), which costs a valid
 call one Python frame (about 0.1 us). The error is raised before any state changes: the
@@ -28,7 +28,7 @@ import functools
 import inspect
 import re
 
-from .autograd._prof_state import HUB as _HUB
+from ..autograd._prof_state import HUB as _HUB
 
 # parameter names that take a tensor (PyTorch's names; ndgrad's `self` is PyTorch's `input`)
 TENSOR_PARAMS = frozenset((
@@ -213,7 +213,7 @@ def alloc_error(exc):
 
 
 def _tensors_in(args, kwargs):
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor):
             yield a
@@ -379,7 +379,7 @@ def cpu_scalars_moved(args, kwargs):
     """(args, kwargs) with 0-d CPU tensors moved to the device of the others, when that is the
     only device mix (PyTorch lets CPU scalars take part in elementwise ops on any device); None
     otherwise."""
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     target = None
     scalars = False
     for t in _tensors_in(args, kwargs):
@@ -408,7 +408,7 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
     binding_first: a missing argument is reported before a wrong one (a Python function;
     PyTorch's C++ functions parse left to right); method: called as a Tensor method (args[0] is
     self, which PyTorch's positions and lists of types leave out)."""
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     if isinstance(exc, MemoryError):
         return alloc_error(exc)
     if isinstance(exc, TypeError):   # a device array met a host one (or the reverse)
@@ -482,7 +482,7 @@ def bad_args(name, params, args, kwargs, exc=None, defaults=None, tensors=(), va
 def tensor_sequence_error(name, argument, index, a):
     """PyTorch's TypeError for `a` given as a tuple of Tensors (`argument`: how the message names
     it, `index`: the argument's number in the element message), or None when it is one."""
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     if not isinstance(a, (list, tuple)):
         return TypeError(f"{name}(): argument {argument} must be tuple of Tensors, not "
                          f"{type(a).__name__}")
@@ -609,7 +609,7 @@ def argument_error(name, params, *args, method=False):
 
 def check_tensor(name, value, param="input", position=1):
     """PyTorch's TypeError unless `value` is a Tensor (for functions that never fail on one)."""
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{param}' (position {position}) must be Tensor, "
                         f"not {type(value).__name__}")
@@ -775,7 +775,7 @@ _UNHANDLED = object()
 def _defop_method(fn, name, op):
     """tensor_method for the defop function `fn` of positional parameters without defaults:
     fn's own body (its vmap hand-over, apply), with _defop_method_failed for its except."""
-    from .ops._registry import apply, _VMAP
+    from ._registry import apply, _VMAP
     params = ", ".join(op.params)
     src = (f"def method({params}):\n"
            f"    if vmap[0] is not None:\n"
@@ -857,17 +857,17 @@ def tf_retry(name, default, args, kwargs):
     """After a call failed: when an argument overrides __torch_function__ (a non-Tensor such as
     linear_operator's LinearOperator, which the function could not take), its answer, as
     PyTorch dispatches before it parses arguments; else _NO_DISPATCH."""
-    from .ops._registry import _tf_relevant
+    from ._registry import _tf_relevant
     relevant = _tf_relevant(args, kwargs)
     if not relevant:
         return _NO_DISPATCH
-    from . import overrides
+    from .. import overrides
     if not overrides.has_torch_function(relevant):
         return _NO_DISPATCH
     import sys
     # the torch-level name when it is this function (maybe wrapped again), else the wrapper
     # itself (torch.linalg.svd's, not torch.svd)
-    torch = sys.modules[__name__.rpartition(".")[0]]
+    torch = sys.modules[__name__.split(".")[0]]
     public = getattr(torch, name, None)
     f = public
     while f is not None and f is not default:
@@ -881,14 +881,14 @@ def tf_method(name, args, kwargs=None):
     """Tensor.<name>(*args) with an operand that overrides __torch_function__: its answer (the
     function it gets is the Tensor method, as PyTorch's operators and methods pass); else
     _NO_DISPATCH."""
-    from .ops._registry import _tf_relevant
+    from ._registry import _tf_relevant
     relevant = _tf_relevant(args, kwargs)
     if not relevant:
         return _NO_DISPATCH
-    from . import overrides
+    from .. import overrides
     if not overrides.has_torch_function(relevant):
         return _NO_DISPATCH
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     return overrides._dispatch_builtin(getattr(Tensor, name), relevant, args, kwargs or {})
 
 
@@ -911,7 +911,7 @@ def torch_errors(fn, name=None, binding_first=False, attr=None):
             r = tf_retry(name, checked, args, kwargs)
             if r is not _NO_DISPATCH:
                 return r
-            from ._tensor import Tensor
+            from .._tensor import Tensor
             moved = number_self_moved(name, args, kwargs)
             if moved is not None:
                 return checked(*moved[0], **moved[1])

@@ -6,7 +6,7 @@ product that every sparse layout shares.
 
 A CSR tensor of shape (m, n) stores `crow_indices` (m + 1: where each row's entries start),
 `col_indices` and `values` (nnz each); a CSC tensor stores `ccol_indices` (n + 1) and
-`row_indices`. As for COO (Note [Sparse autograd through the values] in _sparse.py), the values
+`row_indices`. As for COO (Note [Sparse autograd through the values] in sparse/_coo.py), the values
 tensor carries the autograd history: every op is written with dense differentiable ops on the
 values, and a leaf's `.grad` is the values' gradient at the leaf's pattern.
 
@@ -17,10 +17,10 @@ sorted by row once per pattern and cached), in chunks so the gathered block stay
 derivative for `dense` is the same op over the transposed pattern, for `values` a gather and a
 row-wise dot product, both differentiable, so higher orders work.
 """
-from . import _dtype as D
-from ._backend import xp_of, move
-from ._tensor import Tensor, Size, _make
-from ._sparse import _Layout, _sparse, SparseTensor, _unsupported, _ValuesAutograd
+from .. import _dtype as D
+from .._backend import xp_of, move
+from .._tensor import Tensor, Size, _make
+from ._coo import _Layout, _sparse, SparseTensor, _unsupported, _ValuesAutograd
 
 __all__ = ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_compressed_tensor", "SparseCompressedTensor"]
@@ -120,12 +120,12 @@ def _spmm_values_grad(grad, dense, pattern):
     g = g.sum(tuple(range(1, g.dim()))) if g.dim() > 1 else g
     if pattern.order is None:
         return g
-    from ._creation import zeros
+    from .._creation import zeros
     return zeros(g.shape[0], dtype=g.dtype, device=g.device).index_put((_make(pattern.order),), g)
 
 
 def _make_spmm():
-    from .ops._registry import defop
+    from ..ops._registry import defop
     return defop(
         "_sparse_mm", _spmm_fwd, promote=None, node_name="MmBackward0",
         values=lambda grad, dense, pattern: _spmm_values_grad(grad, dense, pattern),
@@ -143,7 +143,7 @@ def named(t, node_name):
         return t
     op = _ALIASES.get(node_name)
     if op is None:
-        from .ops._registry import defop
+        from ..ops._registry import defop
         op = _ALIASES[node_name] = defop(
             "_alias_" + node_name, lambda xp, self: self.view(), promote=None, view=True,
             node_name=node_name, self=lambda grad: grad, jvp="linear")
@@ -192,7 +192,7 @@ def _err_layout(what, expected, got):
 
 class SparseCompressedTensor(_ValuesAutograd, Tensor):
     """A CSR or CSC tensor (2-D, scalar values): Note [Sparse autograd through the values]."""
-    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
+    from .._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     def __init__(self, *a, **k):
         raise TypeError("use torch.sparse_csr_tensor or torch.sparse_csc_tensor")
@@ -292,7 +292,7 @@ class SparseCompressedTensor(_ValuesAutograd, Tensor):
         return (c, self._pidx) if self._layout is sparse_csr else (self._pidx, c)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        from ._creation import zeros
+        from .._creation import zeros
         out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype,
                     device=self._vals.device)
         if self._pidx.shape[0] == 0:
@@ -422,13 +422,13 @@ class SparseCompressedTensor(_ValuesAutograd, Tensor):
         return self.to_dense(v.dtype).sum(dim, keepdim=True)
 
     def mm(self, mat2):
-        from .sparse import _mm
+        from . import _mm
         return _mm(self, mat2)
 
     matmul = __matmul__ = mm
 
     def __rmatmul__(self, other):      # dense @ sparse (tried first: a subclass of Tensor)
-        from .sparse import _mm
+        from . import _mm
         return _mm(other, self)
 
     def __repr__(self):
@@ -564,7 +564,7 @@ def dense_to_compressed(self, layout):
                                f"{self.dim()}")
         raise NotImplementedError("ndgrad's compressed sparse tensors are 2-D (no batch or "
                                   "dense dimensions)")
-    from ._sparse import to_sparse
+    from ._coo import to_sparse
     return _coo_to_compressed(to_sparse(self), layout)
 
 
@@ -601,7 +601,7 @@ def _check_compressed(cidx, pidx, nnz, size, layout, xp):
 
 
 def _idx_type_name(dt):
-    from .ops._inplace import _type_name
+    from ..ops._inplace import _type_name
     return _type_name(dt)
 
 
@@ -616,7 +616,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
             layout.name, layout.name)
         raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout "
                            f"but got {got}")
-    from ._creation import tensor as _tensor
+    from .._creation import tensor as _tensor
     ci = compressed_indices if isinstance(compressed_indices, Tensor) else \
         _tensor(compressed_indices)
     pi = plain_indices if isinstance(plain_indices, Tensor) else _tensor(plain_indices)
@@ -693,7 +693,7 @@ def _default_shown(dtype):
 
 
 def _compressed_repr(t):
-    from ._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
+    from .._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
     indent = len("tensor(")
     if t._layout is sparse_csr:
         cp, pp = "crow_indices=tensor(", "col_indices=tensor("
@@ -722,7 +722,7 @@ def _compressed_repr(t):
 
 def _suffixes(tensor_str, suffixes, indent, force_newline):
     """PyTorch's _add_suffixes (force_newline: a COO tensor's first suffix)."""
-    from ._tensor_str import _add_suffixes
+    from .._tensor_str import _add_suffixes
     if not force_newline or not suffixes:
         return _add_suffixes(tensor_str, suffixes, indent)
     first = ",\n" + " " * indent + suffixes[0]
@@ -785,7 +785,7 @@ def _inplace(name):
 def _zero_(self):
     """PyTorch's sparse zero_: no specified entries left."""
     xp = xp_of(self._vals._data)
-    from ._creation import zeros
+    from .._creation import zeros
     empty = zeros((0,) + tuple(self._vals.shape[1:]), dtype=self._vals.dtype,
                   device=self._vals.device)
     if isinstance(self, SparseTensor):

@@ -4,11 +4,11 @@ import builtins
 import functools
 
 from . import _argcheck
-from ._tensor import Tensor
-from ._backend import xp_of
+from .._tensor import Tensor
+from .._backend import xp_of
 from ._spectral import _warn_once
-from .ops.indexing import _return_type
-from .ops.nn_ops import lstm_layer
+from .indexing import _return_type
+from .nn_ops import lstm_layer
 
 __all__ = ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
            "lstm", "gru", "rnn_tanh", "rnn_relu",
@@ -77,7 +77,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
 def _stepper(mode, hidden_size):
-    from .nn.modules.rnn import RNNBase
+    from ..nn.modules.rnn import RNNBase
     step = RNNBase.__new__(RNNBase)
     step.__dict__.update(mode=mode, hidden_size=hidden_size)
     return step
@@ -112,7 +112,7 @@ def _check_cell(mode, input, hx, w_ih, w_hh):
 
 
 def _cell(mode, input, h, c, w_ih, w_hh, b_ih, b_hh):
-    from .nn import functional as F
+    from ..nn import functional as F
     gi = F.linear(input, w_ih, b_ih)
     return _stepper(mode, w_ih.shape[0] // _GATES[mode])._cell(gi, h, c, w_hh, b_hh)
 
@@ -144,8 +144,8 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
             lengths=None):
     """The stacked, time-major (L, N, F) run of nn.RNNBase.forward on a flat parameter list;
     `lengths` (longest first) when the batch came packed. -> (output, h_n, c_n or None)."""
-    from .nn import functional as F
-    from .ops.shape import stack, cat
+    from ..nn import functional as F
+    from .shape import stack, cat
     proj = mode == "LSTM" and _size(h0, 2) != _size(c0, 2)
     per = (4 if has_biases else 2) + proj
     if len(params) % per:
@@ -181,7 +181,7 @@ def _layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train, bid
             w_hr = w[-1] if proj else None
             h, c = h0[layer * D + d], (c0[layer * D + d] if c0 is not None else None)
             if fused:  # Note [Fused LSTM layer]: one node for the layer, as PyTorch's oneDNN path
-                from ._creation import zeros
+                from .._creation import zeros
                 if not has_biases:
                     b_ih = b_hh = zeros(w_ih.shape[0], dtype=w_ih.dtype, device=w_ih.device)
                 out, h, c, _ = lstm_layer(layer_in, w_ih, w_hh, b_ih, b_hh, h, c, bool(d), (), 2,
@@ -219,7 +219,7 @@ def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train, b
         # the packed overload (data, batch_sizes, hx, params, has_biases, num_layers, dropout,
         # train, bidirectional): run on the padded batch (longest first, as packed), and pack
         # the output again
-        from .nn.utils.rnn import PackedSequence, pad_packed_sequence, pack_padded_sequence
+        from ..nn.utils.rnn import PackedSequence, pad_packed_sequence, pack_padded_sequence
         batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = (
             hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
         x, lengths = pad_packed_sequence(PackedSequence(input, batch_sizes))
@@ -294,7 +294,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """torch.gradient(input, *, spacing=1, dim=None, edge_order=1) -> a tuple with the estimated
     derivative along each dim: central differences inside, one-sided (first or second order)
     ones at the edges; spacing a scalar, a list of scalars or a list of 1-d coordinates."""
-    from .ops.shape import cat
+    from .shape import cat
     ndim = input.dim()
     if spacing is None:   # (PyTorch's overload gradient(input, *, spacing=None, ...))
         spacing = 1
@@ -400,7 +400,7 @@ _LU_SOLVE_DEPRECATED = (
 def _permutation(pivots, m, batch, dtype, device):
     """The m x m matrix P of LAPACK's 1-based row interchanges (row j swapped with row
     pivots[j]), so that A = P L U."""
-    from ._tensor import _make
+    from .._tensor import _make
     piv = pivots._data.astype("int64") - 1
     xp = xp_of(piv)
     piv = xp.broadcast_to(piv, batch + piv.shape[-1:])
@@ -420,8 +420,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """torch.lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> (P, L, U)
     from lu_factor's packed output; L and U are differentiable in LU_data. A part not unpacked
     is an empty tensor."""
-    from ._creation import empty, eye
-    from .ops import tril, triu
+    from .._creation import empty, eye
+    from . import tril, triu
     if LU_data.dim() < 2:
         raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(LU_data.shape)} instead")
@@ -453,7 +453,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 def lu_solve(input, LU_data, LU_pivots):
     """torch.lu_solve(b, LU_data, LU_pivots) (deprecated; PyTorch's parser names b `input`):
     linalg.lu_solve(LU_data, LU_pivots, b), with linalg.lu_solve's checks and errors."""
-    from .ops.linalg import lu_solve as linalg_lu_solve
+    from .linalg import lu_solve as linalg_lu_solve
     _warn_once(_LU_SOLVE_DEPRECATED)
     LU, B, pivots = LU_data, input, LU_pivots
     if not (LU.dtype.is_floating_point or LU.dtype.is_complex):
@@ -487,7 +487,7 @@ def lu_solve(input, LU_data, LU_pivots):
 
 
 def _type_name(dtype):
-    from .ops._inplace import _type_name as name
+    from ._inplace import _type_name as name
     return name(dtype)
 
 
@@ -508,8 +508,8 @@ def histogramdd(input, bins, range=None, weight=None, density=False):
     """torch.histogramdd(input, bins, *, range=None, weight=None, density=False) ->
     (hist, bin_edges): the N-dimensional histogram of the points input[..., :] (N = the last
     dim); bins an int, N ints or N 1-d tensors of edges; the last bin of each dim is closed."""
-    from ._tensor import _make
-    from ._creation import linspace
+    from .._tensor import _make
+    from .._creation import linspace
     ints = isinstance(bins, int) or (isinstance(bins, (list, tuple)) and
                                      all(isinstance(b, int) for b in bins))
     if not (ints or isinstance(bins, (list, tuple)) and
@@ -638,7 +638,7 @@ _FROBENIUS_DEPRECATED = (
 def nuclear_norm(input, dim=None, keepdim=False):
     """torch.nuclear_norm(input, keepdim=False) / (input, dim, keepdim=False): the sum of the
     singular values over the last two dims (or the 2 dims given); differentiable."""
-    from .ops.linalg import matrix_norm
+    from .linalg import matrix_norm
     if isinstance(dim, bool):  # the (input, keepdim) overload, keepdim given by position
         dim, keepdim = None, dim
     _warn_once(_NUCLEAR_DEPRECATED)  # (both overloads: one warning, as in ATen)
@@ -658,7 +658,7 @@ def frobenius_norm(input, dim, keepdim=False):
 
 def _norm(v, p, dim=None, keepdim=False):
     """linalg.vector_norm with at::norm's dtype error (the deprecated norms call at::norm)."""
-    from .ops.reduction import vector_norm
+    from .reduction import vector_norm
     if not (v.dtype.is_floating_point or v.dtype.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
                            f"Got {_type_name(v.dtype)} instead.")

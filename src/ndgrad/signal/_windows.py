@@ -9,9 +9,9 @@ after the ones before it).
 """
 import math
 
-from . import _dtype as D
-from ._creation import _xp, _finish
-from ._tensor import Tensor, _scalar_type_name
+from .. import _dtype as D
+from .._creation import _xp, _finish
+from .._tensor import Tensor, _scalar_type_name
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
            "kaiser_window"]

@@ -54,15 +54,19 @@ FILE_LIKE = _Union[str, os.PathLike, "io.IOBase"]
 
 import numpy as np
 
-from ._tensor import Tensor, Size, _make
-from ._backend import to_numpy, device as _device
-from . import _dtype as D
+from .._tensor import Tensor, Size, _make
+from .._backend import to_numpy, device as _device
+from .. import _dtype as D
 from . import _weights_only_unpickler as W
-from . import _torch_rebuild as R
-from ._sparse import SparseTensor as _SparseTensor, _Layout
-from ._sparse_compressed import SparseCompressedTensor as _SparseCompressedTensor
+from . import _rebuild as R
+from ..sparse._coo import SparseTensor as _SparseTensor, _Layout
+from ..sparse._compressed import SparseCompressedTensor as _SparseCompressedTensor
 from ._weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
                                       safe_globals, TorchGlobal)
+
+# torch._weights_only_unpickler is PyTorch's own module name (programs import it for its
+# allow-list): it stays importable at the top level without a file there
+sys.modules.setdefault(__name__.rpartition(".")[0] + "._weights_only_unpickler", W)
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals"]
@@ -259,7 +263,7 @@ class _TorchPickler(pickle._Pickler):
 
     def _sparse_reduce(self, t):
         """As PyTorch's Tensor.__reduce_ex__: _rebuild_sparse_tensor(layout, data)."""
-        from ._tensor import _make
+        from .._tensor import _make
         if isinstance(t, _SparseTensor):
             data = (_make(t._idx), t._vals.detach(), Size(t._size), t.is_coalesced())
         else:
@@ -501,7 +505,7 @@ class _Relocator:
         loc = self.loc
         if loc is None:
             if location.startswith("cuda"):
-                from ._backend import cuda_available
+                from .._backend import cuda_available
                 if not cuda_available():
                     raise RuntimeError(
                         "Attempting to deserialize object on a CUDA device but "
@@ -737,7 +741,7 @@ def _v1_loader(reader, relocate):
                     arr = _v1_checked_view(arr, view)
                 out = relocate(_make(arr), "cpu")
                 if kind == "parameter":
-                    from .nn import Parameter
+                    from ..nn import Parameter
                     out = Parameter(out, requires_grad=requires_grad)
                 elif requires_grad:
                     out.requires_grad_(True)

@@ -5,7 +5,7 @@
 """
 import contextlib
 
-from ._creation import Generator, default_generator
+from .._creation import Generator, default_generator
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
            "manual_seed", "seed", "set_rng_state", "thread_safe_generator"]
@@ -24,7 +24,7 @@ def get_rng_state():
 def manual_seed(seed):
     """Seed the default generator (and, as PyTorch, every CUDA device: none here); returns it."""
     seed = int(seed)
-    from . import cuda
+    from .. import cuda
     cuda.manual_seed_all(seed)
     return default_generator.manual_seed(seed)
 
@@ -32,7 +32,7 @@ def manual_seed(seed):
 def seed():
     """Seed the default generator with a nondeterministic number and return it."""
     s = default_generator.seed()
-    from . import cuda
+    from .. import cuda
     cuda.manual_seed_all(s)
     return s
 
@@ -51,8 +51,8 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if device_type == "meta":
         yield
         return
-    from . import accelerator, cuda
-    from ._backend import device as _device
+    from .. import accelerator, cuda
+    from .._backend import device as _device
     acc = accelerator.current_accelerator()
     device_type = device_type or (acc.type if acc is not None else "cuda")
     _device(device_type)                      # an unknown type raises torch.device's error
@@ -77,7 +77,7 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
 def thread_safe_generator():
     """In a DataLoader thread worker, that worker's own Generator; otherwise None (the default
     generator). ndgrad's DataLoader workers are processes, so this is None there too."""
-    from .utils.data import get_worker_info
+    from ..utils.data import get_worker_info
     info = get_worker_info()
     if (info is not None and getattr(info, "worker_method", None) == "thread"
             and getattr(info, "rng", None) is not None):

@@ -18,11 +18,12 @@ whose ops mix samples); it nests and is differentiable.
 """
 import functools
 
-from . import _creation, _vmap as _vm
-from ._tensor import Tensor
-from .ops import _registry
-from .autograd import grad_mode, forward_ad as fwAD
-from .autograd.functional import (_basis_duals, _collect_tangents, _jacobians_from_columns,
+from .. import _creation
+from . import _vmap as _vm
+from .._tensor import Tensor
+from ..ops import _registry
+from ..autograd import grad_mode, forward_ad as fwAD
+from ..autograd.functional import (_basis_duals, _collect_tangents, _jacobians_from_columns,
                                   _stack)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -129,7 +130,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .autograd import grad as autograd_grad
+        from ..autograd import grad as autograd_grad
         originals = [t for a in _check_argnums(argnums, len(args)) for t in _flatten(args[a])[0]]
         keep = _keep_graph(originals)
         create = keep or bool(fwAD._state.levels)
@@ -195,7 +196,7 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) -> tuple of one gradient per primal."""
-    from .autograd import grad as autograd_grad
+    from ..autograd import grad as autograd_grad
     keep = _keep_graph(_flatten(primals)[0])
     with grad_mode.enable_grad():
         leaves, spec = _flatten(primals)
@@ -281,7 +282,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args):
-        from .autograd import grad as autograd_grad
+        from ..autograd import grad as autograd_grad
         originals = [t for a in _check_argnums(argnums, len(args)) for t in _flatten(args[a])[0]]
         keep = _keep_graph(originals)
         create = keep or bool(fwAD._state.levels)
@@ -394,7 +395,7 @@ def _fn_name(func):
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """vmap(f)(*args): f mapped over dimension `in_dims` of its inputs, results stacked along
-    `out_dims`. Runs f once on the whole batch, each op by its batch rule (see _vmap.py);
+    `out_dims`. Runs f once on the whole batch, each op by its batch rule (see func/_vmap.py);
     a function that reads values outside ops runs once per sample instead. `chunk_size`
     bounds the samples per run; `randomness` as PyTorch's ('error', 'different', 'same')."""
     if randomness not in ("error", "different", "same"):
@@ -510,7 +511,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _creation_cat(ts):
-    from .ops.shape import cat
+    from ..ops.shape import cat
     return cat(ts, 0)
 
 
@@ -764,7 +765,7 @@ def linearize(func, *primals):
 
 
 def _size(shape):
-    from ._tensor import Size
+    from .._tensor import Size
     return Size(shape)
 
 
@@ -803,7 +804,7 @@ def functionalize(func, *, remove="mutations"):
 
 
 def _np_shares(a, b):
-    from ._backend import xp_of
+    from .._backend import xp_of
     return type(a) is type(b) and bool(xp_of(a).shares_memory(a, b))
 
 
@@ -819,7 +820,7 @@ def replace_all_batch_norm_modules_(root):
     """In place: every batch norm of `root` stops tracking running statistics (running_mean,
     running_var and num_batches_tracked become None), so it normalises with batch statistics
     under vmap; returns root."""
-    from .nn.modules.normalization import _BatchNorm
+    from ..nn.modules.normalization import _BatchNorm
     for m in root.modules():
         if isinstance(m, _BatchNorm) and m.track_running_stats:
             m.running_mean = None

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _dtype as D
+from .. import _dtype as D
 
 _MAX_NUMEL = 1 << 62
 
@@ -96,7 +96,7 @@ def _contiguous(size):
 
 
 def _tensor_from(storage, dtype, offset, size, stride, requires_grad=False, metadata=None):
-    from ._tensor import _make
+    from .._tensor import _make
     arr = _view(storage, dtype, offset, size, stride)
     if metadata:
         if type(metadata) is not dict or not set(metadata) <= {"conj", "neg"}:
@@ -146,8 +146,8 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from ._tensor import Tensor
-    from .nn import Parameter
+    from .._tensor import Tensor
+    from ..nn import Parameter
     _check_hooks(backward_hooks)
     if not isinstance(data, Tensor) or type(requires_grad) is not bool:
         raise _err("Unsupported arguments to _rebuild_parameter")
@@ -185,8 +185,8 @@ _TENSOR_BUILDERS = ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    from ._tensor import Tensor
-    from .nn import Parameter
+    from .._tensor import Tensor
+    from ..nn import Parameter
     if not any(func is globals()[n] for n in _TENSOR_BUILDERS) or type(args) is not tuple:
         raise _err(f"Unsupported rebuild function {func!r}")
     ret = func(*args)
@@ -201,7 +201,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _to_device(t, dtype, device, requires_grad):
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     if not isinstance(t, Tensor):
         raise _err("Unsupported arguments to a device tensor rebuild")
     if isinstance(dtype, D.dtype) and t.dtype != dtype:
@@ -218,7 +218,7 @@ def _rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
 
 
 def _rebuild_device_tensor_from_numpy(data, dtype, device, requires_grad):
-    from ._tensor import _make
+    from .._tensor import _make
     if type(data) is not np.ndarray or data.dtype.kind in "OV":
         raise _err("Unsupported arguments to _rebuild_device_tensor_from_numpy")
     return _to_device(_make(data), dtype, device, requires_grad)
@@ -247,9 +247,9 @@ _deferred = _Deferred()
 
 def validate_sparse(t):
     """The invariant checks of a sparse tensor built before its bytes were read."""
-    from ._sparse import SparseTensor, _check_indices
-    from ._sparse_compressed import _check_compressed
-    from ._backend import xp_of
+    from ..sparse._coo import SparseTensor, _check_indices
+    from ..sparse._compressed import _check_compressed
+    from .._backend import xp_of
     if isinstance(t, SparseTensor):
         _check_indices(t._idx, t._size, t.sparse_dim())
         if t._coalesced:
@@ -264,9 +264,9 @@ def _rebuild_sparse_tensor(layout, data):
     """torch._utils._rebuild_sparse_tensor: a COO tensor from (indices, values, size[,
     is_coalesced]), a CSR / CSC one from (compressed indices, plain indices, values, size); the
     invariants are always checked (a crafted file cannot index outside the tensor)."""
-    from ._tensor import Tensor
-    from ._sparse import sparse_coo, sparse_coo_tensor
-    from ._sparse_compressed import sparse_csr, sparse_csc, sparse_compressed_tensor
+    from .._tensor import Tensor
+    from ..sparse._coo import sparse_coo, sparse_coo_tensor
+    from ..sparse._compressed import sparse_csr, sparse_csc, sparse_compressed_tensor
     if type(data) is not tuple or not all(isinstance(x, Tensor) for x in data[:-2]):
         raise _err("Unsupported arguments to _rebuild_sparse_tensor")
     if layout is sparse_coo and len(data) in (3, 4):
@@ -296,7 +296,8 @@ _rebuild_wrapper_subclass = _unsupported("wrapper tensor subclasses")
 
 
 def _get_layout(name):
-    from . import _sparse, _sparse_compressed
+    from ..sparse import _coo as _sparse
+    from ..sparse import _compressed as _sparse_compressed
     for layout in (_sparse.strided, _sparse.sparse_coo, _sparse_compressed.sparse_csr,
                    _sparse_compressed.sparse_csc):
         if name == repr(layout):

@@ -16,16 +16,16 @@ Names PyTorch's extension has that mean nothing without it (JIT graph internals,
 dispatcher) are absent: an AttributeError is the honest answer."""
 import types as _types
 
-from . import _dtype as _D
-from ._backend import device
-from ._tensor import Tensor, Size
-from ._creation import Generator
-from .autograd.grad_mode import is_grad_enabled, set_grad_enabled as _sge
-from .futures import Future
-from .jit import ScriptModule, ScriptFunction
-from .jit._trace import _get_tracing_state, is_tracing as _is_tracing
-from .linalg import LinAlgError as _LinAlgError  # noqa: F401
-from . import return_types as _return_types  # noqa: F401
+from .. import _dtype as _D
+from .._backend import device
+from .._tensor import Tensor, Size
+from .._creation import Generator
+from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled as _sge
+from ..futures import Future
+from ..jit import ScriptModule, ScriptFunction
+from ..jit._trace import _get_tracing_state, is_tracing as _is_tracing
+from ..linalg import LinAlgError as _LinAlgError  # noqa: F401
+from .. import return_types as _return_types  # noqa: F401
 
 dtype = _D.dtype
 TensorBase = _TensorBase = Tensor
@@ -57,12 +57,12 @@ def _are_functorch_transforms_active():
 
 
 def _get_accelerator(check=False):
-    from . import cuda
+    from .. import cuda
     return device("cuda") if cuda.is_available() else device("cpu")
 
 
 def _get_default_device():
-    from .functional import get_default_device
+    from ..functional import get_default_device
     return str(get_default_device())
 
 
@@ -71,27 +71,27 @@ def _get_privateuse1_backend_name():
 
 
 def _get_cudnn_enabled():
-    from .backends import cudnn
+    from ..backends import cudnn
     return bool(cudnn.enabled)
 
 
 def _set_cudnn_enabled(flag):
-    from .backends import cudnn
+    from ..backends import cudnn
     cudnn.enabled = bool(flag)
 
 
 def _get_deterministic_algorithms():
-    from . import are_deterministic_algorithms_enabled
+    from .. import are_deterministic_algorithms_enabled
     return are_deterministic_algorithms_enabled()
 
 
 def _set_deterministic_algorithms(mode, *, warn_only=False):
-    from . import use_deterministic_algorithms
+    from .. import use_deterministic_algorithms
     use_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 def _cuda_getDeviceCount():
-    from . import cuda
+    from .. import cuda
     return cuda.device_count()
 
 
@@ -132,26 +132,26 @@ def _set_print_stack_traces_on_fatal_signal(flag):
 
 
 # ---------------------------------------------------------------- __torch_function__
-from ._tensor import _disabled_torch_function_impl  # noqa: E402,F401
+from .._tensor import _disabled_torch_function_impl  # noqa: E402,F401
 
 
 def _has_torch_function(args):
-    from .overrides import has_torch_function
+    from ..overrides import has_torch_function
     return has_torch_function(args)
 
 
 def _has_torch_function_unary(arg):
-    from .overrides import has_torch_function_unary
+    from ..overrides import has_torch_function_unary
     return has_torch_function_unary(arg)
 
 
 def _has_torch_function_variadic(*args):
-    from .overrides import has_torch_function_variadic
+    from ..overrides import has_torch_function_variadic
     return has_torch_function_variadic(*args)
 
 
 def _is_torch_function_enabled():
-    from .overrides import _is_torch_function_enabled
+    from ..overrides import _is_torch_function_enabled
     return _is_torch_function_enabled()
 
 
@@ -160,7 +160,7 @@ def __getattr__(name):
     if name in ("DisableTorchFunction", "DisableTorchFunctionSubclass", "_EnableTorchFunction",
                 "_pop_torch_function_stack", "_push_on_torch_function_stack",
                 "_len_torch_function_stack", "_get_function_stack_at"):
-        from . import overrides
+        from .. import overrides
         return getattr(overrides, name)
     if name == "_VariableFunctions":
         import sys
@@ -199,7 +199,7 @@ _functorch.is_functionaltensor = lambda tensor: False
 
 
 def _lazy_namespaces():
-    from . import nn, linalg, special, fft
+    from .. import nn, linalg, special, fft
     g = globals()
     g["_nn"] = _ns("_nn", nn.functional)
     g["_linalg"] = _ns("_linalg", linalg)

@@ -148,11 +148,11 @@ def allowed_globals():
     global _allowed
     if _allowed is not None:
         return _allowed
-    from . import _dtype as D
-    from ._tensor import Tensor, Size
-    from ._backend import device
-    from .nn import Parameter
-    from . import _torch_rebuild as R
+    from .. import _dtype as D
+    from .._tensor import Tensor, Size
+    from .._backend import device
+    from ..nn import Parameter
+    from . import _rebuild as R
     rc = {
         "collections.OrderedDict": OrderedDict, "collections.Counter": Counter,
         "torch.nn.parameter.Parameter": Parameter,
@@ -310,7 +310,7 @@ def _call_counter(*args):
 
 
 def _call_size(*args):
-    from ._tensor import Size
+    from .._tensor import Size
     if not args:
         return Size(())
     if len(args) != 1 or type(args[0]) not in (list, tuple) or not all(
@@ -320,7 +320,7 @@ def _call_size(*args):
 
 
 def _call_device(*args):
-    from ._backend import device
+    from .._backend import device
     if not (1 <= len(args) <= 2 and type(args[0]) is str and len(args[0]) < 64
             and (len(args) == 1 or args[1] is None or type(args[1]) is int)):
         raise WeightsOnlyError("Unsupported call of torch.device")
@@ -328,15 +328,15 @@ def _call_device(*args):
 
 
 def _call_parameter(data=None, requires_grad=True):
-    from ._tensor import Tensor
-    from .nn import Parameter
+    from .._tensor import Tensor
+    from ..nn import Parameter
     if not (data is None or isinstance(data, Tensor)) or type(requires_grad) is not bool:
         raise WeightsOnlyError("Unsupported call of torch.nn.parameter.Parameter")
     return Parameter(data, requires_grad)
 
 
 def _call_tensor(*args):
-    from ._tensor import Tensor
+    from .._tensor import Tensor
     if args:
         raise WeightsOnlyError("Unsupported call of torch.Tensor: it takes no sizes in a "
                                "weights_only load")
@@ -367,7 +367,7 @@ def _safe_calls():
 def _call_get_layout(*args):
     if len(args) != 1 or type(args[0]) is not str:
         raise WeightsOnlyError("Unsupported arguments to torch.serialization._get_layout")
-    from ._torch_rebuild import _get_layout
+    from ._rebuild import _get_layout
     return _get_layout(args[0])
 
 
@@ -427,7 +427,7 @@ class Unpickler(_Base):
     dispatch[pickle.REDUCE[0]] = load_reduce
 
     def _new(self, cls, args):
-        from .nn import Parameter
+        from ..nn import Parameter
         if cls is Parameter:
             return _call_parameter(*args)
         allowed = allowed_globals()
@@ -468,7 +468,7 @@ class Unpickler(_Base):
         if id(type(inst)) in self._user_values:
             _Base.load_build(self)
             return
-        from ._tensor import Tensor
+        from .._tensor import Tensor
         if isinstance(inst, Tensor) and not state:
             self.stack.pop()
             return

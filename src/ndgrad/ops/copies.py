@@ -8,14 +8,20 @@ import functools
 import platform
 import warnings
 
-from . import _dtype as D
+from .. import _dtype as D
 from . import _out
 from ._argcheck import check_tensor, combination_error as _invalid_combination, \
     tensor_sequence_error
-from ._backend import xp_of, to_numpy
-from ._sparse import _Layout, _Named, SparseTensor, _unsupported
-from ._tensor import Tensor
-from .nn import functional as _F
+from .._backend import xp_of, to_numpy
+from ..sparse._coo import _Layout, _Named, SparseTensor, _unsupported
+from .._tensor import Tensor
+
+def _F():
+    """nn.functional, at call time: the in-place activations and dropouts here are its
+    torch-level names, and ops sit below nn (docs/architecture.md)."""
+    from ..nn import functional
+    return functional
+
 
 __all__ = [
     # the *_copy family
@@ -43,7 +49,7 @@ _NUMBER = (int, float, complex, bool)
 
 
 def _with_out(fn):
-    """fn with PyTorch's out= protocol (_out.py's, under fn's own name)."""
+    """fn with PyTorch's out= protocol (ops/_out.py's, under fn's own name)."""
     return _out._with_out(fn, fn.__name__, _SAME)
 
 
@@ -93,7 +99,7 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
     check_tensor("slice_copy", input)
     if input.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    from ._tensor import _wrap_dim
+    from .._tensor import _wrap_dim
     dim = _wrap_dim(dim, input.ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
@@ -157,13 +163,13 @@ def view_copy(*args, **kwargs):
 
 @_with_out
 def view_as_real_copy(input):
-    from .ops.complex import view_as_real
+    from .complex import view_as_real
     return view_as_real(input).clone()
 
 
 @_with_out
 def view_as_complex_copy(input):
-    from .ops.complex import view_as_complex
+    from .complex import view_as_complex
     return view_as_complex(input).clone()
 
 
@@ -184,7 +190,7 @@ def _copies_out(pieces, out, name, kernel, resize):
     if len(out) != len(pieces):
         raise RuntimeError(f"{kernel} expected an out= argument of size {len(pieces)}, got size "
                            f"{len(out)}")
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
     with no_grad():
         for o, p in zip(out, pieces):
             if resize:
@@ -269,22 +275,22 @@ def addmv_(*args, beta=1, alpha=1, **kwargs):
 
 def dropout_(input, p, train):
     _check_p(p)
-    return _F.dropout(input, p, train, inplace=True)
+    return _F().dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout_(input, p, train):
     _check_p(p)
-    return _F.alpha_dropout(input, p, train, inplace=True)
+    return _F().alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input, p, train):
     _check_p(p)
-    return _F.feature_alpha_dropout(input, p, train)
+    return _F().feature_alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout_(input, p, train):
     _check_p(p)
-    return _F.feature_alpha_dropout(input, p, train, inplace=True)
+    return _F().feature_alpha_dropout(input, p, train, inplace=True)
 
 
 def _feature_dropout(input, p, train, inplace):
@@ -295,7 +301,7 @@ def _feature_dropout(input, p, train, inplace):
         return input
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    from .nn.functional import _channel_dropout
+    from ..nn.functional import _channel_dropout
     return _channel_dropout(input, p, train, inplace)
 
 
@@ -310,24 +316,24 @@ def feature_dropout_(input, p, train):
 def _floating_only(kernel, input):
     """PyTorch's error for an activation kernel that has no integer or complex version."""
     if not input.dtype.is_floating_point:
-        from .ops._inplace import _type_name
+        from ._inplace import _type_name
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(input.dtype)}\'')
 
 
 def celu_(input, alpha=1.0):
     check_tensor("celu_", input)
     _floating_only("elu_cpu", input)
-    return _F.celu_(input, alpha)
+    return _F().celu_(input, alpha)
 
 
 def selu_(input):
     check_tensor("selu_", input)
     _floating_only("elu_cpu", input)
-    return _F.selu_(input)
+    return _F().selu_(input)
 
 
 def threshold_(input, threshold, value):
-    return _F.threshold_(input, threshold, value)
+    return _F().threshold_(input, threshold, value)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
@@ -342,20 +348,20 @@ def _rrelu(input, lower, upper, training, generator, inplace):
     check_tensor("rrelu_" if inplace else "rrelu", input)
     _floating_only("leaky_relu_cpu", input)
     if generator is None or not training:
-        return _F.rrelu(input, lower, upper, training, inplace)
+        return _F().rrelu(input, lower, upper, training, inplace)
     # nn.functional's rrelu draws from the default generator; the same draw from `generator`
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    from ._creation import _rng
-    from ._tensor import _make
-    from . import _rng as _R
+    from .._creation import _rng
+    from .._tensor import _make
+    from ..random import _mt19937 as _R
     xp = xp_of(input._data)
     host = to_numpy(input._data)  # host: the draw is made on the host, moved once
     noise = _make(xp.asarray(_R.rrelu_noise(_rng(generator), host, lower, upper)))
     if inplace:
-        from .ops._inplace import inplace as _inplace_apply
-        return _inplace_apply(input, _F._rrelu_result, noise)
-    return _F._rrelu(input, noise)
+        from ._inplace import inplace as _inplace_apply
+        return _inplace_apply(input, _F()._rrelu_result, noise)
+    return _F()._rrelu(input, noise)
 
 
 def conj_physical_(input):
@@ -394,7 +400,7 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
             "Expected tensor for argument #2 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {indices.type()} instead (while checking arguments for "
             "embedding_renorm_)")
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
     rows = sorted(set(indices.reshape(-1).tolist()))
     with no_grad():
         for row in [input.select(0, i) for i in rows]:  # (all bounds checked before any change)
@@ -459,7 +465,7 @@ def is_inference(input):
 
 def is_storage(obj):
     """True for a storage object: what Tensor.untyped_storage() returns."""
-    from ._tensor import _Storage
+    from .._tensor import _Storage
     return isinstance(obj, _Storage)
 
 
@@ -548,7 +554,7 @@ def set_default_tensor_type(t):
             raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
         import sys
         first, *rest = t.split(".")   # (PyTorch's _import_dotted_name; `torch` is ndgrad here)
-        t = sys.modules[__package__] if first == "torch" else __import__(first)
+        t = sys.modules[__name__.split(".")[0]] if first == "torch" else __import__(first)
         for part in rest:
             t = getattr(t, part)
     name = getattr(t, "__name__", None) if isinstance(t, type) else None
@@ -564,8 +570,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                   pin_memory=False):
     """An uninitialised tensor with the given strides: a view of a flat buffer just large enough
     (as PyTorch allocates it)."""
-    from ._creation import _size, empty
-    from .autograd.grad_mode import no_grad
+    from .._creation import _size, empty
+    from ..autograd.grad_mode import no_grad
     size, stride = _size((size,), "empty_strided"), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
@@ -580,7 +586,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    requires_grad=False, pin_memory=False):
     """An uninitialised tensor of `size` whose dims lie in memory in the order physical_layout
     (outermost first): allocated in that order, then permuted back."""
-    from ._creation import _size, empty
+    from .._creation import _size, empty
     size, order = _size((size,), "empty_permuted"), tuple(physical_layout)
     n = len(size)
     if n != len(order):
@@ -614,8 +620,8 @@ def _required(name, arg, value):
 def frombuffer(buffer, *, dtype=_REQUIRED, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor over the memory of a Python buffer object (no copy: writes show through)."""
     _required("frombuffer", "dtype", dtype)
-    from ._backend import numpy as host
-    from ._creation import _finish
+    from .._backend import numpy as host
+    from .._creation import _finish
     try:
         view = memoryview(buffer)
     except TypeError:
@@ -659,9 +665,9 @@ def nonzero_static(input, *, size=_REQUIRED, fill_value=-1):
     _required("nonzero_static", "size", size)
     if not isinstance(size, int) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    from ._creation import full
+    from .._creation import full
     found = input.nonzero()[:size]
     pad = full((size - found.shape[0], input.ndim), fill_value, dtype=D.int64,
                device=input.device)
-    from .ops import cat
+    from . import cat
     return cat([found, pad])

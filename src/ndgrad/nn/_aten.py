@@ -7,15 +7,15 @@ nn.functional's implementation (or ndgrad's ops), so gradients flow to any order
 import functools
 import math
 
-from . import _dtype as D
-from ._backend import xp_of
-from ._tensor import Tensor, _make
-from ._argcheck import combination_error
-from . import _out
-from .autograd.grad_mode import no_grad, is_grad_enabled
-from .nn import functional as F
-from .ops import nn_ops as K
-from .ops import where, sqrt, xlogy, minimum, broadcast_shapes, relu as _relu
+from .. import _dtype as D
+from .._backend import xp_of
+from .._tensor import Tensor, _make
+from ..ops._argcheck import combination_error
+from ..ops import _out
+from ..autograd.grad_mode import no_grad, is_grad_enabled
+from . import functional as F
+from ..ops import nn_ops as K
+from ..ops import where, sqrt, xlogy, minimum, broadcast_shapes, relu as _relu
 
 __all__ = ["binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
            "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
@@ -418,7 +418,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                 f"Expected {pname} to be of same shape as normalized_shape, but got {pname} of "
                 f"shape {list(p.shape)} and normalized_shape = {list(normalized_shape)}")
     F.layer_norm(input, normalized_shape, weight, bias, eps)  # (its argument checks)
-    from .ops.nn_ops import native_layer_norm as _native
+    from ..ops.nn_ops import native_layer_norm as _native
     return _native(input, tuple(normalized_shape), weight, bias, eps)
 
 

@@ -8,9 +8,9 @@ starts at a multiple of hop_length); frames are `1 + (length - n_fft) // hop_len
 (batch?, n_fft // 2 + 1 or n_fft, frames). istft inverts it by overlap-add, divided by the
 overlap-added squared window. The checks and their messages are PyTorch's.
 """
-from . import _dtype as D
-from ._tensor import Tensor
-from .autograd.graph import _type_string, warn_at_user
+from .. import _dtype as D
+from .._tensor import Tensor
+from ..autograd.graph import _type_string, warn_at_user
 
 __all__ = ["stft", "istft"]
 
@@ -63,8 +63,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
     """torch.stft: the short-time Fourier transform of a 1-D or (batch, length) signal."""
-    from .nn import functional as F
-    from ._creation import ones
+    from ..nn import functional as F
+    from .._creation import ones
     if center:
         if align_to_window is not None:
             raise RuntimeError("stft align_to_window should only be set when center = false")
@@ -118,7 +118,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     frames = x.unfold(-1, n_fft, hop)  # (batch, frames, n_fft)
     if window is not None:
         frames = frames * window
-    from . import fft
+    from .. import fft
     norm = "ortho" if normalized else "backward"
     if complex_in or not side:
         out = fft.fft(frames, dim=-1, norm=norm)
@@ -128,7 +128,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if input.dim() == 1:
         out = out.squeeze(0)
     if not rc:
-        from .ops import view_as_real
+        from . import view_as_real
         return view_as_real(out)
     return out
 
@@ -137,9 +137,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
           normalized=False, onesided=None, length=None, return_complex=False):
     """torch.istft: the inverse of stft (overlap-add of the inverse transforms of the frames,
     divided by the overlap-added squared window)."""
-    from .nn import functional as F
-    from . import fft
-    from ._creation import zeros, ones, arange
+    from ..nn import functional as F
+    from .. import fft
+    from .._creation import zeros, ones, arange
     if window is None:
         _warn_once(_NO_WINDOW_ISTFT)
     hop = n_fft >> 2 if hop_length is None else hop_length

@@ -13,9 +13,9 @@ PyTorch's.
 """
 import warnings
 
-from . import _dtype as D
-from ._backend import xp_of, move
-from ._tensor import Tensor, Size, _make
+from .. import _dtype as D
+from .._backend import xp_of, move
+from .._tensor import Tensor, Size, _make
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "to_sparse"]
 
@@ -135,7 +135,7 @@ class _ValuesAutograd:
 
 class SparseTensor(_ValuesAutograd, Tensor):
     """A COO sparse tensor (layout torch.sparse_coo): Note [Sparse autograd through the values]."""
-    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
+    from .._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     def __init__(self, *a, **k):  # (made by sparse_coo_tensor / _sparse, never directly)
         raise TypeError("use torch.sparse_coo_tensor")
@@ -237,7 +237,7 @@ class SparseTensor(_ValuesAutograd, Tensor):
         inverse = inverse.reshape(-1)
         vals = self._vals
         if len(uniq) != nnz or not bool((xp.diff(key) > 0).all()):
-            from ._creation import zeros
+            from .._creation import zeros
             out = zeros((len(uniq),) + tuple(vals.shape[1:]), dtype=vals.dtype, device=vals.device)
             vals = out.index_add(0, _make(inverse.astype("int64")), vals)
         first = xp.zeros(len(uniq), dtype="int64")
@@ -246,12 +246,12 @@ class SparseTensor(_ValuesAutograd, Tensor):
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense tensor (differentiable w.r.t. the values)."""
-        from ._creation import zeros
+        from .._creation import zeros
         out = zeros(self._size, dtype=self._vals.dtype if dtype is None else dtype,
                     device=self._vals.device)
         if self._idx.shape[1] == 0:
             return out + self._vals.sum() * 0 if self._vals.requires_grad else out
-        from ._sparse_compressed import named
+        from ._compressed import named
         key = tuple(_make(r) for r in self._idx)
         return named(out.index_put(key, self._vals.to(out.dtype), accumulate=True),
                      "ToDenseBackward0")
@@ -340,17 +340,17 @@ class SparseTensor(_ValuesAutograd, Tensor):
         return NotImplemented
 
     def mm(self, mat2):
-        from .sparse import _mm
+        from . import _mm
         return _mm(self, mat2)
 
     matmul = __matmul__ = mm
 
     def __rmatmul__(self, other):      # dense @ sparse (tried first: a subclass of Tensor)
-        from .sparse import _mm
+        from . import _mm
         return _mm(other, self)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        from .sparse import sum as _ssum
+        from . import sum as _ssum
         if keepdim:
             raise RuntimeError("sum: keepdim is not supported for sparse tensors")
         return _ssum(self, dim, dtype=dtype)
@@ -450,7 +450,7 @@ class _SparseData:
 def _sparse_cat(a, b):
     """a + b as PyTorch sums sparse gradients: the entries of both, uncoalesced."""
     xp = xp_of(a._idx)
-    from .ops.shape import cat
+    from ..ops.shape import cat
     return _sparse(xp.concatenate([a._idx, b._idx], axis=1), cat([a._vals, b._vals]), a._size,
                    False)
 
@@ -481,7 +481,7 @@ def _sparse_add(a, b):
                            f"size {list(a._size)} while other has size {list(b._size)} (FYI: "
                            f"dense-sparse addition does not currently support broadcasting)")
     xp = xp_of(a._idx)
-    from .ops.shape import cat
+    from ..ops.shape import cat
     vals = cat([a._vals, b._vals.to(D.promote_types(a.dtype, b.dtype))
                 if b.dtype is not a.dtype else b._vals])
     return _sparse(xp.concatenate([a._idx, b._idx], axis=1), vals, a._size, False).coalesce()
@@ -530,7 +530,7 @@ def _check_indices(idx, size, sparse_dim):
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
     """torch.sparse_coo_tensor: a COO tensor with `values` at `indices` (sparse_dim x nnz)."""
-    from ._creation import tensor as _tensor
+    from .._creation import tensor as _tensor
     idx_t = indices if isinstance(indices, Tensor) else _tensor(indices)
     vals = values if isinstance(values, Tensor) else _tensor(values)
     if device is not None:
@@ -577,7 +577,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:   # a new leaf over the same values (the caller's tensor is untouched)
         vals = vals.detach().requires_grad_(True)
     elif vals.requires_grad:
-        from ._sparse_compressed import named
+        from ._compressed import named
         vals = named(vals, "SparseCooTensorWithDimsAndTensorsBackward0")
     s = _sparse(idx, vals, size, coalesced)
     s._leaf = requires_grad or not vals.requires_grad
@@ -601,7 +601,7 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     idx = xp.stack(xp.nonzero(nz)).astype("int64").reshape(sd, -1)
     key = tuple(_make(r) for r in idx)
     vals = self[key] if idx.shape[1] else self.reshape((0,) + tuple(self.shape[sd:]))
-    from ._sparse_compressed import named
+    from ._compressed import named
     return _sparse(idx, named(vals, "ToSparseBackward1"), tuple(self.shape), True)
 
 
@@ -614,8 +614,8 @@ def _indent(text, n):
 
 def _sparse_repr(s):
     """As PyTorch's _tensor_str for a COO tensor (the first suffix always on a new line)."""
-    from ._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
-    from ._sparse_compressed import _default_shown, _suffixes
+    from .._tensor_str import _tensor_str, _to_numpy, _grad_fn_name
+    from ._compressed import _default_shown, _suffixes
     indent = len("tensor(")
     ip, vp = "indices=tensor(", "values=tensor("
     istr = _tensor_str(_to_numpy(s._idx), indent + len(ip))

@@ -15,8 +15,8 @@ in-place writes, printing, data-dependent Python branches) raises `NeedsLoop`, a
 runs the function sample by sample instead: batching is an optimisation, never a change of
 results.
 """
-from ._tensor import Tensor
-from .ops import _registry
+from .._tensor import Tensor
+from ..ops import _registry
 
 __all__ = ["NeedsLoop", "run_batched"]
 
@@ -67,7 +67,7 @@ class _LogicalMeta:
 
 class _Batched(Tensor):
     """A mapped input (or intermediate) seen per sample; `_value` is the physical tensor."""
-    from ._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
+    from .._tensor import _disabled_torch_function_impl as __torch_function__  # noqa: E501 (no dispatch)
 
     @property
     def _data(self):
@@ -440,7 +440,7 @@ def dispatch(op, args, kwargs, B):
             return tuple(_wrap(o) for o in out) if isinstance(out, tuple) else _wrap(out)
     # the op-level fallback: the op once per sample, stacked
     _stats["fallback"] += 1
-    from .ops.shape import stack
+    from ..ops.shape import stack
     per = [op.fn(*[_slice(a, b) for a in args], **{k: _slice(v, b) for k, v in kwargs.items()})
            for b in range(B)]
     if isinstance(per[0], tuple):

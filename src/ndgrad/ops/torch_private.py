@@ -9,12 +9,12 @@ __all__ = ["_check", "_check_index", "_check_value", "_check_type", "_check_not_
            "_check_is_size", "_check_with", "_assert", "_assert_async", "SymInt", "SymFloat",
            "SymBool", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite",
            "sym_sum", "sym_sqrt", "_shape_as_tensor", "get_autocast_dtype",
-           "is_autocast_available", "_sym_sqrt"]
+           "is_autocast_available", "_sym_sqrt", "_softmax_backward_data"]
 
 
 def _check_with(error_type, cond, message=None):
     if not isinstance(cond, (_b.bool,)) and type(cond).__name__ != "SymBool":
-        from ._tensor import Tensor
+        from .._tensor import Tensor
         if isinstance(cond, Tensor):
             cond = _b.bool(cond)
         elif not isinstance(cond, _b.bool):
@@ -131,15 +131,15 @@ _sym_sqrt = sym_sqrt
 
 def _shape_as_tensor(input):
     """The shape of input as a 1-d int64 tensor."""
-    from ._creation import tensor
-    from ._dtype import int64
+    from .._creation import tensor
+    from .._dtype import int64
     return tensor(list(input.shape), dtype=int64)
 
 
 def get_autocast_dtype(device_type):
     """The dtype autocast would use on this device type (PyTorch's defaults: float16 on cuda,
     bfloat16 on cpu; ndgrad's autocast changes no dtype, see torch.amp)."""
-    from . import _dtype as D
+    from .. import _dtype as D
     if device_type == "cuda":
         return D.float16
     return getattr(D, "bfloat16", D.float16)
@@ -147,3 +147,11 @@ def get_autocast_dtype(device_type):
 
 def is_autocast_available(device_type):
     return device_type in ("cpu", "cuda")
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """torch._softmax_backward_data(grad_output, output, dim, input_dtype): softmax's backward,
+    output * (grad_output - sum(grad_output * output, dim)), in grad_output's dtype (libraries
+    that write their own softmax Function call it, e.g. DeBERTa's XSoftmax); differentiable."""
+    g = (grad_output * output).sum(dim, keepdim=True)
+    return (output * (grad_output - g)).to(grad_output.dtype)

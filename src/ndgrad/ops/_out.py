@@ -17,11 +17,11 @@ import functools
 import warnings
 
 from . import _argcheck
-from .autograd._prof_state import HUB as _HUB
-from . import _dtype as D
-from ._backend import xp_of
-from ._tensor import Tensor
-from .ops._inplace import _can_cast, _type_name  # (canCast, and Float/Long/... names)
+from ..autograd._prof_state import HUB as _HUB
+from .. import _dtype as D
+from .._backend import xp_of
+from .._tensor import Tensor
+from ._inplace import _can_cast, _type_name  # (canCast, and Float/Long/... names)
 
 __all__ = ["install", "OUT_FUNCTIONS"]
 
@@ -190,7 +190,7 @@ def _shape_str(shape):
 
 def _write(out, result):
     """Resize `out` to the result's shape if needed, then copy the values into it."""
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
     shape = tuple(result._data.shape)
     if tuple(out._data.shape) != shape:
         if out._data.size != 0:  # (stacklevel: the user's line, through wrapper or an op's _out)
@@ -292,7 +292,7 @@ def _with_out(fn, name, rule):
                     return wrapper(*args, **renamed)
                 _argcheck.reraise(fn, name, args, kwargs, e)
                 raise
-        from .autograd.grad_mode import is_grad_enabled
+        from ..autograd.grad_mode import is_grad_enabled
         if kind == "dtype" and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
         if kind == "factory":
@@ -327,7 +327,7 @@ def _with_out(fn, name, rule):
             _write(o, r)
         if len(outs) == 1:
             return outs[0]
-        from . import return_types
+        from .. import return_types
         fields = getattr(result, "_fields", None) or tuple(f"out{i}" for i in range(len(outs)))
         return return_types.make(name + "_out", fields)(*outs)
     wrapper._ndgrad_out = True
@@ -335,7 +335,7 @@ def _with_out(fn, name, rule):
     if op is not None and getattr(op, "fn", None) is fn:
         # a defop function: without out= call apply itself, as fn does (one frame less per
         # call, so the error site is found right above; bench W1)
-        from .ops import _registry
+        from . import _registry
         general, apply, vmap = wrapper, _registry.apply, _registry._VMAP
 
         @functools.wraps(fn)
