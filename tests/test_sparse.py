@@ -258,3 +258,41 @@ def test_plain_pickles_naming_the_old_module_paths_still_load():
             assert back.layout is s.layout and (back.to_dense() == d).all()
         else:
             assert back is s
+
+
+def test_sparse_bmm_and_mT_as_pytorchs():
+    """torch.bmm(sparse COO batch, dense batch) -> dense (BmmBackward0), gradients in the values
+    and the dense operand; sparse .mT; PyTorch's errors (linear_operator uses both)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    idx = np.array([[0, 0, 1, 1, 1], [0, 2, 1, 2, 2], [1, 0, 3, 0, 1]])
+    vals = rng.standard_normal(5)
+    dense = rng.standard_normal((2, 4, 3))
+    res = []
+    for L in (torch, ndgrad):
+        v = L.tensor(vals, requires_grad=True)
+        d = L.tensor(dense, requires_grad=True)
+        s = L.sparse_coo_tensor(L.tensor(idx), v, (2, 3, 4))
+        r = L.bmm(s, d)
+        assert type(r.grad_fn).__name__ == "BmmBackward0" and not r.is_sparse
+        (r * L.tensor(np.arange(18.0).reshape(2, 3, 3))).sum().backward()
+        res.append((r.detach().numpy(), v.grad.numpy(), d.grad.numpy(),
+                    s.mT.to_dense().detach().numpy(), s.bmm(d).detach().numpy()))
+        errs = []
+        for f in (lambda: L.bmm(s, L.ones(2, 5, 3, dtype=L.float64)),
+                  lambda: L.bmm(s, L.ones(3, 4, 3, dtype=L.float64)),
+                  lambda: L.bmm(s, L.ones(2, 4, 3)),
+                  lambda: L.bmm(L.ones(2, 3, 3, dtype=L.float64), s.mT),
+                  lambda: L.ones(3).to_sparse().mT):
+            with pytest.raises(RuntimeError) as e:
+                f()
+            errs.append(str(e.value))
+        res.append(errs)
+    for a, b in zip(res[0], res[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert res[1] == res[3]
+    v = ndgrad.tensor(vals, requires_grad=True)
+    d = ndgrad.tensor(dense, requires_grad=True)
+    assert ndgrad.autograd.gradcheck(
+        lambda v, d: ndgrad.bmm(ndgrad.sparse_coo_tensor(ndgrad.tensor(idx), v, (2, 3, 4)), d),
+        (v, d))

@@ -238,6 +238,7 @@ def _sparse_dispatch(dense_fn, sparse_fn, pos=0):
 mm = _sparse_dispatch(mm, sparse._mm)
 matmul = _sparse_dispatch(matmul, sparse._mm)
 mv = _sparse_dispatch(mv, sparse._mm)
+bmm = _sparse_dispatch(bmm, sparse._bmm)
 
 
 _MM = ("(Tensor input, Tensor mat2, *, Tensor out = None)",

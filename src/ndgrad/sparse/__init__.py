@@ -141,6 +141,42 @@ def _mm(mat1, mat2, name="MmBackward0"):
     return _product(mat1, mat2, "MmBackward0")
 
 
+def _bmm(mat1, mat2):
+    """torch.bmm(sparse, dense): a batch of COO matrices (three sparse dims) times a dense
+    batch, a dense result; each entry (b, i, k) adds v * mat2[b, k, :] to row (b, i),
+    differentiable in the values and in mat2 (grad_fn BmmBackward0)."""
+    if not isinstance(mat1, SparseTensor):
+        if isinstance(mat2, _SPARSE):
+            raise RuntimeError("bmm_sparse: Tensor 'mat2' must be dense")
+        from ..ops.linalg import bmm
+        return bmm(mat1, mat2)
+    if isinstance(mat2, _SPARSE):
+        raise RuntimeError("bmm_sparse: Tensor 'mat2' must be dense")
+    if mat1.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError(f"bmm_sparse: Expected self to be 3D, but got {mat1.dim()}D"
+                           if mat1.dim() != 3 else
+                           f"bmm_sparse: Expected mat2 to be 3D, but got {mat2.dim()}D")
+    B, n, m = mat1.shape
+    if mat2.shape[0] != B:
+        raise RuntimeError("bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match")
+    if mat2.shape[1] != m:
+        raise RuntimeError("bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected scalar type {_name(mat1.dtype)} but found "
+                           f"{_name(mat2.dtype)}")
+    if mat1.sparse_dim() != 3:
+        raise RuntimeError("bmm_sparse: only sparse matrices with three sparse dimensions "
+                           "are supported")
+    from .._creation import zeros
+    p = mat2.shape[2]
+    idx = mat1._idx
+    rows = _make((idx[0] * n + idx[1]).astype("int64"))
+    cols = _make((idx[0] * m + idx[2]).astype("int64"))
+    prod = mat2.reshape(B * m, p).index_select(0, cols) * mat1._vals.unsqueeze(1)
+    out = zeros(B * n, p, dtype=mat2.dtype, device=mat2.device).index_add(0, rows, prod)
+    return named(out.reshape(B, n, p), "BmmBackward0")
+
+
 def _sparse_sparse(a, b):
     """sparse @ sparse -> sparse (the layout of a): each entry (i, k) of a meets the entries
     (k, j) of b, the products summed by coalescing; differentiable in both values."""

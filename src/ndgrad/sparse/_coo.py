@@ -284,6 +284,17 @@ class SparseTensor(_ValuesAutograd, Tensor):
         return _sparse(self._idx, self._vals.transpose(d0 - sd + 1, d1 - sd + 1), tuple(size),
                        self._coalesced)
 
+    @property
+    def mT(self):
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    def bmm(self, mat2):
+        from . import _bmm
+        return _bmm(self, mat2)
+
     def _valuewise(self, fn, linear=False):
         s = self if linear else self.coalesce()   # (f(a) + f(b) is not f(a + b))
         return _sparse(s._idx, fn(s._vals), s._size, s._coalesced)
