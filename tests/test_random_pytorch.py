@@ -370,3 +370,21 @@ def test_cuda_draws_come_from_the_host_generator(standin):
     a = ndgrad.randn(20, device=standin)
     assert a.device.type == "cuda"
     _same(a.cpu(), torch.randn(20))
+
+
+def test_like_factories_keep_the_input_memory_order():
+    """randn_like/rand_like/randint_like/zeros_like/... of a transposed or permuted (dense) input
+    are laid out as it is (PyTorch's preserve_format), so the draws fill memory in the same order
+    and the same seed gives PyTorch's values at each position; overlapping or strided-with-gaps
+    inputs give contiguous results."""
+    def calls(L):
+        t = L.ones(30, 40).t()
+        p = L.ones(2, 30, 4).permute(2, 0, 1)
+        out = [L.randn_like(t), L.rand_like(p), L.randint_like(t, 100),
+               L.randn_like(t, memory_format=L.contiguous_format),
+               L.randn_like(L.ones(4, 1).expand(4, 30)), L.randn_like(L.ones(4, 60)[:, ::2])]
+        return out + [L.tensor([s for x in out + [L.zeros_like(t), L.ones_like(p),
+                                                   L.full_like(t, 2.0), L.empty_like(p)]
+                                for s in x.stride()])]
+    for a, b in zip(*_both(3, calls)):
+        _same(a, b)

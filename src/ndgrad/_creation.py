@@ -432,10 +432,49 @@ def _like(input, dtype, device):
     return (D.to_dtype(dtype) or input.dtype), (device or input.device)
 
 
+def _memory_order(input, memory_format):
+    """The axis order of input's memory, outermost first, where a *_like result keeps it
+    (PyTorch's preserve_format: a non-overlapping and dense input that is not C-contiguous,
+    a transposed matrix say, gives a result with its strides), else None."""
+    if memory_format is not None and getattr(memory_format, "name", None) != "preserve_format":
+        return None
+    a = input._data
+    if a.ndim < 2 or a.size <= 1 or a.flags.c_contiguous:
+        return None
+    strides = [st // a.itemsize for st in a.strides]
+    order = sorted(builtins.range(a.ndim), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if a.shape[d] != 1:
+            if strides[d] != expected:
+                return None     # (gaps or overlaps: PyTorch's result is contiguous)
+            expected *= a.shape[d]
+    return order
+
+
+def _in_memory_order(input, memory_format, make, requires_grad=False, fill=None, dtype=None,
+                     device=None):
+    """make(shape) (a new C-contiguous tensor) laid out as input's memory when *_like keeps it:
+    made in memory order and transposed. fill: the random *_like functions are PyTorch's
+    empty_like(...).normal_() & co., so where the layout is kept the draws go through the
+    in-place fill of the (non-contiguous) result, in memory order, as PyTorch's do."""
+    order = _memory_order(input, memory_format)
+    if order is None:
+        return make(input._data.shape)
+    shape = tuple(input._data.shape[d] for d in order)
+    t = make(shape) if fill is None else empty(shape, dtype=dtype, device=device)
+    inverse = sorted(builtins.range(len(order)), key=order.__getitem__)
+    out = _make(t._data.transpose(inverse))
+    if fill is not None:
+        fill(out)
+    return _finish(out._data, requires_grad)
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _filled(input._data.shape, 0, d, dev, requires_grad)
+    return _in_memory_order(input, memory_format, lambda shape: _filled(
+        shape, 0, d, dev, requires_grad), requires_grad)
 
 
 # zeros_like(grad) in a derivative formula (a zero gradient: pow(x, 0)'s, relu's second
@@ -446,19 +485,22 @@ zeros_like._raw = lambda a: xp_of(a).zeros(a.shape, a.dtype)
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _filled(input._data.shape, 1, d, dev, requires_grad)
+    return _in_memory_order(input, memory_format, lambda shape: _filled(
+        shape, 1, d, dev, requires_grad), requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _filled(input._data.shape, 0, d, dev, requires_grad)
+    return _in_memory_order(input, memory_format, lambda shape: _filled(
+        shape, 0, d, dev, requires_grad), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     d, dev = _like(input, dtype, device)
-    return _filled(input._data.shape, fill_value, d, dev, requires_grad)
+    return _in_memory_order(input, memory_format, lambda shape: _filled(
+        shape, fill_value, d, dev, requires_grad), requires_grad)
 
 
 _RANDINT = tuple(
@@ -987,22 +1029,28 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None, generator=None):
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                generator=generator, device=device or input.device)
+    return _in_memory_order(input, memory_format, lambda shape: rand(
+        shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator,
+        device=device or input.device), requires_grad,
+        lambda t: t.uniform_(generator=generator), dtype or input.dtype, device or input.device)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None, generator=None):
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 generator=generator, device=device or input.device)
+    return _in_memory_order(input, memory_format, lambda shape: randn(
+        shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator,
+        device=device or input.device), requires_grad,
+        lambda t: t.normal_(generator=generator), dtype or input.dtype, device or input.device)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, generator=None, pin_memory=False):
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
-                   generator=generator, device=device or input.device)
+    return _in_memory_order(input, memory_format, lambda shape: randint(
+        low, high, shape, dtype=dtype or input.dtype, generator=generator,
+        device=device or input.device), fill=lambda t: t.random_(low, high, generator=generator),
+        dtype=dtype or input.dtype, device=device or input.device)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
