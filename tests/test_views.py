@@ -463,3 +463,22 @@ def test_tensors_with_live_views_deepcopy_and_pickle():
     x2 = copy.deepcopy(x)
     assert x2._base is None and x2.tolist() == [3.0, 4.0, 5.0]
     del v
+
+
+def test_copies_have_pytorchs_layout():
+    """clone/lerp/addcmul/*_like of expanded, transposed and strided inputs: PyTorch keeps a
+    non-overlapping and dense layout (preserve_format) and makes the others contiguous (NumPy's
+    copies put a zero-stride axis innermost: kornia's unsharp_mask of an expanded batch was not
+    contiguous)."""
+    torch = pytest.importorskip("torch")
+
+    def layouts(L):
+        e = L.ones(3, 5, 5).expand(3, -1, -1, -1)
+        t = L.ones(4, 5).t()
+        g = L.ones(4, 6)[:, ::2]
+        c = L.ones(3, 3, 5, 5)
+        out = [e.clone(), t.clone(), g.clone(), t.clone(memory_format=L.contiguous_format),
+               L.lerp(c, e, 2.0), L.lerp(e, c, 0.5), L.addcmul(e, e, c), L.zeros_like(t),
+               L.empty_like(e), t * 2, e + 1]
+        return [(tuple(x.stride()), x.is_contiguous()) for x in out]
+    assert layouts(ndgrad) == layouts(torch)

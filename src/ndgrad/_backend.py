@@ -204,6 +204,23 @@ CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 
 
+def dense_order(a):
+    """The axes of array `a` from outermost to innermost in memory if `a` is non-overlapping and
+    dense (a permutation of a contiguous array: a transposed matrix), else None (zero strides,
+    gaps). PyTorch's preserve_format keeps such a layout in clones and *_like results and makes
+    the others contiguous. Sizes of one do not count."""
+    item = a.itemsize
+    strides = [st // item if st % item == 0 else -1 for st in a.strides]
+    order = sorted(range(a.ndim), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if a.shape[d] != 1:
+            if strides[d] != expected:
+                return None
+            expected *= a.shape[d]
+    return order
+
+
 def device_of(array):
     t = type(array)
     if t is ndarray:

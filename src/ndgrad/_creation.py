@@ -441,15 +441,8 @@ def _memory_order(input, memory_format):
     a = input._data
     if a.ndim < 2 or a.size <= 1 or a.flags.c_contiguous:
         return None
-    strides = [st // a.itemsize for st in a.strides]
-    order = sorted(builtins.range(a.ndim), key=lambda d: (-strides[d], d))
-    expected = 1
-    for d in reversed(order):
-        if a.shape[d] != 1:
-            if strides[d] != expected:
-                return None     # (gaps or overlaps: PyTorch's result is contiguous)
-            expected *= a.shape[d]
-    return order
+    from ._backend import dense_order
+    return dense_order(a)     # (None for gaps or overlaps: PyTorch's result is contiguous)
 
 
 def _in_memory_order(input, memory_format, make, requires_grad=False, fill=None, dtype=None,

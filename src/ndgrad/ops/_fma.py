@@ -263,8 +263,7 @@ def _exact32(a, b, c, xp, out=None):
         mag = xp.abs(s, out=low.view(f8))
     else:    # (small temporaries come from NumPy's own cache)
         p = xp.multiply(b, a if is_array(a) else f8(a), dtype=f8)   # (exact; broadcasts)
-        s = c.astype(f8)
-        s = s + p if s.shape != shape else s.__iadd__(p)
+        s = xp.add(c, p, dtype=f8)   # (c exact in float64; a ufunc's layout, not astype's)
         tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])
         mag = xp.abs(s)
     tiny = not mag.min() >= 2.0 ** -125

@@ -6,7 +6,7 @@
 import builtins
 
 from .. import _dtype as D
-from .._backend import ndarray as _ndarray, xp_of, _MODULES as _DEVICE_MODULES
+from .._backend import ndarray as _ndarray, xp_of, _MODULES as _DEVICE_MODULES, dense_order
 from .._tensor import Tensor, _make, _wrap_dim, Size
 from ..autograd.graph import _type_string
 from ._registry import defop
@@ -356,8 +356,18 @@ def _to_grad(grad, self):
 
 
 to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", quiet=True, self=_to_grad)
-clone = defop("clone", lambda xp, self, memory_format=None: xp.array(self, copy=True),
-              self=lambda grad: grad)
+def _clone_fwd(xp, self, memory_format=None):
+    """A copy; preserve_format (the default) keeps a non-overlapping and dense layout (a
+    transposed matrix stays transposed) and makes the others (expanded, strided with gaps)
+    contiguous, as PyTorch's; contiguous_format always makes it contiguous."""
+    if self.flags.c_contiguous:
+        return self.copy()
+    keep = (memory_format is None or getattr(memory_format, "name", None) == "preserve_format"
+            ) and dense_order(self) is not None
+    return xp.array(self, copy=True, order="K" if keep else "C")
+
+
+clone = defop("clone", _clone_fwd, self=lambda grad: grad)
 _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
                     node_name="CloneBackward0", self=lambda grad: grad)
 
