@@ -20,7 +20,7 @@ row-wise dot product, both differentiable, so higher orders work.
 from .. import _dtype as D
 from .._backend import xp_of, move
 from .._tensor import Tensor, Size, _make
-from ._coo import _Layout, _sparse, SparseTensor, _unsupported, _ValuesAutograd
+from ._coo import _Layout, _LayoutData, _sparse, SparseTensor, _unsupported, _ValuesAutograd
 
 __all__ = ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_compressed_tensor", "SparseCompressedTensor"]
@@ -496,31 +496,10 @@ def _compressed(cidx, pidx, vals, size, layout):
     t._size = tuple(int(s) for s in size)
     t._layout = layout
     t._leaf = not vals.requires_grad
-    t._data = _CompressedData(t)
+    t._data = _LayoutData(t)
     t._requires_grad = False
     t._vc = [0]
     return t
-
-
-class _CompressedData:
-    """What generic code reads of a tensor's `_data`: its shape and dtype."""
-    __slots__ = ("t",)
-    base = None
-
-    def __init__(self, t):
-        self.t = t
-
-    @property
-    def shape(self):
-        return self.t._size
-
-    @property
-    def dtype(self):
-        return self.t._vals._data.dtype
-
-    @property
-    def ndim(self):
-        return 2
 
 
 def _from_pairs(comp, plain, vals, size, layout):

@@ -431,9 +431,9 @@ def _rebuild_sparse(idx, vals, size, coalesced):
     return _sparse(idx, vals, size, coalesced)
 
 
-class _SparseData:
-    """What the engine reads of a gradient's `_data` (its shape and dtype), for a sparse
-    gradient (Embedding(sparse=True)); `+=` is the engine's in-place sum of two of them."""
+class _LayoutData:
+    """What generic code reads of a sparse tensor's `_data` (COO and compressed layouts): its
+    shape and dtype."""
     __slots__ = ("t",)
     base = None
 
@@ -451,6 +451,12 @@ class _SparseData:
     @property
     def ndim(self):
         return len(self.t._size)
+
+
+class _SparseData(_LayoutData):
+    """A COO gradient's `_data` (Embedding(sparse=True)): `+=` is the engine's in-place sum of
+    two of them."""
+    __slots__ = ()
 
     def __iadd__(self, other):
         merged = _sparse_cat(self.t, other.t)
