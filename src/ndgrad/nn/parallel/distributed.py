@@ -16,6 +16,7 @@ import numpy as np
 
 from ..._tensor import _make
 from ..modules.module import Module
+from ...distributed.distributed_c10d import GradBucket
 
 __all__ = ["DistributedDataParallel"]
 
@@ -32,36 +33,6 @@ ERR_UNFINISHED = (
     "Please include the loss function and the structure of the return value of `forward` of "
     "your module when reporting this issue (e.g. list, dict, iterable).\n"
     "Parameter indices which did not receive grad for rank {rank}: {indices}")
-
-
-class GradBucket:
-    """What a communication hook receives: one bucket's flattened gradients."""
-
-    def __init__(self, index, buffer, params, is_last):
-        self._index, self._buffer, self._params, self._last = index, buffer, params, is_last
-
-    def index(self):
-        return self._index
-
-    def buffer(self):
-        return self._buffer
-
-    def set_buffer(self, buffer):
-        self._buffer = buffer
-
-    def parameters(self):
-        return list(self._params)
-
-    def gradients(self):
-        out, off = [], 0
-        for p in self._params:
-            n = p.numel()
-            out.append(self._buffer[off:off + n].view(p.shape))
-            off += n
-        return out
-
-    def is_last(self):
-        return self._last
 
 
 class _Bucket:
