@@ -39,6 +39,16 @@ __all__ = [
     "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list", "monitored_barrier",
     "get_node_local_rank", "is_backend_available", "DistError", "DistBackendError",
     "DistNetworkError", "DistStoreError", "QueueEmptyError",
+    # PyTorch 2.13's others
+    "AllToAllOptions", "AllreduceCoalescedOptions", "AllreduceOptions", "BackendConfig",
+    "BarrierOptions", "BroadcastOptions", "BuiltinCommHookType", "DebugLevel", "GatherOptions",
+    "GradBucket", "GroupName", "Logger", "ProcessGroupGloo", "RankType", "ReduceOptions",
+    "ReduceScatterOptions", "Reducer", "ScatterOptions", "all_gather_coalesced",
+    "all_gather_single", "all_reduce_coalesced", "default_pg_timeout", "get_backend_config",
+    "get_debug_level", "get_default_backend_for_device", "get_pg_count", "is_ucc_available",
+    "is_xccl_available", "log", "new_subgroups", "new_subgroups_by_enumeration", "record_comm",
+    "reduce_op", "reduce_scatter_single", "set_debug_level", "set_debug_level_from_env",
+    "shrink_group", "split_group", "supports_complex", "timedelta",
 ]
 
 ERR_NOT_INIT = ("Default process group has not been initialized, please make sure to call "
