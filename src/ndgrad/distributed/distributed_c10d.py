@@ -1701,6 +1701,9 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     _deprecated_call("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must "
                      "use it, please revisit our documentation later at "
                      "https://pytorch.org/docs/main/distributed.html#collective-functions")
+    from .._tensor import Tensor
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
     _check_tensor_list(tensors, "tensor")
     _ensure_same_dtype(tensors)
     pg = _group(group)
