@@ -382,3 +382,27 @@ def test_torch_namespace_has_the_modules():
     from torch.distributed import constants as tc
     assert default_pg_timeout == tc.default_pg_timeout
     assert default_pg_nccl_timeout == tc.default_pg_nccl_timeout
+
+
+def test_builtin_comm_hooks_on_one_rank(worlds):
+    """DistributedDataParallel._register_builtin_comm_hook(BuiltinCommHookType.X): on one rank
+    the averaged gradient is the gradient (FP16_COMPRESS: rounded through float16, as
+    PyTorch's fp16_compress_hook)."""
+    from ndgrad.nn.parallel import DistributedDataParallel as DDP
+    ndgrad.manual_seed(0)
+    for kind in dist.BuiltinCommHookType:
+        net = ndgrad.nn.Linear(3, 2)
+        ref = ndgrad.nn.Linear(3, 2)
+        ref.load_state_dict(net.state_dict())
+        model = DDP(net)
+        model._register_builtin_comm_hook(kind)
+        with pytest.raises(RuntimeError, match="can only be called once"):
+            model._register_builtin_comm_hook(kind)
+        x = ndgrad.randn(4, 3)
+        model(x).pow(2).sum().backward()
+        ref(x).pow(2).sum().backward()
+        for p, q in zip(net.parameters(), ref.parameters()):
+            want = q.grad.numpy()
+            if kind is dist.BuiltinCommHookType.FP16_COMPRESS:
+                want = want.astype(np.float16).astype(want.dtype)
+            np.testing.assert_array_equal(p.grad.numpy(), want)

@@ -304,6 +304,20 @@ class DistributedDataParallel(Module):
         self._comm_hook = hook
         self._comm_state = state
 
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        """A built-in hook by its BuiltinCommHookType (ALLREDUCE: the default averaging
+        all-reduce; FP16_COMPRESS: fp16_compress_hook), on the model's process group."""
+        from ...distributed import BuiltinCommHookType
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+        if comm_hook_type is BuiltinCommHookType.ALLREDUCE:
+            hook = default_hooks.allreduce_hook
+        elif comm_hook_type is BuiltinCommHookType.FP16_COMPRESS:
+            hook = default_hooks.fp16_compress_hook
+        else:
+            raise TypeError(f"_register_builtin_comm_hook(): incompatible function arguments: "
+                            f"expected a BuiltinCommHookType, got {comm_hook_type!r}")
+        self.register_comm_hook(self.process_group, hook)
+
     def _get_ddp_logging_data(self):
         return {"bucket_cap_bytes": self.bucket_bytes_cap, "num_buckets": len(self._buckets)}
 
