@@ -406,3 +406,14 @@ def test_builtin_comm_hooks_on_one_rank(worlds):
             if kind is dist.BuiltinCommHookType.FP16_COMPRESS:
                 want = want.astype(np.float16).astype(want.dtype)
             np.testing.assert_array_equal(p.grad.numpy(), want)
+
+
+def test_group_names_and_descriptions(worlds):
+    assert dist.group.WORLD.group_name == tdist.group.WORLD.group_name == "0"
+    assert dist.group.WORLD.group_desc == tdist.group.WORLD.group_desc
+    g, tg = dist.new_group([0]), tdist.new_group([0])
+    assert g.group_name == tg.group_name and g.group_desc == tg.group_desc
+    g, tg = (dist.new_group([0], use_local_synchronization=True),
+             tdist.new_group([0], use_local_synchronization=True))
+    assert g.group_name == tg.group_name
+    assert dist.get_pg_count() == tdist.get_pg_count()

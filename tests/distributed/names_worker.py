@@ -97,4 +97,14 @@ elif rank in (1, 2):
     dist.all_reduce(y, group=small)
     assert y.item() == 2
 dist.barrier()
+
+# shrinking the default group: rank 3 leaves the job; the others go on as a world of 3
+old_world = dist.group.WORLD
+if rank != 3:
+    world = dist.shrink_group([3])
+    assert world is dist.group.WORLD and world is not old_world
+    assert dist.get_world_size() == 3 and dist.get_rank() == rank
+    y = torch.ones(1)
+    dist.all_reduce(y)
+    assert y.item() == 3
 print("names ok", rank, flush=True)

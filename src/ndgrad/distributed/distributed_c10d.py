@@ -300,6 +300,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     os.environ.setdefault("MASTER_ADDR", "localhost" if local_size == n else master)
     os.environ.setdefault("MASTER_PORT", "29500")
     _world.pg = ProcessGroup(comm, range(n), name)
+    _world.pg._name, _world.pg._desc = group_name or "0", "default_pg"
     _world.groups = [_world.pg]
     _world.group_count = 1
     if n > 1 and _world.excepthook is None:
@@ -371,11 +372,19 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     me = pg.rank()
     color = 0 if me in ranks else MPI.UNDEFINED
     comm = pg._comm.Split(color, ranks.index(me) if me in ranks else 0)
-    if not use_local_synchronization:   # PyTorch names these groups by its counter
+    if use_local_synchronization:       # PyTorch: a hash of the ranks
+        import hashlib
+        unique = "_".join(["_".join(map(str, ranks)), str(len(_world.groups))])
+        gname = hashlib.sha1(bytes(unique, "utf-8")).hexdigest()
+    else:                               # PyTorch names these groups by its counter
+        gname = str(_world.group_count)
         _world.group_count += 1
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     g = ProcessGroup(comm, ranks, _backend_name(backend) if backend else pg._backend)
+    g._name = gname
+    if group_desc is not None:
+        g._desc = group_desc
     _world.groups.append(g)
     return g
 
