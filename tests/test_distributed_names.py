@@ -417,3 +417,39 @@ def test_group_names_and_descriptions(worlds):
              tdist.new_group([0], use_local_synchronization=True))
     assert g.group_name == tg.group_name
     assert dist.get_pg_count() == tdist.get_pg_count()
+
+
+def test_process_group_methods_and_private_helpers(worlds):
+    from ndgrad.distributed import distributed_c10d as c10d
+    from torch.distributed import distributed_c10d as tc10d
+    pg = c10d._get_default_group()
+    assert pg is dist.group.WORLD and tc10d._get_default_group() is tdist.group.WORLD
+    assert c10d._rank_not_in_group(pg) is tc10d._rank_not_in_group(tdist.group.WORLD) is False
+    assert c10d._rank_not_in_group(None) is tc10d._rank_not_in_group(None) is False
+    assert c10d._get_group_size(None) == tc10d._get_group_size(None) == 1
+    assert c10d._get_process_group_name(pg) == tc10d._get_process_group_name(tdist.group.WORLD)
+    with pytest.raises(TypeError) as r:
+        tc10d._check_single_tensor([1], "x")
+    with pytest.raises(TypeError) as g:
+        c10d._check_single_tensor([1], "x")
+    assert str(g.value) == str(r.value)
+    with pytest.warns(UserWarning, match="Running op on global rank 0 which does not belong"):
+        c10d._warn_not_in_group("op")
+    x = ndgrad.arange(4.0)
+    outs = [ndgrad.zeros(4)]
+    o = dist.GatherOptions()
+    pg.gather([outs], [x], o).wait()
+    assert outs[0].tolist() == x.tolist()
+    got = ndgrad.zeros(4)
+    pg.scatter([got], [[x * 2]], dist.ScatterOptions()).wait()
+    assert got.tolist() == (x * 2).tolist()
+    got = ndgrad.zeros(4)
+    pg.reduce_scatter([got], [[x * 3]], dist.ReduceScatterOptions()).wait()
+    assert got.tolist() == (x * 3).tolist()
+    got = ndgrad.zeros(4)
+    pg._allgather_base(got, x + 1).wait()
+    assert got.tolist() == (x + 1).tolist()
+    pg._reduce_scatter_base(got, x + 2).wait()
+    assert got.tolist() == (x + 2).tolist()
+    pg.alltoall_base(got, x + 5, [], [], dist.AllToAllOptions()).wait()
+    assert got.tolist() == (x + 5).tolist()

@@ -2188,3 +2188,91 @@ class Logger:
 
     def _set_uneven_input_join(self):
         self._data["join_uneven_inputs"] = 1
+
+
+def _pg_gather(self, output_tensors, input_tensors, opts=None):
+    opts = GatherOptions() if opts is None else opts
+    outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], list) \
+        else output_tensors
+    mine = self.rank() == opts.rootRank
+    return gather(_one(input_tensors, "gather"), list(outs) if mine else None, group=self,
+                  async_op=True, group_dst=opts.rootRank)
+
+
+def _pg_scatter(self, output_tensors, input_tensors, opts=None):
+    opts = ScatterOptions() if opts is None else opts
+    ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], list) \
+        else input_tensors
+    mine = self.rank() == opts.rootRank
+    return scatter(_one(output_tensors, "scatter"), list(ins) if mine else None, group=self,
+                   async_op=True, group_src=opts.rootRank)
+
+
+def _pg_reduce_scatter(self, output_tensors, input_tensors, opts=None):
+    opts = ReduceScatterOptions() if opts is None else opts
+    ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], list) \
+        else input_tensors
+    return reduce_scatter(_one(output_tensors, "reduce_scatter"), list(ins), opts.reduceOp,
+                          self, True)
+
+
+def _pg_allgather_base(self, output, input, opts=None):
+    return _all_gather_single(output, input, self, True, "_allgather_base")
+
+
+def _pg_reduce_scatter_base(self, output, input, opts=None):
+    opts = ReduceScatterOptions() if opts is None else opts
+    return _reduce_scatter_single(output, input, opts.reduceOp, self, True,
+                                  "_reduce_scatter_base")
+
+
+def _pg_alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+    return all_to_all_single(output, input, list(output_split_sizes) or None,
+                             list(input_split_sizes) or None, group=self, async_op=True)
+
+
+for _name, _fn in [("gather", _pg_gather), ("scatter", _pg_scatter),
+                   ("reduce_scatter", _pg_reduce_scatter),
+                   ("_allgather_base", _pg_allgather_base),
+                   ("_reduce_scatter_base", _pg_reduce_scatter_base),
+                   ("alltoall_base", _pg_alltoall_base)]:
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(ProcessGroup, _name, _fn)
+
+
+# ------------------------------------------- private helpers that libraries import from c10d
+
+def _get_default_group():
+    """The default process group (PyTorch's error before init_process_group)."""
+    return _default()
+
+
+def _rank_not_in_group(group):
+    """True when this process is not a member of `group` (None: the default group)."""
+    if group is None:
+        return False
+    return group is GroupMember.NON_GROUP_MEMBER
+
+
+def _warn_not_in_group(op_name):
+    global_rank = -1 if GroupMember.WORLD is None else GroupMember.WORLD.rank()
+    _warnings.warn(f"Running {op_name} on global rank {global_rank} which does not belong to "
+                   f"the given group.", stacklevel=2)
+
+
+def _get_group_size(group):
+    """The size of `group` (the default group's for None or WORLD)."""
+    if group is GroupMember.WORLD or group is None:
+        return _default().size()
+    return group.size()
+
+
+def _get_process_group_name(pg):
+    return getattr(pg, "_name", "None")
+
+
+def _check_single_tensor(param, param_name):
+    from .._tensor import Tensor
+    if not isinstance(param, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{param_name}` of type "
+                        f"torch.Tensor\n             but got {type(param)} instead.")
