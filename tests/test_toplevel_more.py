@@ -43,6 +43,9 @@ def test_deterministic_debug_mode():
             out.append((T.get_deterministic_debug_mode(), T.are_deterministic_algorithms_enabled(),
                         T.is_deterministic_algorithms_warn_only_enabled()))
         for bad in ("x", 5, 1.0):
+            with pytest.raises(TypeError) as e:
+                T.use_deterministic_algorithms(bad if bad != 5 else 1)
+            out.append(str(e.value))
             with pytest.raises((RuntimeError, TypeError)) as e:
                 T.set_deterministic_debug_mode(bad)
             out.append((type(e.value).__name__, str(e.value)))

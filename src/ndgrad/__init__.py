@@ -99,8 +99,8 @@ _deterministic = [False, False]    # (enabled, warn_only)
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """NumPy kernels are deterministic already; the flags are only remembered."""
     if not isinstance(mode, type(True)):
-        raise RuntimeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
-                           f"{type(mode).__name__}")
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
     _deterministic[:] = [mode, type(True)(warn_only)]
 
 
