@@ -284,6 +284,25 @@ def test_record_comm_and_breakpoint_skip(worlds, caplog):
     assert "Skip the breakpoint, counter=1" in caplog.text
 
 
+def test_breakpoint_stops_rank_0_in_pdb(worlds, monkeypatch):
+    from ndgrad.distributed import distributed_c10d as c10d
+    seen = []
+
+    class FakePdb:
+        def message(self, text):
+            seen.append(text)
+
+        def set_trace(self):
+            seen.append("set_trace")
+    monkeypatch.setattr(c10d, "_make_distributed_pdb", FakePdb)
+    dist.breakpoint()
+    assert seen == ["\n!!! ATTENTION !!!\n\nType 'up' to get to the frame that called "
+                    "dist.breakpoint(rank=0)\n", "set_trace"]
+    import pdb
+    monkeypatch.undo()
+    assert isinstance(c10d._make_distributed_pdb(), pdb.Pdb)
+
+
 def test_rendezvous_handlers(tmp_path, monkeypatch):
     for d in (tdist, dist):
         with pytest.raises(RuntimeError) as e:
