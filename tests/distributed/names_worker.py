@@ -86,6 +86,31 @@ outs = [[torch.zeros(1), torch.zeros(2)] for _ in range(4)]
 dist.all_gather_coalesced(outs, [torch.tensor([float(rank)]), torch.ones(2) * -rank])
 assert [o[0].item() for o in outs] == [0, 1, 2, 3] and outs[3][1].tolist() == [-3, -3]
 
+# ---- rendezvous across ranks: rank 0 serves a TCPStore at the URL's port, the others connect
+import datetime  # noqa: E402
+import socket  # noqa: E402
+
+port = [None]
+if rank == 0:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port[0] = s.getsockname()[1]
+dist.broadcast_object_list(port, src=0)
+store, r, size = next(dist.rendezvous(f"tcp://127.0.0.1:{port[0]}", rank=rank, world_size=n,
+                                      timeout=datetime.timedelta(seconds=30)))
+assert (r, size) == (rank, n) and isinstance(store, dist.TCPStore)
+store.set(f"k{rank}", str(rank))
+store.add("count", 1)
+store.wait([f"k{i}" for i in range(n)])
+assert [store.get(f"k{i}") for i in range(n)] == [str(i).encode() for i in range(n)]
+dist.barrier()
+assert store.add("count", 0) == n
+dist.barrier()
+gloo = dist.ProcessGroupGloo(store, rank, n)
+z = torch.tensor([float(rank)])
+gloo.allreduce([z]).wait()
+assert z.item() == 6 and dist.get_backend_config(gloo) == "cpu:gloo,cuda:gloo"
+
 # ---- shrink_group: rank 3 leaves; the others build the group without it
 grp = dist.new_group([1, 2, 3])
 if rank == 3:
