@@ -264,8 +264,26 @@ def test_gloo_group_logger_and_reducer(worlds):
                       dist.ProcessGroupGloo.Device)
     with pytest.raises(ValueError, match="ndgrad's gloo runs on MPI"):
         dist.ProcessGroupGloo(dist.HashStore(), 1, 2)
-    with pytest.raises(RuntimeError, match="reduces its gradients itself"):
-        dist.Reducer([], [[0]], [1], dist.group.WORLD)
+    net = ndgrad.nn.Linear(2, 1)
+    red = dist.Reducer(list(net.parameters()), [[1, 0]], [1 << 20], dist.group.WORLD)
+    with pytest.raises(RuntimeError, match="every parameter index once"):
+        dist.Reducer(list(net.parameters()), [[0]], [1], dist.group.WORLD)
+    buckets = red._get_zeros_like_grad_buckets()
+    assert len(buckets) == 1 and buckets[0].is_last() and buckets[0].buffer().shape == (3,)
+    seen = []
+
+    def hook(state, bucket):
+        seen.append((state, bucket.index(), [tuple(g.shape) for g in bucket.gradients()]))
+        from ndgrad.futures import Future
+        fut = Future()
+        fut.set_result(bucket.buffer() * 0 + 7)
+        return fut
+    red._register_comm_hook("st", hook)
+    out = net(ndgrad.ones(1, 2))
+    red.prepare_for_backward([out])
+    out.sum().backward()
+    assert seen == [("st", 0, [(1,), (1, 2)])]                 # bucket 0: bias, then weight
+    assert net.weight.grad.tolist() == [[7.0, 7.0]] and net.bias.grad.tolist() == [7.0]
     log = dist.Logger(None)
     log.set_construction_data_and_log("Net", [], -1, True)
     log._set_comm_hook_name("allreduce")

@@ -111,6 +111,20 @@ z = torch.tensor([float(rank)])
 gloo.allreduce([z]).wait()
 assert z.item() == 6 and dist.get_backend_config(gloo) == "cpu:gloo,cuda:gloo"
 
+# ---- Reducer: gradients averaged over the ranks during backward, in the buckets given
+net = torch.nn.Linear(2, 1)
+with torch.no_grad():
+    net.weight.fill_(1.0)
+    net.bias.fill_(0.0)
+red = dist.Reducer(list(net.parameters()), [[1], [0]], [1 << 20] * 2, dist.group.WORLD)
+for step in range(2):
+    net.zero_grad()
+    out = net(torch.tensor([[float(rank + 1), 2.0 * rank]]))
+    red.prepare_for_backward([out])
+    (out * (step + 1)).sum().backward()
+    assert net.weight.grad.tolist() == [[2.5 * (step + 1), 3.0 * (step + 1)]], net.weight.grad
+    assert net.bias.grad.tolist() == [step + 1.0]
+
 # ---- shrink_group: rank 3 leaves; the others build the group without it
 grp = dist.new_group([1, 2, 3])
 if rank == 3:

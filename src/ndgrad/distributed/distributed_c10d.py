@@ -2113,16 +2113,80 @@ class ProcessGroupGloo(ProcessGroup):
 # ----------------------------------------------------- DistributedDataParallel's C++ helpers
 
 class Reducer:
-    """PyTorch's C++ gradient bucketing for DistributedDataParallel. ndgrad's
-    DistributedDataParallel buckets and reduces gradients itself (ndgrad.nn.parallel), so a
-    Reducer cannot be built on its own here: the constructor raises, naming that."""
+    """PyTorch's gradient reducer of DistributedDataParallel (C++ there): the gradients of
+    `params`, grouped into the buckets `bucket_indices` (lists of indices into params, in the
+    order backward produces them), are averaged over `process_group` during backward, each
+    bucket's all-reduce starting as soon as its gradients have all been accumulated. Call
+    prepare_for_backward(outputs) after each forward whose backward is to be synchronised
+    (outputs: for find_unused_parameters). It runs on the machinery of ndgrad's
+    DistributedDataParallel (one wrapper over the parameters, not synchronised at
+    construction)."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError(
-            "torch.distributed.Reducer is PyTorch's C++ reducer of DistributedDataParallel; "
-            "ndgrad's DistributedDataParallel reduces its gradients itself and has no separate "
-            "Reducer: use torch.nn.parallel.DistributedDataParallel (register_comm_hook for a "
-            "custom reduction)")
+    def __init__(self, params, bucket_indices, per_bucket_size_limits=(), process_group=None,
+                 expect_sparse_gradients=(), bucket_bytes_cap=25 * 1024 * 1024,
+                 find_unused_parameters=False, gradient_as_bucket_view=False,
+                 param_to_name_mapping=None, first_bucket_bytes_cap=1024 * 1024,
+                 skip_all_reduce_unused_params=False, use_python_reducer=False):
+        from ..nn import Module
+        from ..nn.parallel.distributed import DistributedDataParallel, _Bucket
+        params = list(params)
+        holder = Module()
+        for i, p in enumerate(params):
+            holder.register_parameter(f"p{i}", p)
+        ddp = DistributedDataParallel(
+            holder, init_sync=False, process_group=process_group,
+            bucket_cap_mb=bucket_bytes_cap / (1024 * 1024),
+            find_unused_parameters=find_unused_parameters,
+            gradient_as_bucket_view=gradient_as_bucket_view)
+        indices = [list(b) for b in bucket_indices]
+        flat = sorted(i for b in indices for i in b)
+        if flat != list(range(len(params))):
+            raise RuntimeError("Reducer: bucket_indices must hold every parameter index once, "
+                               f"got {indices} for {len(params)} parameters")
+        ddp._buckets = [_Bucket(k, [params[i] for i in b]) for k, b in enumerate(indices)]
+        if gradient_as_bucket_view:
+            for b in ddp._buckets:
+                b.make_views()
+        ddp._bucket_of = {id(p): b for b in ddp._buckets for p in b.params}
+        self._ddp = ddp
+        self._logger = None
+
+    def prepare_for_forward(self):
+        if self._ddp._reduction_unfinished is not None:
+            msg, self._ddp._reduction_unfinished = self._ddp._reduction_unfinished, None
+            raise RuntimeError(msg)
+
+    def prepare_for_backward(self, outputs=()):
+        """Arm the next backward: its gradients are averaged over the group."""
+        self.prepare_for_forward()
+        self._ddp._armed = True
+        self._ddp._prepare_for_backward(list(outputs) if isinstance(outputs, (list, tuple))
+                                        else outputs)
+
+    def _register_comm_hook(self, state, hook):
+        self._ddp.register_comm_hook(state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        self._ddp._register_builtin_comm_hook(comm_hook_type)
+
+    def set_logger(self, logger):
+        self._logger = logger
+
+    def _set_static_graph(self):
+        self._ddp.static_graph = True
+
+    def _rebuild_buckets(self):
+        return False
+
+    def _remove_autograd_hooks(self):
+        for h in self._ddp._hook_handles:
+            h.remove()
+        self._ddp._hook_handles = []
+
+    def _get_zeros_like_grad_buckets(self):
+        from .. import zeros
+        return [GradBucket(b.index, zeros(sum(b.sizes), dtype=b.params[0].dtype), b.params,
+                           b.index == len(self._ddp._buckets) - 1) for b in self._ddp._buckets]
 
 
 class GradBucket:
