@@ -32,3 +32,21 @@ globals().update({cls.__name__: cls for cls in LEGACY.values()})
 def storage_type(self):
     """Tensor.storage_type(): the legacy storage class of its dtype (torch.FloatStorage, ...)."""
     return LEGACY[self.dtype]
+
+
+def _load_from_bytes(b):
+    """A storage pickled by PyTorch (its bytes: torch.save's legacy stream of one storage)."""
+    import io
+    from .serialization import load
+    from .serialization._rebuild import LoadedStorage
+    from ._backend import numpy as np
+    r = load(io.BytesIO(b), weights_only=False)
+    if isinstance(r, LoadedStorage):
+        from ._creation import tensor
+        arr = r.array.byteswap() if r.swap else r.array
+        from .serialization._rebuild import ndgrad_dtype
+        t = tensor(np.ascontiguousarray(arr)).view(ndgrad_dtype(r.dtype)) \
+            if r.dtype != arr.dtype.name and arr.dtype == np.uint8 else tensor(arr)
+        return (TypedStorage if r.dtype != "uint8" or arr.dtype != np.uint8 else UntypedStorage)(
+            r.relocate(t, r.location))
+    return r
