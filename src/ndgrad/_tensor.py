@@ -711,9 +711,8 @@ class UntypedStorage:
         return self._t.device
 
     def _bytes(self):
-        a = self._t._data
-        return to_numpy(a).reshape(-1).view(_np.uint8) if a.flags.c_contiguous \
-            else to_numpy(a).copy().reshape(-1).view(_np.uint8)
+        host = to_numpy(self._t._data)  # host: the storage's bytes, read as Python numbers
+        return _np.ascontiguousarray(host).reshape(-1).view(_np.uint8)  # host: (see above)
 
     def tolist(self):
         return self._bytes().tolist()
