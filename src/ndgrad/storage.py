@@ -45,7 +45,8 @@ def _load_from_bytes(b):
         from ._creation import tensor
         arr = r.array.byteswap() if r.swap else r.array
         from .serialization._rebuild import ndgrad_dtype
-        t = tensor(np.ascontiguousarray(arr)).view(ndgrad_dtype(r.dtype)) \
+        arr = np.ascontiguousarray(arr)  # host: the unpickled storage's bytes
+        t = tensor(arr).view(ndgrad_dtype(r.dtype)) \
             if r.dtype != arr.dtype.name and arr.dtype == np.uint8 else tensor(arr)
         return (TypedStorage if r.dtype != "uint8" or arr.dtype != np.uint8 else UntypedStorage)(
             r.relocate(t, r.location))
