@@ -96,6 +96,9 @@ def _random_probe(kind):
     return (r - 0.5) * 20.0
 
 
+_FEW = 4   # arguments up to which the libm is called on each (its ~30 array passes cost more)
+
+
 class _Libm:
     """One function: the first of `ours` (array versions of the libm's algorithm) or NumPy's
     loop that agrees with the libm on a probe, else the extended-precision value with `math`
@@ -117,9 +120,12 @@ class _Libm:
         self.mode = "extended" if _EXTENDED else "math"
 
     def __call__(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        if x.size <= _FEW and self.math_f is not None:   # (a scalar draw's pair: the libm
+            return np.array([self.math_f(v) for v in x.reshape(-1).tolist()],  # itself, at
+                            dtype=np.float64).reshape(x.shape)  # once) host: a few values
         if self.mode is None:
             self._decide()
-        x = np.asarray(x, dtype=np.float64)
         if self.mode == "fixed":
             return self.f(x)
         with np.errstate(all="ignore"):

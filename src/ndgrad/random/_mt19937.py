@@ -83,6 +83,17 @@ def madd32(a, b, c):
 _KEYS = {}
 
 
+class _NoEntropy(np.random.bit_generator.ISeedSequence):
+    """A seed source for a new MT19937 that skips the OS's entropy and SeedSequence's hashing
+    (~100 us a generator): the engine is seeded right after."""
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        return np.zeros(n_words, dtype=dtype)  # host: the generator
+
+
+_NO_ENTROPY = _NoEntropy()
+
+
 def _init_key(seed):
     """init_genrand(seed & 0xffffffff): ATen's mt19937 seeding (NumPy's legacy integer
     seeding is the same recurrence). A few recent keys are kept: seeding is 624 steps."""
@@ -103,14 +114,18 @@ class MT19937Engine:
     __slots__ = ("seed", "_bg", "_fresh", "_odd", "next_double", "next_float")
 
     def __init__(self, seed=DEFAULT_SEED):
-        self._bg = np.random.MT19937()  # host: the generator
+        self._bg = np.random.MT19937(_NO_ENTROPY)  # host: the generator
         self.manual_seed(seed)
 
     # seeding -----------------------------------------------------------
     def manual_seed(self, seed):
         self.seed = int(seed)
-        self._bg.state = {"bit_generator": "MT19937",
-                          "state": {"key": _init_key(self.seed), "pos": N}}
+        legacy = getattr(self._bg, "_legacy_seeding", None)
+        if legacy is not None:  # (NumPy's init_genrand in C: 2 us, where the state dict is 50)
+            legacy(self.seed & 0xFFFFFFFF)
+        else:
+            self._bg.state = {"bit_generator": "MT19937",
+                              "state": {"key": _init_key(self.seed), "pos": N}}
         self._fresh = True     # left_ = 1, next_ = 0 (ATen's state right after seeding)
         self._odd = None       # a (left, next) pair set_state gave that mt19937 never reaches
         self.next_double = None
