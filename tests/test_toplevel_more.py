@@ -100,3 +100,48 @@ def test_module_cpu_and_cuda_do_not_call_a_subclass_to():
         if not T.cuda.is_available():
             with pytest.raises((AssertionError, RuntimeError)):
                 T.nn.Linear(1, 1).cuda()
+
+
+def test_untyped_storage_from_file_slices_and_asarray(tmp_path):
+    """safetensors' loading path (with torch >= 2: UntypedStorage.from_file, a byte slice per
+    tensor, torch.asarray(slice, dtype=uint8).view(dtype=...))."""
+    import numpy as np
+    data = np.arange(6, dtype=np.float32).tobytes() + np.array([7, -1], np.int64).tobytes()
+    path = tmp_path / "blob.bin"
+    path.write_bytes(b"HEAD" + data)
+    got = []
+    for T in (torch, ndgrad):
+        s = T.UntypedStorage.from_file(str(path), shared=False, nbytes=len(data) + 4)
+        a = T.asarray(s[4:28], dtype=T.uint8).view(dtype=T.float32).reshape(2, 3)
+        b = T.asarray(s[28:44], dtype=T.uint8).view(dtype=T.int64)
+        got.append((s.size(), s[0:4].tolist(), a.tolist(), b.tolist(), s.untyped() is s))
+    assert got[1] == got[0]
+
+
+def test_sparse_coo_tensor_of_a_size_alone():
+    def run(T):
+        a = T.sparse_coo_tensor(size=(5, 3))
+        b = T.sparse_coo_tensor((2, 3), dtype=T.float64)
+        return (tuple(a.shape), str(a.dtype), tuple(a._indices().shape), tuple(a._values().shape),
+                a.is_coalesced(), tuple(b.shape), str(b.dtype), a.to_dense().tolist())
+    theirs, ours = _both(run)
+    assert ours == theirs
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        ndgrad.sparse_coo_tensor()
+
+
+def test_save_flushes_a_file_object():
+    """PyTorch's writers flush a file object at the end (skorch's HfHubStorage uploads then)."""
+    class Sink:
+        def __init__(self):
+            self.data, self.flushes = b"", 0
+
+        def write(self, b):
+            self.data += bytes(b)
+
+        def flush(self):
+            self.flushes += 1
+    for T in (torch, ndgrad):
+        sink = Sink()
+        T.save({"w": T.ones(2)}, sink)
+        assert sink.flushes >= 1 and sink.data[:2] == b"PK"

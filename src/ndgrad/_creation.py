@@ -349,6 +349,9 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """torch.asarray: obj as a tensor, sharing its memory when it can (copy=None) or always
     copied (copy=True)."""
+    from ._tensor import UntypedStorage, TypedStorage
+    if isinstance(obj, UntypedStorage):   # (its bytes, sharing memory: safetensors' loads)
+        obj = obj._byte_tensor() if not isinstance(obj, TypedStorage) else obj._t
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy and (t is obj or (isinstance(obj, np.ndarray) and t._data is obj)):
         t = t.detach().clone()

@@ -718,7 +718,35 @@ class UntypedStorage:
         return self._bytes().tolist()
 
     def __getitem__(self, i):
+        if isinstance(i, slice):     # (a view of those bytes: safetensors slices its file)
+            view = UntypedStorage.__new__(UntypedStorage)
+            view._t = self._byte_tensor()[i]
+            return view
         return self._bytes()[i].tolist()
+
+    def _byte_tensor(self):
+        """The storage's bytes as a uint8 tensor sharing its memory (CPU)."""
+        t = self._t
+        if t.dtype is D.uint8 and t._data.ndim == 1:
+            return t
+        a = t._data
+        if not (isinstance(a, _np.ndarray) and a.flags.c_contiguous):
+            return _make(self._bytes())
+        return _make(a.reshape(-1).view(_np.uint8))
+
+    def untyped(self):
+        return self
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0, *, size=None):
+        """The bytes of a file, mapped into memory: shared=True writes through to the file,
+        else copy-on-write (PyTorch's MAP_PRIVATE)."""
+        n = nbytes if size is None else size
+        arr = _np.memmap(filename, dtype=_np.uint8, mode="r+" if shared else "c", shape=(n,)) \
+            if n else _np.zeros(0, _np.uint8)  # host: a file's bytes
+        storage = cls.__new__(cls)
+        storage._t = _make(arr.view(_np.ndarray))
+        return storage
 
 
 _TYPED_WARNED = [False]

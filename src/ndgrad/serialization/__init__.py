@@ -434,6 +434,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
             f.write(buf.getvalue())
     else:
         write(f)
+    flush = getattr(f, "flush", None)
+    if callable(flush):     # (PyTorch's writers flush a file object when done: skorch's
+        flush()             # HfHubStorage uploads on flush)
 
 
 # ---------------------------------------------------------------- load

@@ -544,10 +544,26 @@ def _check_indices(idx, size, sparse_dim):
                                f"{size[d]} but found index {mx}")
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
-    """torch.sparse_coo_tensor: a COO tensor with `values` at `indices` (sparse_dim x nnz)."""
-    from .._creation import tensor as _tensor
+_NO_ARG = object()
+
+
+def sparse_coo_tensor(indices=_NO_ARG, values=_NO_ARG, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """torch.sparse_coo_tensor: a COO tensor with `values` at `indices` (sparse_dim x nnz);
+    sparse_coo_tensor(size) (or size=): an empty one of that size."""
+    from .._creation import tensor as _tensor, zeros
+    if values is _NO_ARG:       # (PyTorch's overload sparse_coo_tensor(size, *, dtype, ...))
+        if indices is not _NO_ARG and size is None:
+            indices, size = _NO_ARG, indices
+        if indices is not _NO_ARG or size is None:
+            from ..ops._argcheck import invalid_combination
+            raise invalid_combination("sparse_coo_tensor", [] if indices is _NO_ARG
+                                      else [indices], {})
+        size = tuple(size)
+        return sparse_coo_tensor(zeros((len(size), 0), dtype=D.int64, device=device),
+                                 zeros((0,), dtype=dtype or D.get_default_dtype(), device=device),
+                                 size, requires_grad=requires_grad, is_coalesced=True)
     idx_t = indices if isinstance(indices, Tensor) else _tensor(indices)
     vals = values if isinstance(values, Tensor) else _tensor(values)
     if device is not None:
