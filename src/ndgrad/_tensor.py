@@ -742,8 +742,11 @@ class UntypedStorage:
         """The bytes of a file, mapped into memory: shared=True writes through to the file,
         else copy-on-write (PyTorch's MAP_PRIVATE)."""
         n = nbytes if size is None else size
-        arr = _np.memmap(filename, dtype=_np.uint8, mode="r+" if shared else "c", shape=(n,)) \
-            if n else _np.zeros(0, _np.uint8)  # host: a file's bytes
+        mode = "r+" if shared else "c"
+        if n:
+            arr = _np.memmap(filename, dtype=_np.uint8, mode=mode, shape=(n,))  # host: a file
+        else:
+            arr = _np.zeros(0, _np.uint8)  # host: a file's bytes
         storage = cls.__new__(cls)
         storage._t = _make(arr.view(_np.ndarray))
         return storage
