@@ -1,0 +1,2 @@
+def replace_pattern(gm, pattern, replacement):
+    raise NotImplementedError
