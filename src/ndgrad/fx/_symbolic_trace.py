@@ -108,6 +108,7 @@ class _Patcher:
 
 class Tracer(TracerBase):
     """Turns a Module's forward or a function into a Graph by running it on Proxies."""
+    _patch_varargs = True
 
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
                  param_shapes_constant=False):
@@ -269,7 +270,7 @@ class Tracer(TracerBase):
 
             fn_globals = getattr(inspect.unwrap(fn), "__globals__", {})
             orig_fn = fn
-            fn, self._patched = _patch_varargs(fn)
+            fn, self._patched = _patch_varargs(fn) if self._patch_varargs else (fn, False)
             args, kwargs = self.create_args_for_root(orig_fn, is_module, concrete_args)
             if is_module:
                 args = [root] + args
@@ -309,6 +310,11 @@ class Tracer(TracerBase):
                 orig_fn = frame_dict[name]
             patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn), dict_=True)
         if self._autowrap_function_ids:
+            for mod in self._autowrap_search:       # math.sqrt(...) as well as sqrt(...)
+                for name, value in list(vars(mod).items()):
+                    if not name.startswith("_") and callable(value) \
+                            and id(value) in self._autowrap_function_ids:
+                        patcher.patch(vars(mod), name, _create_wrapped_func(value), dict_=True)
             for name, value in list(fn_globals.items()):
                 if not name.startswith("_") and callable(value) \
                         and id(value) in self._autowrap_function_ids:

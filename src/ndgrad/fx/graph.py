@@ -15,7 +15,7 @@ import operator
 import re
 from collections import defaultdict
 
-from .node import Node, map_arg, _qualified_name, _format_arg
+from .node import Node, map_arg, _qualified_name, _format_arg, _public_is
 
 __all__ = ["Graph", "PythonCode", "CodeGen"]
 
@@ -142,7 +142,7 @@ class CodeGen:
                 ok = obj
                 for part in q.split(".")[1:]:
                     ok = getattr(ok, part, None)
-                if ok is fn:
+                if _public_is(ok, fn):
                     return q[len("builtins."):] if head == "builtins" else q
             return add_global(_snake_case(getattr(fn, "__name__", "fn")), fn)
 

@@ -54,16 +54,26 @@ def _qualified_name(func):
         return repr(func)
     import ndgrad
     from ndgrad.nn import functional as F
-    if getattr(ndgrad, name, None) is func:
-        return f"torch.{name}"
-    if getattr(F, name, None) is func:
-        return f"torch.nn.functional.{name}"
-    if getattr(ndgrad.Tensor, name, None) is func:
-        return f"torch.Tensor.{name}"
+    for prefix, owner in (("torch", ndgrad), ("torch.nn.functional", F),
+                          ("torch.Tensor", ndgrad.Tensor)):
+        if _public_is(getattr(owner, name, None), func):
+            return f"{prefix}.{name}"
     module = getattr(func, "__module__", None) or "__main__"
     if module.startswith("ndgrad."):
         module = "torch." + module[len("ndgrad."):]
     return f"{module}.{getattr(func, '__qualname__', name)}"
+
+
+def _public_is(public, func):
+    """Whether public is func or a wrapper of it (functools.wraps chains: ndgrad's argument
+    checking and out= layers wrap the functions __torch_function__ receives)."""
+    seen = 0
+    while public is not None and seen < 8:
+        if public is func:
+            return True
+        public = getattr(public, "__wrapped__", None)
+        seen += 1
+    return False
 
 
 def _format_arg(arg, max_list_len=float("inf")):
