@@ -14,7 +14,8 @@ constants of the capture, so the exported module checks every input dim at its e
 unless `dynamic_shapes` declares it dynamic and the forward never read a traced tensor's shape;
 tensors made inside forward from no traced value (`torch.randn(3)`) are frozen as lifted
 constants; buffers updated in place (BatchNorm's running statistics in training mode) are
-updated by the graph's in-place calls, not returned as BUFFER_MUTATION outputs.
+updated by the graph's in-place calls, not returned as BUFFER_MUTATION outputs, and
+BatchNorm's `num_batches_tracked` counter is not advanced by the exported module.
 
 `save(ep, f)`/`load(f)` use ndgrad's own zip format (the graph as JSON, targets resolved by
 name inside ndgrad, weights in ndgrad's checkpoint format loaded with weights_only): it is not
@@ -112,6 +113,10 @@ class _ExportProxy(Proxy):
         if k in ("tracer", "node", "_value"):
             raise AttributeError(k)
         if k.startswith("_") and not k.startswith("__"):
+            if self.node.op == "get_attr":
+                # ndgrad's BatchNorm counts batches on its buffer's array: done during the
+                # capture only (num_batches_tracked is not advanced by the exported module)
+                return getattr(self._value, k)
             raise AttributeError(f"'Proxy' object has no attribute '{k}'")
         val = getattr(self._value, k)
         if k in _SHAPE_READS:
@@ -291,7 +296,7 @@ class _ExportCodeGen(CodeGen):
 
     def gen_fn_def(self, free_vars, maybe_return_annotation):
         names = [v for v in free_vars if v != "self"]
-        if self.has_var:
+        if True:     # any call reaches the input check (PyTorch's errors for a wrong call)
             params, call = "self, *args, **kwargs", "self._flatten_inputs(args, kwargs)"
         else:
             params = ", ".join(["self"] + list(self.arg_names)
@@ -343,22 +348,22 @@ class ExportedProgram:
         from ..utils import _pytree as pytree
         g = Graph()
         val_map, input_specs = {}, []
-        gets = [n for n in self._captured.nodes if n.op == "get_attr"]
-        params = [n for n in gets if isinstance(self._state_dict.get(n.target), Parameter)]
-        buffers = [n for n in gets if n.target in self._persistent]
-        consts = [n for n in gets if n not in params and n not in buffers]
-        order = {k: i for i, k in enumerate(self._state_dict)}
-        params.sort(key=lambda n: order.get(n.target, 0))
-        buffers.sort(key=lambda n: order.get(n.target, len(order)))
+        gets = {n.target: n for n in self._captured.nodes if n.op == "get_attr"}
+        # every parameter and buffer of the module, used or not, then the lifted constants
+        # (PyTorch's order)
+        params = [k for k, v in self._state_dict.items() if isinstance(v, Parameter)]
+        buffers = list(self._persistent)
+        consts = [k for k in gets if k not in self._state_dict and k not in self._persistent]
         for prefix, group, kind in (("p_", params, InputKind.PARAMETER),
                                     ("b_", buffers, InputKind.BUFFER),
                                     ("c_", consts, InputKind.CONSTANT_TENSOR)):
-            for n in group:
-                ph = g.placeholder(prefix + n.target.replace(".", "_"))
-                val_map[n] = ph
-                persistent = self._persistent.get(n.target) if kind == InputKind.BUFFER \
+            for target in group:
+                ph = g.placeholder(prefix + target.replace(".", "_"))
+                if target in gets:
+                    val_map[gets[target]] = ph
+                persistent = self._persistent.get(target) if kind == InputKind.BUFFER \
                     else None
-                input_specs.append(InputSpec(kind, TensorArgument(ph.name), n.target,
+                input_specs.append(InputSpec(kind, TensorArgument(ph.name), target,
                                              persistent))
         for n in self._captured.nodes:
             if n.op == "placeholder":
@@ -497,8 +502,11 @@ class ExportedProgram:
         from ..utils import _pytree as pytree
 
         def _flatten_inputs(self_, args, kwargs):
-            bound = sig.bind(*args, **kwargs)
-            flat, spec = pytree.tree_flatten(list(bound.arguments.values()))
+            try:
+                values = list(sig.bind(*args, **kwargs).arguments.values())
+            except TypeError:
+                values = list(args) + list(kwargs.values())
+            flat, spec = pytree.tree_flatten(values)
             if spec != in_spec:
                 raise ValueError("Trying to flatten user inputs with exported input tree spec: "
                                  f"\n{in_spec}\nbut actually got inputs with tree spec of: "
@@ -523,6 +531,104 @@ class ExportedProgram:
             return tensors
         type(gm)._flatten_inputs = _flatten_inputs
         return gm
+
+
+def _capture(mod, sig, bound, kwargs, flat, in_spec, tensor_index, input_names):
+    """Run mod.forward once on tracing values over the flat example inputs: (graph, tracer)."""
+    import ndgrad
+    from ..utils import _pytree as pytree
+    tracer = _ExportTracer(mod)
+    tracer.graph = Graph()
+
+    def build_inputs():
+        # placeholders in the flat order; the forward gets the example structure with proxies
+        new_flat = list(flat)
+        for k, i in enumerate(tensor_index):
+            node = tracer.create_node("placeholder", input_names[k], (), {})
+            new_flat[i] = _ExportProxy(node, tracer, flat[i])
+        values = pytree.tree_unflatten(new_flat, in_spec)
+        call_args, call_kwargs = [mod], {}
+        for (name, _), v in zip(bound.arguments.items(), values):
+            kind = sig.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                call_args.extend(v)
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                call_kwargs.update(v)
+            elif kind == inspect.Parameter.KEYWORD_ONLY or name in kwargs:
+                call_kwargs[name] = v
+            else:
+                call_args.append(v)
+        return call_args[1:], call_kwargs
+
+    tracer.create_args_for_root = lambda root_fn, is_module, concrete_args=None: \
+        build_inputs()
+    # the capture computes on the real tensors: leave the module's buffers (BatchNorm's running
+    # statistics), the inputs and the random stream as they were, as PyTorch's export does
+    import ndgrad
+    saved = [(t, t.detach().clone()) for t in
+              [b for _, b in mod.named_buffers()] + [flat[i] for i in tensor_index]]
+    rng = ndgrad.get_rng_state()
+    try:
+        with ndgrad.no_grad():
+            versions = [t._version for t, _ in saved]
+        graph = tracer.trace(mod)
+    finally:
+        ndgrad.set_rng_state(rng)
+        with ndgrad.no_grad():
+            for (t, copy_), v in zip(saved, versions):
+                if t._version != v:
+                    t.copy_(copy_)
+    graph.eliminate_dead_code(is_impure_node=_is_impure)
+    graph.lint()
+
+    return graph, tracer
+
+
+def _graph_key(graph):
+    def enc(a):
+        return map_aggregate(a, lambda x: ("$node", x.name) if isinstance(x, Node) else
+                             ("$t", id(x)) if isinstance(x, ndgrad_tensor()) else x)
+    return [(n.op, n.name, n.target if isinstance(n.target, str) else id(n.target),
+             repr(enc(n.args)), repr(enc(n.kwargs))) for n in graph.nodes]
+
+
+def ndgrad_tensor():
+    from .._tensor import Tensor
+    return Tensor
+
+
+def _generic_in_dynamic_dims(graph, tracer, mod, sig, bound, kwargs, flat, in_spec, tensor_index,
+                             input_names, dyn):
+    """Whether a second capture, with each dim declared dynamic one larger (or smaller, at its
+    max), records the same program: then the graph holds no constant taken from those
+    sizes."""
+    import ndgrad
+    flat2 = list(flat)
+    for k, dims_ in dyn.items():
+        i = tensor_index[k]
+        t = flat2[i]
+        for d, (lo, hi) in dims_.items():
+            n = t.shape[d]
+            new = n + 1 if n + 1 <= hi else n - 1
+            if new < lo or new < 0:
+                return False
+            if new > n:
+                extra = t.narrow(d, 0, 1) if n > 0 else ndgrad.zeros(
+                    *[1 if j == d else s for j, s in enumerate(t.shape)], dtype=t.dtype)
+                t = ndgrad.cat([t, extra], d)
+            else:
+                t = t.narrow(d, 0, new)
+        flat2[i] = t.detach().clone().requires_grad_(flat[i].requires_grad)
+    try:
+        graph2, tracer2 = _capture(mod, sig, bound, kwargs, flat2, in_spec, tensor_index,
+                                   input_names)
+    except Exception:
+        return False
+    if _graph_key(graph) != _graph_key(graph2) or \
+            list(tracer.constants) != list(tracer2.constants):
+        return False
+    return all(a.shape == b.shape and a.dtype == b.dtype and ndgrad.equal(a, b)
+               for a, b in zip(tracer.constants.values(), tracer2.constants.values()))
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
@@ -551,54 +657,29 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
             from e
     dyn = _check_dynamic_shapes(sig, args, kwargs, dynamic_shapes)
 
-    tracer = _ExportTracer(mod)
     flat, in_spec = pytree.tree_flatten(list(bound.arguments.values()))
     tensor_index = [i for i, v in enumerate(flat) if isinstance(v, Tensor)]
     input_names = _user_input_names(sig, bound)
-    tracer.graph = Graph()
-
-    def build_inputs():
-        # placeholders in the flat order; the forward gets the example structure with proxies
-        new_flat = list(flat)
-        for k, i in enumerate(tensor_index):
-            node = tracer.create_node("placeholder", input_names[k], (), {})
-            new_flat[i] = _ExportProxy(node, tracer, flat[i])
-        values = pytree.tree_unflatten(new_flat, in_spec)
-        call_args, call_kwargs = [mod], {}
-        for (name, _), v in zip(bound.arguments.items(), values):
-            kind = sig.parameters[name].kind
-            if kind == inspect.Parameter.VAR_POSITIONAL:
-                call_args.extend(v)
-            elif kind == inspect.Parameter.VAR_KEYWORD:
-                call_kwargs.update(v)
-            elif kind == inspect.Parameter.KEYWORD_ONLY or name in kwargs:
-                call_kwargs[name] = v
-            else:
-                call_args.append(v)
-        return call_args[1:], call_kwargs
-
-    tracer.create_args_for_root = lambda root_fn, is_module, concrete_args=None: \
-        build_inputs()
-    graph = tracer.trace(mod)
-    graph.eliminate_dead_code(is_impure_node=_is_impure)
-    graph.lint()
-
-    state_dict = {}
-    for name, t in mod.state_dict(keep_vars=True).items():
-        state_dict[name] = t
-    non_persistent = {k: v for k, v in tracer._persistent.items() if not v}
-    constants = dict(tracer.constants)
-    for n in graph.nodes:    # non-persistent buffers live with the constants, as PyTorch's
-        if n.op == "get_attr" and n.target in non_persistent:
-            constants[n.target] = tracer._tensor_by_name[n.target]
-    persistent = {k: v for k, v in tracer._persistent.items()}
-    guard_shapes = [tuple(flat[i].shape) for i in tensor_index]
-    if dyn and tracer._shape_read:
+    graph, tracer = _capture(mod, sig, bound, kwargs, flat, in_spec, tensor_index, input_names)
+    if dyn and not _generic_in_dynamic_dims(graph, tracer, mod, sig, bound, kwargs, flat, in_spec,
+                                            tensor_index, input_names, dyn):
         import warnings
-        warnings.warn("torch.export: the forward reads tensor shapes in Python, which ndgrad's "
-                      "capture keeps as constants; the dims declared dynamic are checked at "
+        warnings.warn("torch.export: the captured program depends on the sizes of the dims "
+                      "declared dynamic (the forward computes with tensor shapes in Python, "
+                      "which ndgrad's capture keeps as constants): those dims are checked at "
                       "their example sizes")
         dyn = {}
+
+    # parameters, then persistent buffers (PyTorch's order)
+    state_dict = dict(mod.named_parameters(remove_duplicate=False))
+    state_dict.update((k, tracer._tensor_by_name[k]) for k, v in tracer._persistent.items()
+                      if v)
+    non_persistent = {k: v for k, v in tracer._persistent.items() if not v}
+    constants = dict(tracer.constants)
+    for name in non_persistent:    # non-persistent buffers live with the constants (PyTorch's)
+        constants[name] = tracer._tensor_by_name[name]
+    persistent = {k: v for k, v in tracer._persistent.items()}
+    guard_shapes = [tuple(flat[i].shape) for i in tensor_index]
     positional = [n for n in bound.arguments if n not in kwargs and sig.parameters[n].kind in
                   (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     has_var = any(sig.parameters[n].kind == inspect.Parameter.VAR_POSITIONAL
@@ -639,6 +720,9 @@ def _resolve_target(q):
         return f if callable(f) else None
     if q in ("builtins.getattr",):
         return builtins.getattr
+    if q.startswith("torch.ops.ndgrad."):
+        from ..fx.node import _registry_op_function
+        return _registry_op_function(q[len("torch.ops.ndgrad."):])
     for prefix in _TARGET_NAMESPACES:
         if q.startswith(prefix):
             rest = q[len(prefix):]

@@ -505,8 +505,53 @@ class Graph:
                 changed = True
         return changed
 
+    def __reduce__(self):
+        """Pickled as node records; call targets that pickle cannot find by module and name
+        (ndgrad's op functions) travel as their torch-level names."""
+        import pickle
+        records = []
+        for n in self.nodes:
+            target = n.target
+            if n.op == "call_function":
+                try:
+                    if pickle.loads(pickle.dumps(target)) is not target:
+                        raise pickle.PicklingError
+                except Exception:
+                    target = _TargetName(_qualified_name(target))
+            records.append((n.name, n.op, target, map_arg(n.args, lambda x: _NodeName(x.name)),
+                            map_arg(n.kwargs, lambda x: _NodeName(x.name)), n.type))
+        return (_rebuild_graph, (records, self._codegen))
+
     def set_codegen(self, codegen):
         self._codegen = codegen
 
     def on_generate_code(self, make_transformer):
         return contextlib.nullcontext()
+
+
+class _NodeName(str):
+    pass
+
+
+class _TargetName(str):
+    pass
+
+
+def _rebuild_graph(records, codegen):
+    from .node import map_aggregate
+    g = Graph()
+    g._codegen = codegen
+    nodes = {}
+    for name, op, target, args, kwargs, type_expr in records:
+        if isinstance(target, _TargetName):
+            from ..export import _resolve_target
+            fn = _resolve_target(str(target))
+            if fn is None:
+                raise RuntimeError(f"cannot unpickle the fx call target {target}")
+            target = fn
+
+        def load(a):
+            return nodes[str(a)] if isinstance(a, _NodeName) else a
+        nodes[name] = g.create_node(op, target, map_aggregate(args, load),
+                                    map_aggregate(kwargs, load), name, type_expr)
+    return g

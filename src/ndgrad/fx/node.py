@@ -54,14 +54,38 @@ def _qualified_name(func):
         return repr(func)
     import ndgrad
     from ndgrad.nn import functional as F
-    for prefix, owner in (("torch", ndgrad), ("torch.nn.functional", F),
-                          ("torch.Tensor", ndgrad.Tensor)):
+    owners = (("torch", ndgrad), ("torch.nn.functional", F), ("torch.Tensor", ndgrad.Tensor))
+    for prefix, owner in owners:          # the object itself first, then a wrapper of it
+        if getattr(owner, name, None) is func:
+            return f"{prefix}.{name}"
+    for prefix, owner in owners:
         if _public_is(getattr(owner, name, None), func):
             return f"{prefix}.{name}"
+    if _registry_public(func) is not None:
+        return f"torch.ops.ndgrad.{name}"
     module = getattr(func, "__module__", None) or "__main__"
     if module.startswith("ndgrad."):
         module = "torch." + module[len("ndgrad."):]
     return f"{module}.{getattr(func, '__qualname__', name)}"
+
+
+def _registry_public(func):
+    """The op whose __torch_function__ entry func is, when func is the stand-in ndgrad's op
+    registry makes for an op with no torch-level function of its name (it runs the op)."""
+    if getattr(func, "__module__", None) != "ndgrad.ops._registry":
+        return None
+    from ..ops import _registry
+    op = _registry._OPS.get(getattr(func, "__name__", None))
+    if op is not None and _registry._PUBLIC.get(op) is func:
+        return op
+    return None
+
+
+def _registry_op_function(name):
+    """The function _registry_public maps back to (for loading a saved graph)."""
+    from ..ops import _registry
+    op = _registry._OPS.get(name)
+    return None if op is None else _registry._public(op)
 
 
 def _public_is(public, func):
