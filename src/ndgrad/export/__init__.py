@@ -368,6 +368,7 @@ class ExportedProgram:
         for n in self._captured.nodes:
             if n.op == "placeholder":
                 ph = g.placeholder(n.target)
+                ph.name = n.target      # PyTorch's export keeps the argument's name (`input`)
                 val_map[n] = ph
                 input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(ph.name),
                                              None))
