@@ -318,6 +318,37 @@ def test_export_module_matches_eager_for_new_inputs(name):
     np.testing.assert_allclose(ep2.module()(x2).detach().numpy(), m(x2).detach().numpy())
 
 
+def test_export_attention_and_recurrent_modules():
+    """nn.MultiheadAttention is traced down to its functional calls; the RNNs, whose forward
+    works on arrays, are recorded as one functional_call of their parameters."""
+    nn = ndgrad.nn
+
+    class Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.att = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.rnn = nn.LSTM(8, 5, batch_first=True)
+            self.out = nn.Linear(5, 1)
+
+        def forward(self, x):
+            h, _ = self.att(x, x, x, need_weights=False)
+            y, (hn, cn) = self.rnn(h)
+            return self.out(y[:, -1]) + cn.sum()
+    ndgrad.manual_seed(0)
+    m = Seq().double()
+    x = ndgrad.randn(2, 3, 8, dtype=ndgrad.float64)
+    ep = ndgrad.export.export(m, (x,))
+    mod = ep.module()
+    _check_outputs_and_grads(m, mod, ndgrad.randn(2, 3, 8, dtype=ndgrad.float64),
+                             dict(mod.named_parameters()))
+    targets = {getattr(n.target, "__name__", None) for n in ep.graph.nodes}
+    assert "functional_call" in targets
+    assert [s.target for s in ep.graph_signature.input_specs][:-1] == \
+        [k for k, _ in m.named_parameters()]
+    with pytest.raises(RuntimeError, match="cannot serialize"):
+        ndgrad.export.save(ep, io.BytesIO())
+
+
 def test_export_signature_and_state_dict_as_pytorch():
     torch = pytest.importorskip("torch")
     m, x = make("ConvNet")

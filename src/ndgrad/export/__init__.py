@@ -180,14 +180,52 @@ class _ExportTracer(Tracer):
         self._shape_read = False
         self._get_attr_cache = {}
         self._user_inputs = None
+        self._in_fallback = False
 
     _patch_varargs = False      # the forward gets its *args/**kwargs spread, as called
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
 
+    def _call_root(self, fn, args, kwargs):
+        root = args[0]
+        return self.call_module(root, lambda *a, **k: fn(root, *a, **k), args[1:], kwargs)
+
     def call_module(self, m, forward, args, kwargs):
-        return forward(*args, **kwargs)
+        if self._in_fallback or not (type(m).__module__ or "").startswith("ndgrad.nn."):
+            return forward(*args, **kwargs)
+        marker = self.graph._root._prev
+        try:
+            return forward(*args, **kwargs)
+        except _DataDependentError:
+            raise
+        except Exception:
+            # one of ndgrad's own modules whose forward works on arrays (the RNNs): drop what
+            # it recorded and record the module as one functional_call of its parameters
+            state = {}
+            for name, t in list(m.named_parameters()) + list(m.named_buffers()):
+                state[name] = self._state_proxy(t)
+            if any(v is None for v in state.values()):
+                raise
+            node = self.graph._root._prev
+            while node is not marker:
+                prev = node._prev
+                self.graph.erase_node(node)
+                node = prev
+            self._get_attr_cache = {k: v for k, v in self._get_attr_cache.items()
+                                    if not v.node._erased}
+            state = {name: self._state_proxy(t) for name, t in
+                     list(m.named_parameters()) + list(m.named_buffers())}
+            from ..func import functional_call
+            call_args = (m, state, tuple(args), dict(kwargs))
+            self._in_fallback = True       # the real call runs unpatched
+            try:
+                val = functional_call(*_unwrap(call_args))
+            finally:
+                self._in_fallback = False
+            node = self.create_node("call_function", functional_call,
+                                    self.create_arg(call_args), {})
+            return _ExportProxy(node, self, val)
 
     def _state_proxy(self, t):
         entry = self._state_names.get(id(t))
@@ -201,7 +239,7 @@ class _ExportTracer(Tracer):
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         from .._tensor import Tensor
-        if isinstance(attr_val, Tensor):
+        if isinstance(attr_val, Tensor) and not self._in_fallback:
             p = self._state_proxy(attr_val)
             if p is not None:
                 return p
@@ -209,8 +247,11 @@ class _ExportTracer(Tracer):
 
     def create_arg(self, a):
         from .._tensor import Tensor
+        from ..nn.modules.module import Module
         if isinstance(a, _ExportProxy):
             return a.node
+        if isinstance(a, Module):       # the module of a functional_call: held by reference
+            return a
         if isinstance(a, Tensor):
             p = self._state_proxy(a)
             if p is not None:
@@ -676,7 +717,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     state_dict.update((k, tracer._tensor_by_name[k]) for k, v in tracer._persistent.items()
                       if v)
     non_persistent = {k: v for k, v in tracer._persistent.items() if not v}
-    constants = dict(tracer.constants)
+    used = {n.target for n in graph.nodes if n.op == "get_attr"}
+    constants = {k: v for k, v in tracer.constants.items() if k in used}
     for name in non_persistent:    # non-persistent buffers live with the constants (PyTorch's)
         constants[name] = tracer._tensor_by_name[name]
     persistent = {k: v for k, v in tracer._persistent.items()}

@@ -294,13 +294,16 @@ class Tracer(TracerBase):
                 patcher.patch(Module, "__getattr__", module_getattr_wrapper)
                 patcher.patch(Module, "__call__", module_call_wrapper)
                 self._patch_wrapped_functions(patcher, fn_globals)
-                result = fn(*args, **kwargs)
+                result = self._call_root(fn, args, kwargs)
                 self.create_node("output", "output", (self.create_arg(result),), {},
                                  type_expr=getattr(orig_fn, "__annotations__", {}).get("return"))
             self.submodule_paths = None
             return self.graph
         finally:
             _is_fx_tracing_flag = old_is_fx_tracing_flag
+
+    def _call_root(self, fn, args, kwargs):
+        return fn(*args, **kwargs)
 
     def _patch_wrapped_functions(self, patcher, fn_globals):
         for (_, name), frame_dict in list(_wrapped_fns_to_patch.items()):

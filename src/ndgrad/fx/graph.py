@@ -144,7 +144,8 @@ class CodeGen:
                     ok = getattr(ok, part, None)
                 if _public_is(ok, fn):
                     return q[len("builtins."):] if head == "builtins" else q
-            return add_global(_snake_case(getattr(fn, "__name__", "fn")), fn)
+            return add_global(_snake_case(getattr(fn, "__name__", None)
+                                          or type(fn).__name__), fn)
 
         def rep(a):
             if isinstance(a, Node):
