@@ -364,6 +364,8 @@ def test_export_signature_and_state_dict_as_pytorch():
     assert list(ep.state_dict) == list(tep.state_dict)
     assert ep.state_dict["conv.weight"] is m.conv.weight
     assert ep.graph_signature.user_inputs == tep.graph_signature.user_inputs
+    assert ep.graph_signature.parameters == tep.graph_signature.parameters
+    assert ep.graph_signature.buffers == tep.graph_signature.buffers
     assert ep.graph_signature.inputs_to_buffers == tep.graph_signature.inputs_to_buffers
     assert str(ep).startswith("ExportedProgram:\n    class GraphModule(torch.nn.Module):")
     assert "Graph signature:" in str(ep) and "Range constraints: {}" in str(ep)
@@ -456,7 +458,7 @@ def test_export_keeps_module_state_and_training_semantics():
     for k, v in m.state_dict().items():
         assert ndgrad.equal(v, before[k]), k
     assert m.step.item() == 0 and ndgrad.equal(ndgrad.get_rng_state(), rng)
-    assert ep.graph_signature.non_persistent_buffers == ["step"] and "step" in ep.constants
+    assert ep.graph_signature.non_persistent_buffers == ("step",) and "step" in ep.constants
     mod = ep.module()
     m2 = copy.deepcopy(m)
     ndgrad.manual_seed(1)

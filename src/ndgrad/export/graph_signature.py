@@ -109,24 +109,25 @@ class ExportGraphSignature:
 
     @property
     def parameters(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.PARAMETER]
+        return tuple(s.target for s in self.input_specs if s.kind == InputKind.PARAMETER)
 
     @property
     def buffers(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.BUFFER]
+        return tuple(s.target for s in self.input_specs if s.kind == InputKind.BUFFER)
 
     @property
     def non_persistent_buffers(self):
-        return [s.target for s in self.input_specs
-                if s.kind == InputKind.BUFFER and s.persistent is False]
+        return tuple(s.target for s in self.input_specs
+                     if s.kind == InputKind.BUFFER and s.persistent is False)
 
     @property
     def lifted_tensor_constants(self):
-        return [s.target for s in self.input_specs if s.kind == InputKind.CONSTANT_TENSOR]
+        return tuple(s.target for s in self.input_specs
+                     if s.kind == InputKind.CONSTANT_TENSOR)
 
     @property
     def lifted_custom_objs(self):
-        return []
+        return ()
 
     @property
     def user_inputs(self):
