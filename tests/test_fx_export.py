@@ -459,6 +459,9 @@ def test_export_keeps_module_state_and_training_semantics():
         assert ndgrad.equal(v, before[k]), k
     assert m.step.item() == 0 and ndgrad.equal(ndgrad.get_rng_state(), rng)
     assert ep.graph_signature.non_persistent_buffers == ("step",) and "step" in ep.constants
+    assert ep.graph_signature.user_inputs == ("x", 3.0)
+    with pytest.raises(AssertionError, match="Guard failed: scale == 3.0"):
+        ep.module()(x, scale=2.0)
     mod = ep.module()
     m2 = copy.deepcopy(m)
     ndgrad.manual_seed(1)

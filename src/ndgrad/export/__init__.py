@@ -350,19 +350,14 @@ class _ExportCodeGen(CodeGen):
         return f"def forward({params}):\n    {call}"
 
 
-def _user_input_names(sig, bound):
-    """A placeholder name and the path for each tensor leaf of the bound inputs."""
-    from .._tensor import Tensor
+def _leaf_names(sig, bound):
+    """A name for each leaf of the bound inputs, in their flat order (x, xs_0, d_key)."""
     from ..utils import _pytree as pytree
     names = []
     for name, value in bound.arguments.items():
-        if isinstance(value, Tensor):
-            names.append(name)
-            continue
         for path, leaf in pytree.tree_leaves_with_path(value):
-            if isinstance(leaf, Tensor):
-                names.append(name + "".join(f"_{getattr(k, 'key', getattr(k, 'idx', k))}"
-                                            for k in path))
+            names.append(name + "".join(f"_{getattr(k, 'key', getattr(k, 'idx', k))}"
+                                        for k in path))
     return names
 
 
@@ -406,13 +401,22 @@ class ExportedProgram:
                     else None
                 input_specs.append(InputSpec(kind, TensorArgument(ph.name), target,
                                              persistent))
-        for n in self._captured.nodes:
-            if n.op == "placeholder":
-                ph = g.placeholder(n.target)
-                ph.name = n.target      # PyTorch's export keeps the argument's name (`input`)
-                val_map[n] = ph
-                input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(ph.name),
-                                             None))
+        user = iter([n for n in self._captured.nodes if n.op == "placeholder"])
+        info = self._sig_info
+        constant_inputs = info.get("constant_inputs", {})
+        for i in range(len(info.get("leaf_names", ())) or len(info["tensor_index"])):
+            if i in constant_inputs:            # a non-tensor input: a placeholder, unused
+                name = info["leaf_names"][i]
+                ph = g.placeholder(name)
+                ph.name = name
+                input_specs.append(InputSpec(InputKind.USER_INPUT,
+                                             ConstantArgument(name, constant_inputs[i]), None))
+                continue
+            n = next(user)
+            ph = g.placeholder(n.target)
+            ph.name = n.target          # PyTorch's export keeps the argument's name (`input`)
+            val_map[n] = ph
+            input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(ph.name), None))
         out = None
         for n in self._captured.nodes:
             if n.op in ("placeholder", "get_attr"):
@@ -541,6 +545,8 @@ class ExportedProgram:
         in_spec, tensor_paths = info["in_spec"], info["tensor_index"]
         guard_shapes, dyn = self._guard_shapes, self._dynamic_dims
         input_names = info["input_names"]
+        leaf_names = info.get("leaf_names", [])
+        constant_inputs = info.get("constant_inputs", {})
         from ..utils import _pytree as pytree
 
         def _flatten_inputs(self_, args, kwargs):
@@ -556,6 +562,9 @@ class ExportedProgram:
                                  "number and type of args and kwargs as the ones you used "
                                  "when tracing.")
             tensors = [flat[i] for i in tensor_paths]
+            for i, v in constant_inputs.items():     # non-tensor inputs are specialized
+                if not (type(flat[i]) is type(v) and flat[i] == v):
+                    raise AssertionError(f"Guard failed: {leaf_names[i]} == {v}")
             if check_guards:
                 for k, (t, shape) in enumerate(zip(tensors, guard_shapes)):
                     if t.dim() != len(shape):
@@ -701,7 +710,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
 
     flat, in_spec = pytree.tree_flatten(list(bound.arguments.values()))
     tensor_index = [i for i, v in enumerate(flat) if isinstance(v, Tensor)]
-    input_names = _user_input_names(sig, bound)
+    leaf_names = _leaf_names(sig, bound)
+    input_names = [leaf_names[i] for i in tensor_index]
     graph, tracer = _capture(mod, sig, bound, kwargs, flat, in_spec, tensor_index, input_names)
     if dyn and not _generic_in_dynamic_dims(graph, tracer, mod, sig, bound, kwargs, flat, in_spec,
                                             tensor_index, input_names, dyn):
@@ -729,7 +739,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
                   for n in bound.arguments)
     sig_info = {"arg_names": positional, "has_kwargs": bool(kwargs), "has_var": has_var,
                 "in_spec": in_spec, "tensor_index": tensor_index, "input_names": input_names,
-                "signature": sig}
+                "signature": sig, "leaf_names": leaf_names,
+                "constant_inputs": {i: v for i, v in enumerate(flat) if i not in tensor_index}}
     return ExportedProgram(graph, state_dict, constants, persistent, sig_info,
                            (tuple(args), kwargs), dyn, guard_shapes)
 
@@ -874,6 +885,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         "has_var": info.get("has_var", False),
         "in_spec": pytree.treespec_dumps(info["in_spec"]),
         "tensor_index": info["tensor_index"], "input_names": info["input_names"],
+        "leaf_names": info.get("leaf_names", []),
+        "constant_inputs": [[i, _enc(v)] for i, v in info.get("constant_inputs", {}).items()],
         "signature": [[p.name, int(p.kind), p.default is not inspect.Parameter.empty]
                       for p in sig.parameters.values()],
         "dynamic_dims": {str(k): {str(d): list(v) for d, v in dd.items()}
@@ -957,7 +970,9 @@ def load(f, *, extra_files=None, expected_opset_version=None):
                 "has_var": program.get("has_var", False),
                 "in_spec": pytree.treespec_loads(program["in_spec"]),
                 "tensor_index": program["tensor_index"],
-                "input_names": program["input_names"], "signature": sig}
+                "input_names": program["input_names"], "signature": sig,
+                "leaf_names": program["leaf_names"],
+                "constant_inputs": {i: _dec(v, {}) for i, v in program["constant_inputs"]}}
     dyn = {int(k): {int(d): tuple(v) for d, v in dd.items()}
            for k, dd in program["dynamic_dims"].items()}
     return ExportedProgram(g, state_dict, blob["constants"], program["persistent"], sig_info,
