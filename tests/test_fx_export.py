@@ -367,6 +367,13 @@ def test_export_signature_and_state_dict_as_pytorch():
     assert ep.graph_signature.parameters == tep.graph_signature.parameters
     assert ep.graph_signature.buffers == tep.graph_signature.buffers
     assert ep.graph_signature.inputs_to_buffers == tep.graph_signature.inputs_to_buffers
+    shapes = {n.name: tuple(n.meta["tensor_meta"].shape) for n in ep.graph.nodes
+              if n.op == "placeholder"}
+    assert shapes == {n.name: tuple(n.meta["val"].shape) for n in tep.graph.nodes
+                      if n.op == "placeholder"}
+    out = ep.graph.find_nodes(op="output")[0].args[0][0]
+    tout = tep.graph.find_nodes(op="output")[0].args[0][0]
+    assert out.meta["tensor_meta"].shape == tout.meta["val"].shape == (2, 5)
     assert str(ep).startswith("ExportedProgram:\n    class GraphModule(torch.nn.Module):")
     assert "Graph signature:" in str(ep) and "Range constraints: {}" in str(ep)
 

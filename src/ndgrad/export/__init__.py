@@ -234,6 +234,7 @@ class _ExportTracer(Tracer):
         name = entry[1]
         if name not in self._get_attr_cache:
             node = self.create_node("get_attr", name, (), {})
+            _set_meta(node, t)
             self._get_attr_cache[name] = _ExportProxy(node, self, t)
         return self._get_attr_cache[name]
 
@@ -299,6 +300,7 @@ class _ExportTracer(Tracer):
                 kind, target = "call_function", fn
         node = self.create_node(kind, target, self.create_arg(args), self.create_arg(kwargs),
                                 name, type_expr)
+        _set_meta(node, val)
         return _ExportProxy(node, self, val)
 
     def to_bool(self, obj):
@@ -313,6 +315,15 @@ class _ExportTracer(Tracer):
 
     def create_args_for_root(self, root_fn, is_module, concrete_args=None):
         return self._user_inputs
+
+
+def _set_meta(node, val):
+    """node.meta["tensor_meta"] (ShapeProp's TensorMetadata) for a tensor result, as
+    PyTorch's export records its nodes' shapes."""
+    from .._tensor import Tensor
+    from ..fx.passes.shape_prop import _extract_tensor_metadata
+    if isinstance(val, Tensor):
+        node.meta["tensor_meta"] = _extract_tensor_metadata(val)
 
 
 def _is_impure(node):
@@ -397,6 +408,7 @@ class ExportedProgram:
                 ph = g.placeholder(prefix + target.replace(".", "_"))
                 if target in gets:
                     val_map[gets[target]] = ph
+                    ph.meta = dict(gets[target].meta)
                 persistent = self._persistent.get(target) if kind == InputKind.BUFFER \
                     else None
                 input_specs.append(InputSpec(kind, TensorArgument(ph.name), target,
@@ -415,6 +427,7 @@ class ExportedProgram:
             n = next(user)
             ph = g.placeholder(n.target)
             ph.name = n.target          # PyTorch's export keeps the argument's name (`input`)
+            ph.meta = dict(n.meta)
             val_map[n] = ph
             input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(ph.name), None))
         out = None
@@ -596,6 +609,7 @@ def _capture(mod, sig, bound, kwargs, flat, in_spec, tensor_index, input_names):
         new_flat = list(flat)
         for k, i in enumerate(tensor_index):
             node = tracer.create_node("placeholder", input_names[k], (), {})
+            _set_meta(node, flat[i])
             new_flat[i] = _ExportProxy(node, tracer, flat[i])
         values = pytree.tree_unflatten(new_flat, in_spec)
         call_args, call_kwargs = [mod], {}
