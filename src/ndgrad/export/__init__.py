@@ -409,6 +409,8 @@ class ExportedProgram:
                 if target in gets:
                     val_map[gets[target]] = ph
                     ph.meta = dict(gets[target].meta)
+                else:
+                    _set_meta(ph, self._state_dict.get(target, self._constants.get(target)))
                 persistent = self._persistent.get(target) if kind == InputKind.BUFFER \
                     else None
                 input_specs.append(InputSpec(kind, TensorArgument(ph.name), target,
