@@ -4,7 +4,6 @@ import copy
 import io
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest

@@ -36,7 +36,8 @@ from ..fx._symbolic_trace import Tracer
 from . import graph_signature, dynamic_shapes  # noqa: F401
 from .graph_signature import (ExportGraphSignature, InputKind, InputSpec, OutputKind,
                               OutputSpec, TensorArgument, ConstantArgument)
-from .dynamic_shapes import Dim, dims, DimHint, ShapesCollection, _check_dynamic_shapes
+from .dynamic_shapes import (Dim, dims, DimHint, ShapesCollection,  # noqa: F401
+                             _check_dynamic_shapes)
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "dims",
            "ShapesCollection", "save", "load", "export_for_training", "ModuleCallSignature",
