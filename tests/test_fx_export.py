@@ -119,6 +119,16 @@ def test_symbolic_trace_matches_eager_and_pytorch_graph(name):
     assert [len(n.users) for n in gm.graph.nodes] == [len(n.users) for n in tgm.graph.nodes]
     assert [n.name for n in gm.graph.nodes] == [n.name for n in tgm.graph.nodes]
     assert list(gm.state_dict()) == list(tgm.state_dict())
+    # the generated code, line for line, where the targets are not torch functions (PyTorch's
+    # F.relu records torch.nn.functional.relu(x, inplace = False), ndgrad's torch.relu(x))
+    assert _code_lines(gm) == _code_lines(tgm)
+
+
+def _code_lines(gm):
+    keep = {n.name for n in gm.graph.nodes if n.op != "call_function"
+            or getattr(n.target, "__module__", None) in ("_operator", "math", "builtins")}
+    return [ln for ln in gm.code.splitlines()
+            if ln.strip().split(" = ")[0] in keep or ln.strip().startswith(("def ", "return"))]
 
 
 def test_graph_module_code_and_printing():

@@ -129,8 +129,7 @@ class CodeGen:
             for k, v in globals_.items():
                 if v is obj:
                     return k
-            name = namespace.create_name(f"_fx_{name_hint}" if not name_hint.startswith("_")
-                                         else name_hint, obj)
+            name = namespace.create_name(name_hint, obj)
             globals_[name] = obj
             return name
 
@@ -144,8 +143,8 @@ class CodeGen:
                     ok = getattr(ok, part, None)
                 if _public_is(ok, fn):
                     return q[len("builtins."):] if head == "builtins" else q
-            return add_global(_snake_case(getattr(fn, "__name__", None)
-                                          or type(fn).__name__), fn)
+            # PyTorch's global for other callables: the qualified name (math.sqrt: math_sqrt)
+            return add_global(q if getattr(fn, "__name__", None) else type(fn).__name__, fn)
 
         def rep(a):
             if isinstance(a, Node):
@@ -195,9 +194,6 @@ class CodeGen:
                 if n not in node_to_last_use:
                     node_to_last_use[n] = node
                     user_to_last_uses.setdefault(node, []).append(n)
-        order = {n: i for i, n in enumerate(nodes)}
-        for uses in user_to_last_uses.values():
-            uses.sort(key=order.__getitem__)
 
         maybe_return_annotation = [""]
         for node in nodes:
