@@ -195,8 +195,11 @@ class _ExportTracer(Tracer):
     def call_module(self, m, forward, args, kwargs):
         if self._in_fallback or not (type(m).__module__ or "").startswith("ndgrad.nn."):
             return forward(*args, **kwargs)
+        from ..nn.modules.rnn import RNNBase
         marker = self.graph._root._prev
         try:
+            if isinstance(m, RNNBase):     # its forward works on arrays: straight to the call
+                raise NotImplementedError
             return forward(*args, **kwargs)
         except _DataDependentError:
             raise
