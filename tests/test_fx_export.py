@@ -525,3 +525,30 @@ def test_export_save_load_round_trip(tmp_path):
         out.writestr("ndgrad_export/weights.pt", z.read("ndgrad_export/weights.pt"))
     with pytest.raises(RuntimeError, match="unknown call target 'os.system'"):
         ndgrad.export.load(bad)
+
+
+@pytest.mark.parametrize("case", ["LSTMCell", "BatchNorm2d", "TransformerDecoderLayer",
+                                  "Embedding", "CrossEntropyLoss", "Upsample"])
+def test_export_more_modules(case):
+    nn = ndgrad.nn
+    ndgrad.manual_seed(0)
+    m, args = {
+        "LSTMCell": lambda: (nn.LSTMCell(6, 3), (ndgrad.randn(4, 6),)),
+        "BatchNorm2d": lambda: (nn.BatchNorm2d(3), (ndgrad.randn(2, 3, 4, 4),)),
+        "TransformerDecoderLayer": lambda: (nn.TransformerDecoderLayer(6, 2, 8, dropout=0.0),
+                                            (ndgrad.randn(3, 2, 6), ndgrad.randn(4, 2, 6))),
+        "Embedding": lambda: (nn.Embedding(5, 3), (ndgrad.tensor([[0, 4], [1, 2]]),)),
+        "CrossEntropyLoss": lambda: (nn.CrossEntropyLoss(label_smoothing=0.1),
+                                     (ndgrad.randn(4, 3), ndgrad.tensor([0, 1, 2, 0]))),
+        "Upsample": lambda: (nn.Upsample(scale_factor=2, mode="bilinear"),
+                             (ndgrad.randn(1, 2, 3, 3),)),
+    }[case]()
+    ep = ndgrad.export.export(m, args)
+    mod = ep.module()
+    new = tuple(ndgrad.randn(*a.shape) if a.is_floating_point() else a for a in args)
+
+    def flat(o):
+        return [t for x in o for t in flat(x)] if isinstance(o, tuple) else [o]
+    for got, want in zip(flat(mod(*new)), flat(m(*new))):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)

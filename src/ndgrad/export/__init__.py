@@ -273,7 +273,12 @@ class _ExportTracer(Tracer):
                 self.tensor_attrs[id(a)] = qualname
             self.constants[qualname] = a
             self._keep_alive.append(a)
-            return self.create_node("get_attr", qualname, (), {})
+            cached = self._get_attr_cache.get(qualname)
+            if cached is None or cached.node._erased:
+                node = self.create_node("get_attr", qualname, (), {})
+                _set_meta(node, a)
+                cached = self._get_attr_cache[qualname] = _ExportProxy(node, self, a)
+            return cached.node
         return super().create_arg(a)
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
@@ -411,7 +416,9 @@ class ExportedProgram:
             for target in group:
                 ph = g.placeholder(prefix + target.replace(".", "_"))
                 if target in gets:
-                    val_map[gets[target]] = ph
+                    for n in self._captured.nodes:
+                        if n.op == "get_attr" and n.target == target:
+                            val_map[n] = ph
                     ph.meta = dict(gets[target].meta)
                 else:
                     _set_meta(ph, self._state_dict.get(target, self._constants.get(target)))
