@@ -223,6 +223,26 @@ def test_concrete_args_wrap_unpacking_and_is_fx_tracing():
     assert ns["leaf"](x) is not None          # patched only while tracing
 
 
+def test_factories_and_functional_calls_on_proxies_as_pytorch():
+    """ndgrad's functions check their arguments before dispatching a Proxy through
+    __torch_function__: those checks leave no nodes (the graph is PyTorch's)."""
+    torch = pytest.importorskip("torch")
+    lists = []
+    for lib in (ndgrad, torch):
+        F = lib.nn.functional
+
+        def f(x, y):
+            a = lib.arange(x.size(1)) + lib.zeros_like(x)
+            d = F.pad(x, (1, 1))[:, 1:-1] + lib.cat([x, y]).sum() + x.new_ones(x.shape)
+            x.size(0)                                  # unused, but the program's: kept
+            return lib.where(a > 0, a, d).masked_fill(y > 0, 0.5)
+        gm = lib.fx.symbolic_trace(f)
+        lists.append(_node_list(gm))
+        x, y = lib.randn(2, 3), lib.randn(2, 3)
+        assert lib.equal(gm(x, y), f(x, y))
+    assert lists[0] == lists[1]
+
+
 def test_leaf_modules_parameters_and_constants():
     nn = ndgrad.nn
 

@@ -298,6 +298,11 @@ class Tracer(TracerBase):
                 self.create_node("output", "output", (self.create_arg(result),), {},
                                  type_expr=getattr(orig_fn, "__annotations__", {}).get("return"))
             self.submodule_paths = None
+            # values ndgrad's functions computed from a Proxy while checking their arguments,
+            # before they dispatched: unused, and not part of the program
+            for node in reversed(self.graph.nodes):
+                if node.meta.pop("_ndgrad_probe", False) and not node.users:
+                    self.graph.erase_node(node)
             return self.graph
         finally:
             _is_fx_tracing_flag = old_is_fx_tracing_flag

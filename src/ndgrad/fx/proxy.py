@@ -10,6 +10,7 @@ value depends on the data, which tracing does not have.
 import dis
 import inspect
 import operator
+import os
 import sys
 
 from .graph import Graph, _target_to_str
@@ -24,6 +25,26 @@ class TraceError(ValueError):
 
 
 _base_types = (str, int, float, bool, complex, type(None), type(Ellipsis), bytes)
+
+
+_FX_DIR = os.path.dirname(os.path.abspath(__file__))
+_PKG_DIR = os.path.dirname(_FX_DIR)
+_MODULES_DIR = os.path.join(_PKG_DIR, "nn", "modules")
+_OVERRIDES = os.path.join(_PKG_DIR, "overrides.py")
+
+
+def _called_inside_ndgrad():
+    """Whether the operation being recorded was applied to a Proxy by ndgrad's own function
+    code (a check it makes before dispatching through __torch_function__), not by the traced
+    program, nn modules' forward or the dispatch itself. Such nodes are dropped when unused."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_FX_DIR):
+        f = f.f_back
+    if f is None:
+        return False
+    fn = f.f_code.co_filename
+    return fn.startswith(_PKG_DIR) and not fn.startswith(_MODULES_DIR) and fn != _OVERRIDES \
+        and not fn.startswith(os.path.join(_PKG_DIR, "export"))
 
 
 class TracerBase:
@@ -50,6 +71,8 @@ class TracerBase:
         assert isinstance(args_, tuple)
         assert isinstance(kwargs_, dict)
         node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        if kind != "placeholder" and _called_inside_ndgrad():
+            node.meta["_ndgrad_probe"] = True
         if proxy_factory_fn is None:
             return self.proxy(node)
         return proxy_factory_fn(node)
