@@ -545,6 +545,13 @@ def test_export_save_load_round_trip(tmp_path):
         out.writestr("ndgrad_export/weights.pt", z.read("ndgrad_export/weights.pt"))
     with pytest.raises(RuntimeError, match="unknown call target 'os.system'"):
         ndgrad.export.load(bad)
+    program["nodes"][1]["target"] = "torch.relu"
+    program["nodes"][1]["args"] = {"$tuple": [{"$node": "nowhere"}]}
+    with zipfile.ZipFile(path) as z, zipfile.ZipFile(bad, "w") as out:
+        out.writestr("ndgrad_export/program.json", json.dumps(program))
+        out.writestr("ndgrad_export/weights.pt", z.read("ndgrad_export/weights.pt"))
+    with pytest.raises(RuntimeError, match="malformed program"):
+        ndgrad.export.load(bad)
 
 
 @pytest.mark.parametrize("case", ["LSTMCell", "BatchNorm2d", "TransformerDecoderLayer",

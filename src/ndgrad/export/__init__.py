@@ -955,9 +955,12 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             try:
                 program = json.loads(z.read("ndgrad_export/program.json"))
                 weights = z.read("ndgrad_export/weights.pt")
+            except ValueError as e:
+                raise RuntimeError("torch.export.load: malformed program.json") from e
             except KeyError as e:
                 raise RuntimeError("torch.export.load: not an ndgrad exported program (no "
-                                   "ndgrad_export/program.json)") from e
+                                   "ndgrad_export/program.json; PyTorch's .pt2 files cannot be "
+                                   "loaded by ndgrad)") from e
             if extra_files is not None:
                 for name in list(extra_files):
                     try:
@@ -967,6 +970,17 @@ def load(f, *, extra_files=None, expected_opset_version=None):
     finally:
         if own:
             fh.close()
+    try:
+        return _program_from_json(program, weights)
+    except (KeyError, TypeError, ValueError, AssertionError, IndexError, AttributeError) as e:
+        raise RuntimeError(f"torch.export.load: malformed program ({type(e).__name__}: {e})") \
+            from e
+
+
+def _program_from_json(program, weights):
+    import ndgrad
+    from ..nn.parameter import Parameter
+    from ..utils import _pytree as pytree
     if program.get("format") != _FORMAT or program.get("version") != _VERSION:
         raise RuntimeError("torch.export.load: unsupported format or version "
                            f"{program.get('format')!r} {program.get('version')!r}")
