@@ -466,8 +466,6 @@ def test_fx_and_fake_tensor_answers_for_eager_code():
             lib.fx.wrap(f)
     assert not ndgrad.fx._symbolic_trace.is_fx_tracing()
     assert not torch.fx._symbolic_trace.is_fx_tracing()
-    with pytest.raises(NotImplementedError):
-        ndgrad.fx.symbolic_trace(ndgrad.nn.Linear(1, 1))
 
 
 def test_legacy_constructors_take_a_size_as_a_shape():
