@@ -221,6 +221,9 @@ class NestedTensor(Tensor):
     def detach(self):
         return _like(self, self._values.detach())
 
+    def _with_values(self, values):
+        return _like(self, values)
+
     def detach_(self):
         self._values.detach_()
         return self
@@ -352,18 +355,23 @@ def buffer_from_jagged(nt):
 def to_padded(nt, padding, output_size=None):
     """nt as a dense tensor, padded with `padding` (differentiable in nt's values)."""
     from ... import _creation
+    if nt._lengths is not None:
+        raise RuntimeError("to_padded_tensor(): not supported for nested tensors with holes")
     r = nt._ragged_idx
     b, pos, _ = _rows(nt)
     smax = int(pos.max()) + 1 if pos.size else 0
     v = buffer_from_jagged(nt)                               # (sum S, *rest)
     shape = [nt._size[0], smax, *v.shape[1:]]               # (B, Smax, *rest) ragged at 1
-    if output_size is not None:
-        out_size = list(output_size)
-        want = [out_size[0], out_size[r], *out_size[1:r], *out_size[r + 1:]]
-        if len(out_size) != len(nt._size) or any(w < s for w, s in zip(want, shape)):
+    if output_size is not None:   # (as PyTorch's jagged layout: truncates a shorter size)
+        out_size = [int(s) for s in output_size]
+        if len(out_size) != len(nt._size):
             raise RuntimeError("Value in output_size is less than NestedTensor padded size. "
                                "Truncation is not supported.")
-        shape = want
+        shape = [nt._size[0], out_size[r], *v.shape[1:]]
+        keep = pos < shape[1]
+        b, pos = b[keep], pos[keep]
+        v = v[_creation.tensor(_np.nonzero(keep)[0])] if not keep.all() else v
+        shape[2:] = v.shape[1:]   # (PyTorch's jagged layout pads the ragged dim only)
     out = _creation.full(shape, padding, dtype=nt.dtype, device=nt.device)
     out = out.index_put((_creation.tensor(b), _creation.tensor(pos)), v)
     return out.movedim(1, r) if r != 1 else out

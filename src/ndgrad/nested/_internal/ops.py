@@ -165,7 +165,7 @@ def _reduce(func, name, nt, dims, keepdim, rest, identity, **kw):
 
 def _sum_fn():
     from ...ops import reduction
-    return lambda x, dims, keepdim, *rest, **kw: x.sum(dims, keepdim, *rest, **kw)
+    return lambda x, dims, keepdim, dtype=None, **kw: x.sum(dims, keepdim, dtype=dtype)
 
 
 def _full(func, args, kwargs):
@@ -199,6 +199,9 @@ def _softmax(func, nt, dim, *rest, **kw):
         raise RuntimeError(f"{name}(): not supported when reducing across the batch dimension "
                            "for NestedTensor")
     if d == r:
+        if name == "log_softmax":
+            raise RuntimeError("log_softmax(): not supported when reducing along the ragged "
+                               "dimension for NestedTensor")
         if r > 1:
             raise RuntimeError(f"{name}(): not supported when reducing along the ragged "
                                "dimension for ragged_idx > 1 for NestedTensor")
@@ -357,6 +360,33 @@ def view(nt, shape):
     return _like(nt, nt._values.reshape(inner))
 
 
+def permute(nt, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    n = nt.dim()
+    if len(dims) != n:
+        raise ValueError(f"permute(): number of dimensions in the tensor input ({n}) does not "
+                         f"match the length of the desired ordering of dimensions "
+                         f"({len(dims)}).")
+    dims = tuple(_canon(n, d) for d in dims)
+    if len(set(dims)) != n:
+        raise ValueError("permute(): duplicate dims are not allowed.")
+    if dims[0] != 0:
+        raise ValueError("Permute is not supported on the batch dimension for jagged NT")
+    return _like(nt, nt._values.permute([d - 1 for d in dims[1:]]),
+                 dims.index(nt._ragged_idx))
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    nt = next(t for t in tensors if _is_njt(t))
+    d = _canon(nt.dim() + 1, dim)
+    if d == 0:
+        raise RuntimeError("stack(): not supported for NestedTensor on dim=0")
+    if d == nt._ragged_idx:
+        raise RuntimeError("stack(): not supported for NestedTensor on ragged dim")
+    return cat([t.unsqueeze(d) for t in tensors], d)
+
+
 def flatten(nt, start_dim=0, end_dim=-1):
     n = nt.dim()
     s = _wrap_jagged_dim(nt, start_dim, "flatten", allow_ragged=True)
@@ -393,7 +423,7 @@ def layer_norm(nt, normalized_shape, weight=None, bias=None, eps=1e-5):
     if nt.dim() - len(ns) == 0:
         raise RuntimeError("layer_norm(): not supported when normalizing over the batch "
                            "dimension for NestedTensor")
-    if nt._size[nt._ragged_idx] in ns or len(ns) > nt.dim() - nt._ragged_idx - 1:
+    if nt._size[nt._ragged_idx] in ns:
         raise RuntimeError("layer_norm(): normalizing over the ragged dimension is not "
                            "supported by ndgrad's nested tensors")
     return _like(nt, F.layer_norm(nt._values, ns, weight, bias, eps))
@@ -412,12 +442,15 @@ def getitem(nt, index):
         if r != 1 and not any(i is Ellipsis or i is None for i in idx):
             inner = idx[1:]
             return _like(nt, nt._values[inner], r - sum(isinstance(i, int) for i in idx[1:r]))
-    raise RuntimeError("slice(): not supported for NestedTensor on dim=0"
-                       if isinstance(idx[0], slice) and idx[0] != slice(None)
-                       else f"{type(nt).__name__}: this indexing is not supported")
+    raise RuntimeError("slice(): not supported for NestedTensor on dim=0")
 
 
 # ------------------------------------------------------------------------------- dispatch
+def _sdpa():
+    from .sdpa import jagged_scaled_dot_product_attention
+    return jagged_scaled_dot_product_attention
+
+
 def _h_transpose(func, nt, d0, d1):
     return transpose(nt, d0, d1)
 
@@ -438,7 +471,10 @@ def _h_cat(func, *args, dim=0, **kw):
 
 
 def _h_layer_norm(func, nt, ns, w=None, b=None, eps=1e-5, *rest):
-    return layer_norm(nt, ns, w, b, eps)
+    out = layer_norm(nt, ns, w, b, eps)
+    if func.__name__ == "native_layer_norm":   # (output, mean, rstd): F.layer_norm takes [0]
+        return out, None, None
+    return out
 
 
 def _h_view(func, nt, shape, *rest):
@@ -466,6 +502,13 @@ _HANDLERS = {
     "cat": _h_cat, "native_layer_norm": _h_layer_norm, "layer_norm": _h_layer_norm,
     "view": _h_view, "reshape": _h_view, "unsqueeze": _h_unsqueeze, "squeeze_dim": _h_squeeze,
     "to_padded_tensor": _h_to_padded,
+    "permute": lambda func, nt, *dims: permute(nt, *dims),
+    "scaled_dot_product_attention": lambda func, *a, **k: _sdpa()(*a, **k),
+    "dropout": lambda func, nt, p=0.5, training=True, inplace=False: (
+        dropout(nt, p, inplace) if training and p != 0 else nt),
+    "chunk": lambda func, nt, chunks, dim=0: chunk(nt, chunks, dim),
+    "split": lambda func, nt, split_size, dim=0: split(nt, split_size, dim),
+    "stack": lambda func, tensors, dim=0: stack(tensors, dim),
 }
 _FULL = frozenset(("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",
                    "norm", "_is_all_true", "_is_any_true"))
@@ -512,7 +555,7 @@ def _inplace(name):
 
 _METHODS = {
     "transpose": transpose, "unbind": unbind, "chunk": chunk, "split": split,
-    "unsqueeze": unsqueeze, "flatten": flatten,
+    "unsqueeze": unsqueeze, "flatten": flatten, "permute": permute,
     "view": lambda self, *shape: view(self, shape),
     "reshape": lambda self, *shape: view(self, shape),
     "__getitem__": getitem,
