@@ -24,7 +24,7 @@ def _jagged():
     return jagged
 
 
-def _strided():
+def _strided_layout():
     from .. import strided
     return strided
 
@@ -49,8 +49,8 @@ def as_nested_tensor(ts, dtype=None, device=None, layout=None):
         raise RuntimeError(
             "as_nested_tensor(): Converting between nested tensor layouts is not supported")
     if layout is None:
-        layout = _strided()
-    if layout is _strided():
+        layout = _strided_layout()
+    if layout is _strided_layout():
         from ._strided import strided_from_list
         return strided_from_list(list(ts.unbind()) if isinstance(ts, Tensor) else ts,
                                  dtype, device, keep_graph=True)
@@ -76,8 +76,8 @@ def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires
     """A nested tensor with no autograd history (a leaf) from a list of tensors or data."""
     from .. import no_grad, as_tensor
     if layout is None:
-        layout = _strided()
-    if layout is _strided():
+        layout = _strided_layout()
+    if layout is _strided_layout():
         from ._strided import strided_from_list
         return strided_from_list(tensor_list, dtype, device, requires_grad=requires_grad)
     if layout is _jagged():
@@ -112,17 +112,17 @@ def nested_tensor_from_jagged(values, offsets=None, lengths=None, jagged_dim=Non
 def narrow(tensor, dim, start, length, layout=None):
     """A nested tensor showing tensor[i, start[i]:start[i] + length[i]] for each i."""
     if layout is None:
-        layout = _strided()
+        layout = _strided_layout()
     if not isinstance(start, (int, Tensor)):
         raise RuntimeError("start must be an integer or a tensor")
     if not isinstance(length, (int, Tensor)):
         raise RuntimeError("length must be an integer or a tensor")
-    if layout is _strided():
+    if layout is _strided_layout():
         if isinstance(start, Tensor) or isinstance(length, Tensor):
             raise RuntimeError("start and length must be integers for the strided layout NT "
                                "impl")
         return as_nested_tensor(list(tensor.narrow(dim, start, length).unbind()),
-                                layout=_strided())
+                                layout=_strided_layout())
     if layout is _jagged():
         if dim != 1:
             raise RuntimeError("jagged layout only supports dim=1")
@@ -154,7 +154,7 @@ def to_padded_tensor(input, padding, output_size=None, out=None):
 def masked_select(tensor, mask):
     """The jagged nested tensor of tensor's elements where mask is True, one component per
     row of the last dim."""
-    strided = _strided()
+    strided = _strided_layout()
     if tensor.layout is not strided:
         raise RuntimeError(f"torch.nested.masked_select requires a strided tensor, given "
                            f"{tensor.layout}")
