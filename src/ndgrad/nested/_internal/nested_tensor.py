@@ -40,10 +40,10 @@ def _nominal(values, offsets, lengths, ragged_idx):
 
 def _lengths_np(offsets, lengths):
     if lengths is not None:
-        return _np.asarray(lengths.detach().cpu().numpy() if hasattr(lengths, "detach")
-                           else lengths, dtype=_np.int64)
-    o = _np.asarray(offsets.detach().cpu().numpy(), dtype=_np.int64)
-    return _np.diff(o)
+        host = lengths.detach().cpu().numpy() if hasattr(lengths, "detach") else lengths
+        return _np.asarray(host, dtype=_np.int64)  # host: offsets
+    o = _np.asarray(offsets.detach().cpu().numpy(), dtype=_np.int64)  # host: offsets
+    return _np.diff(o)  # host: offsets
 
 
 class NestedTensor(Tensor):
@@ -326,20 +326,19 @@ def jagged_from_list(tensors, offsets=None, dtype=None, device=None):
     if to_kwargs:
         values = values.to(**to_kwargs)
     if offsets is None:
-        lens = _np.array([s[ragged_idx - 1] for s in sizes], dtype=_np.int64)
-        offsets = _creation.tensor(_np.concatenate(([0], _np.cumsum(lens))).astype(_np.int64),
-                                   device=values.device)
+        lens = _np.array([s[ragged_idx - 1] for s in sizes], dtype=_np.int64)  # host: offsets
+        offsets = _creation.tensor(_cumsum0(lens), device=values.device)
     return _make_njt(values, offsets, None, ragged_idx), offsets
 
 
 def _rows(nt):
     """(batch index, position in its component, packed row) of each element of the ragged dim,
     as int64 arrays (holes skipped)."""
-    o = _np.asarray(nt._offsets.detach().cpu().numpy(), dtype=_np.int64)
+    o = _np.asarray(nt._offsets.detach().cpu().numpy(), dtype=_np.int64)  # host: offsets
     lens = _lengths_np(nt._offsets, nt._lengths)
-    b = _np.repeat(_np.arange(lens.size), lens)
-    starts = _np.concatenate(([0], _np.cumsum(lens)[:-1])) if lens.size else lens
-    pos = _np.arange(int(lens.sum())) - _np.repeat(starts, lens)
+    b = _np.repeat(_np.arange(lens.size), lens)  # host: offsets
+    starts = _np.concatenate(([0], _np.cumsum(lens)[:-1])) if lens.size else lens  # host: offsets
+    pos = _np.arange(int(lens.sum())) - _np.repeat(starts, lens)  # host: offsets
     return b, pos, o[:-1][b] + pos
 
 
@@ -349,7 +348,7 @@ def buffer_from_jagged(nt):
     if nt._lengths is None:
         return v
     from ... import _creation
-    return v[_creation.tensor(_rows(nt)[2])]
+    return v[_creation.tensor(_rows(nt)[2], device=v.device)]
 
 
 def to_padded(nt, padding, output_size=None):
@@ -370,10 +369,13 @@ def to_padded(nt, padding, output_size=None):
         shape = [nt._size[0], out_size[r], *v.shape[1:]]
         keep = pos < shape[1]
         b, pos = b[keep], pos[keep]
-        v = v[_creation.tensor(_np.nonzero(keep)[0])] if not keep.all() else v
+        if not keep.all():
+            kept = _np.nonzero(keep)[0]  # host: offsets
+            v = v[_creation.tensor(kept, device=v.device)]
         shape[2:] = v.shape[1:]   # (PyTorch's jagged layout pads the ragged dim only)
     out = _creation.full(shape, padding, dtype=nt.dtype, device=nt.device)
-    out = out.index_put((_creation.tensor(b), _creation.tensor(pos)), v)
+    dev = v.device
+    out = out.index_put((_creation.tensor(b, device=dev), _creation.tensor(pos, device=dev)), v)
     return out.movedim(1, r) if r != 1 else out
 
 
@@ -383,7 +385,7 @@ def nested_from_padded(padded, nt, ragged_idx=None):
     r = nt._ragged_idx if ragged_idx is None else ragged_idx
     b, pos, _ = _rows(nt)
     p = padded.movedim(r, 1) if r != 1 else padded
-    v = p[_creation.tensor(b), _creation.tensor(pos)]        # (sum S, *rest)
+    v = p[_creation.tensor(b, device=p.device), _creation.tensor(pos, device=p.device)]
     v = v.movedim(0, r - 1) if r != 1 else v
     return _make_njt(v, nt._offsets if nt._lengths is None else _dense_offsets(nt), None, r)
 
@@ -391,4 +393,9 @@ def nested_from_padded(padded, nt, ragged_idx=None):
 def _dense_offsets(nt):
     from ... import _creation
     lens = _lengths_np(nt._offsets, nt._lengths)
-    return _creation.tensor(_np.concatenate(([0], _np.cumsum(lens))).astype(_np.int64))
+    return _creation.tensor(_cumsum0(lens), device=nt.device)
+
+
+def _cumsum0(lens):
+    """Offsets of components of these lengths (0 first)."""
+    return _np.concatenate(([0], _np.cumsum(lens))).astype(_np.int64)  # host: offsets

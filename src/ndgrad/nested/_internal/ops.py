@@ -147,8 +147,9 @@ def _reduce(func, name, nt, dims, keepdim, rest, identity, **kw):
         if name == "mean":
             from ... import _creation
             s = _reduce(_sum_fn(), "sum", nt, (r,), True, rest, 0)
-            lens = _creation.tensor(_np.diff(nt._offsets.detach().cpu().numpy()),
-                                    dtype=s.dtype)
+            from .nested_tensor import _lengths_np
+            lens = _creation.tensor(_lengths_np(nt._offsets, None), dtype=s.dtype,
+                                    device=s.device)
             lens = lens.reshape((-1,) + (1,) * (s.dim() - 1))
             out = s / lens
             return out if keepdim else out.squeeze(r)
@@ -274,8 +275,8 @@ def unbind(nt, dim=0):
         raise RuntimeError("unbind(): only supported for NestedTensor on dim=0")
     from ... import split
     r = nt._ragged_idx
-    lens = _np.diff(nt._offsets.detach().cpu().numpy()) if nt._lengths is None else \
-        nt._lengths.detach().cpu().numpy()
+    from .nested_tensor import _lengths_np
+    lens = _lengths_np(nt._offsets, nt._lengths)
     if nt._lengths is None:
         return tuple(split(nt._values, [int(x) for x in lens], r - 1))
     offs = nt._offsets.detach().cpu().numpy()
@@ -293,7 +294,8 @@ def _batch_groups(nt, sizes):
     for n in sizes:
         o = offs[start:start + n + 1]
         vals = nt._values.narrow(r - 1, int(o[0]), int(o[-1] - o[0]))
-        out.append(_make_njt(vals, _creation.tensor((o - o[0]).astype(_np.int64)), None, r))
+        new = _creation.tensor((o - o[0]).astype(_np.int64), device=nt._offsets.device)
+        out.append(_make_njt(vals, new, None, r))
         start += n
     return tuple(out)
 

@@ -54,13 +54,13 @@ def jagged_scaled_dot_product_attention(query, key, value, attn_mask=None, dropo
     q, k, v = (to_padded(t, 0.0) for t in (query, key, value))    # (B, H, S, E)
     b, pos, _ = _rows(key)
     sk = k.shape[2]
-    keep = _np.zeros((key._size[0], sk), dtype=bool)
+    keep = _np.zeros((key._size[0], sk), dtype=bool)  # host: offsets
     keep[b, pos] = True
     mask = keep[:, None, None, :]
     if is_causal:
         sq = q.shape[2]
-        mask = mask & _np.tril(_np.ones((sq, sk), dtype=bool))[None, None]
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=_creation.tensor(mask),
+        mask = mask & _np.tril(_np.ones((sq, sk), dtype=bool))[None, None]  # host: offsets
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=_creation.tensor(mask, device=q.device),
                                          dropout_p=dropout_p, scale=scale,
                                          enable_gqa=enable_gqa)
     return nested_from_padded(out, query)
