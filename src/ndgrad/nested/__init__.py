@@ -10,10 +10,10 @@ for nested_tensor, nested/_strided.py) keeps each component's own shape.
     (nt.sin() @ w).to_padded_tensor(0.0)
 """
 from .. import _creation
-from .._backend import numpy as _np
 from .._tensor import Tensor
-from ._internal.nested_tensor import (NestedTensor, jagged_from_list, to_padded as _to_padded,
-                                      nested_view_from_values_offsets, _make_njt)
+from ._internal.nested_tensor import (jagged_from_list, nested_view_from_values_offsets,
+                                      _make_njt)
+from ._internal import ops as _ops  # noqa: F401 (gives NestedTensor its methods)
 
 __all__ = ["to_padded_tensor", "as_nested_tensor", "nested_tensor",
            "nested_tensor_from_jagged", "narrow", "masked_select"]

@@ -9,7 +9,7 @@ component (a loop over the B components, never over elements). Autograd: as the 
 layout's (Note [Nested tensors and autograd]), the nested tensor is its buffer to the engine.
 """
 from .._backend import numpy as _np
-from .._tensor import Tensor, Size
+from .._tensor import Tensor
 
 __all__ = ["StridedNestedTensor", "strided_from_list"]
 

@@ -16,7 +16,6 @@ or the components of as_nested_tensor).
 component): the dims ops normalize against it are the nested tensor's own, and no op reads it
 (every op on a nested tensor goes through NestedTensor.__torch_function__ or its methods).
 """
-from ... import _dtype as D
 from ..._backend import numpy as _np
 from ..._tensor import Tensor, Size
 from .nested_int import get_tensor_symint
@@ -27,10 +26,12 @@ __all__ = ["NestedTensor", "jagged_from_list", "nested_view_from_values_offsets"
 _new = object.__new__
 
 
-def _nominal(values, offsets, lengths, ragged_idx):
-    """The zero-stride stand-in array of the nested tensor's padded shape."""
-    lens = _lengths_np(offsets, lengths)
-    smax = int(lens.max()) if lens.size else 0
+def _nominal(values, offsets, lengths, ragged_idx, smax=None):
+    """The zero-stride stand-in array of the nested tensor's padded shape (smax: its longest
+    component, when known)."""
+    if smax is None:
+        lens = _lengths_np(offsets, lengths)
+        smax = int(lens.max()) if lens.size else 0
     shape = (int(offsets.shape[0]) - 1, *values.shape[:ragged_idx - 1], smax,
              *values.shape[ragged_idx:])
     base = values._data
@@ -149,7 +150,7 @@ class NestedTensor(Tensor):
         return id(self)
 
     def __bool__(self):
-        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
 
     # ---------------------------------------------------------------- autograd (its values')
     # Note [Nested tensors and autograd]: see the module docstring.
@@ -256,11 +257,12 @@ def _rebuild_njt(values, offsets, lengths, ragged_idx):
     return NestedTensor(values, offsets, lengths=lengths, _ragged_idx=ragged_idx)
 
 
-def _make_njt(values, offsets, lengths=None, ragged_idx=1, metadata=None, cls=NestedTensor):
+def _make_njt(values, offsets, lengths=None, ragged_idx=1, metadata=None, cls=NestedTensor,
+              smax=None):
     """A NestedTensor over values (no copy, no graph node: it is its values to autograd)."""
     t = _new(cls)
     _set = object.__setattr__
-    _set(t, "_data", _nominal(values, offsets, lengths, ragged_idx))
+    _set(t, "_data", _nominal(values, offsets, lengths, ragged_idx, smax))
     _set(t, "dtype", values.dtype)
     _set(t, "_vc", values._vc)
     d = t.__dict__
@@ -278,7 +280,8 @@ def _make_njt(values, offsets, lengths=None, ragged_idx=1, metadata=None, cls=Ne
 def _like(nt, values, ragged_idx=None):
     """A nested tensor of nt's structure around new values."""
     return _make_njt(values, nt._offsets, nt._lengths,
-                     nt._ragged_idx if ragged_idx is None else ragged_idx)
+                     nt._ragged_idx if ragged_idx is None else ragged_idx,
+                     smax=nt._data.shape[nt._ragged_idx])
 
 
 def nested_view_from_values_offsets(values, offsets, ragged_idx=1, min_seqlen=None,

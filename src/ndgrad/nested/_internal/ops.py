@@ -77,12 +77,11 @@ def _dense_as_values(nt, t, name, a_first):
 def _pointwise(func, args, kwargs):
     nt = next(a for a in list(args) + list(kwargs.values()) if _is_njt(a))
     name = func.__name__
-    first_pos = None
 
     def conv(a, pos):
         if _is_njt(a):
             if a is not nt and not raggedness_matches(nt, a):
-                x, y = (nt, a) if first_pos is None or first_pos <= pos else (a, nt)
+                x, y = (nt, a) if first_pos <= pos else (a, nt)
                 raise RuntimeError(f"cannot call binary pointwise function {name}.Tensor with "
                                    f"inputs of shapes {_size_str(x._size)} and "
                                    f"{_size_str(y._size)}")
@@ -91,12 +90,7 @@ def _pointwise(func, args, kwargs):
             return _dense_as_values(nt, a, name, pos > first_pos)
         return a
 
-    for i, a in enumerate(args):
-        if _is_njt(a):
-            first_pos = i
-            break
-    if first_pos is None:
-        first_pos = 0
+    first_pos = next((i for i, a in enumerate(args) if _is_njt(a)), 0)
     new_args = [conv(a, i) for i, a in enumerate(args)]
     new_kwargs = {k: conv(v, len(args)) for k, v in kwargs.items()}
     out = func(*new_args, **new_kwargs)
@@ -165,7 +159,6 @@ def _reduce(func, name, nt, dims, keepdim, rest, identity, **kw):
 
 
 def _sum_fn():
-    from ...ops import reduction
     return lambda x, dims, keepdim, dtype=None, **kw: x.sum(dims, keepdim, dtype=dtype)
 
 
@@ -239,8 +232,6 @@ def _matmul(func, a, b):
                 a._size[2] == b._size[1]:
             from ... import stack
             return stack([func(x, y) for x, y in zip(a.unbind(), b.unbind())])
-    nt = a if _is_njt(a) else b
-    other = b if nt is a else a
     sa = _size_str(a._size) if _is_njt(a) else a.shape
     sb = b.shape
     raise RuntimeError(f"matmul(): not supported between inputs of shapes {sa} and {sb}")
@@ -584,6 +575,9 @@ for _n in ("add_ sub_ mul_ div_ pow_ neg_ exp_ log_ abs_ sin_ cos_ tanh_ sigmoid
            "clamp_ clamp_min_ clamp_max_ zero_ fill_ copy_ masked_fill_ uniform_ normal_ "
            "sqrt_ reciprocal_ addcmul_ addcdiv_ lerp_").split():
     setattr(NestedTensor, _n, _inplace(_n))
+for _n, _m in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+               ("__itruediv__", "div_"), ("__ipow__", "pow_")):
+    setattr(NestedTensor, _n, _inplace(_m))
 
 
 def dropout(nt, p, inplace=False):
