@@ -179,6 +179,19 @@ def test_as_nested_tensor_keeps_autograd():
     assert r[1].grad_fn is not None and not r[1].is_leaf
 
 
+def test_graph_node_names():
+    names = []
+    for lib, F in LIBS:
+        a = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        nt = lib.nested.as_nested_tensor([a, a[:1]], layout=lib.jagged)
+        leaf = lib.nested.nested_tensor([a, a[:1]], layout=lib.jagged, requires_grad=True)
+        view = lib.nested.nested_tensor_from_jagged(a, lib.tensor([0, 1, 2]))
+        names.append([type(x.grad_fn).__name__ for x in (
+            nt, nt.values(), leaf.values(), view, nt.sin(), nt * 2)]
+            + [leaf.grad_fn, leaf.is_leaf, nt.is_leaf, leaf.values().is_leaf])
+    assert names[1] == names[0]
+
+
 def test_as_nested_tensor_from_dense_and_errors():
     x = np.arange(24.0).reshape(2, 3, 4)
     outs = [lib.nested.as_nested_tensor(lib.tensor(x), layout=lib.jagged) for lib, _ in LIBS]

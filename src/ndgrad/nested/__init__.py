@@ -106,7 +106,7 @@ def nested_tensor_from_jagged(values, offsets=None, lengths=None, jagged_dim=Non
         jagged_dim = 1
     elif jagged_dim < 1:
         raise ValueError(f"Expected jagged_dim >=1, but got {jagged_dim}.")
-    return _make_njt(values, offsets, lengths, jagged_dim)
+    return nested_view_from_values_offsets(values, offsets, jagged_dim, lengths=lengths)
 
 
 def narrow(tensor, dim, start, length, layout=None):
@@ -138,7 +138,7 @@ def narrow(tensor, dim, start, length, layout=None):
         offsets = _creation.arange(0, b * s + 1, s, dtype=_int64(), device=tensor.device)
         offsets = offsets.clone()
         offsets[:-1] = offsets[:-1] + start
-        return _make_njt(values, offsets, length.clone(), 1)
+        return nested_view_from_values_offsets(values, offsets, 1, lengths=length.clone())
     raise RuntimeError(f"Specified layout is unsupported for nested narrow: {layout}")
 
 

@@ -18,12 +18,20 @@ component): the dims ops normalize against it are the nested tensor's own, and n
 """
 from ..._backend import numpy as _np
 from ..._tensor import Tensor, Size
+from ...ops._registry import defop
 from .nested_int import get_tensor_symint
 
 __all__ = ["NestedTensor", "jagged_from_list", "nested_view_from_values_offsets",
            "nested_from_padded", "buffer_from_jagged"]
 
 _new = object.__new__
+
+# the values seen from outside and a nested tensor made over given values: aliases of the
+# buffer, with PyTorch's node names (NestedGetValuesBackward0, NestedViewFromJaggedBackward0)
+_nested_get_values = defop("_nested_get_values", lambda xp, self: self[...], view=True,
+                           self=lambda grad: grad, jvp="linear")
+_nested_view_from_jagged = defop("_nested_view_from_jagged", lambda xp, self: self[...],
+                                 view=True, self=lambda grad: grad, jvp="linear")
 
 
 def _nominal(values, offsets, lengths, ragged_idx, smax=None):
@@ -116,8 +124,7 @@ class NestedTensor(Tensor):
 
     def values(self):
         """The packed buffer (a view of it: NestedGetValuesBackward0 in PyTorch's graph)."""
-        v = self._values
-        return v.view(v.shape)
+        return _nested_get_values(self._values)
 
     def offsets(self):
         return self._offsets
@@ -285,8 +292,9 @@ def _like(nt, values, ragged_idx=None):
 
 
 def nested_view_from_values_offsets(values, offsets, ragged_idx=1, min_seqlen=None,
-                                    max_seqlen=None):
-    return _make_njt(values, offsets, None, ragged_idx)
+                                    max_seqlen=None, lengths=None):
+    """A nested tensor viewing values (PyTorch's _nested_view_from_jagged node)."""
+    return _make_njt(_nested_view_from_jagged(values), offsets, lengths, ragged_idx)
 
 
 def jagged_from_list(tensors, offsets=None, dtype=None, device=None):
@@ -331,7 +339,7 @@ def jagged_from_list(tensors, offsets=None, dtype=None, device=None):
     if offsets is None:
         lens = _np.array([s[ragged_idx - 1] for s in sizes], dtype=_np.int64)  # host: offsets
         offsets = _creation.tensor(_cumsum0(lens), device=values.device)
-    return _make_njt(values, offsets, None, ragged_idx), offsets
+    return nested_view_from_values_offsets(values, offsets, ragged_idx), offsets
 
 
 def _rows(nt):
