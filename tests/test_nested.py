@@ -515,6 +515,8 @@ def test_strided_errors():
     both(lambda lib, nt: nt @ lib.ones(3, 2, dtype=lib.float64))
     both(lambda lib, nt: nt.sum(-1))
     both(lambda lib, nt: nt.unsqueeze(0))
+    both(lambda lib, nt: lib.nn.functional.linear(nt, lib.ones(5, 4, dtype=lib.float64)))
+    both(lambda lib, nt: lib.nn.functional.layer_norm(nt, (3,)))
     for lib, _ in LIBS:   # (PyTorch's message goes on with its list of backends)
         with pytest.raises(NotImplementedError, match="^Could not run 'aten::cumsum' with "
                            "arguments from the 'NestedTensorCPU' backend. This could be"):
@@ -538,12 +540,23 @@ STRIDED = [
     lambda lib, F, nt: nt.sum(-1, keepdim=True),
     lambda lib, F, nt: nt.reshape(2, -1, 3),
     lambda lib, F, nt: nt.clone().to(lib.float32).to(lib.float64),
+    lambda lib, F, nt: F.linear(nt, lib.tensor(W[:, :3]), lib.tensor(W[:, 3])),
+    lambda lib, F, nt: F.layer_norm(nt, (3,), lib.tensor(W[0, :3]), lib.tensor(W[1, :3])),
+    lambda lib, F, nt: F.dropout(nt, 0.5, training=False),
 ]
 
 
 @pytest.mark.parametrize("i", range(len(STRIDED)))
 def test_strided_ops(i):
     run_strided(STRIDED[i])
+
+
+def test_strided_dropout_keeps_structure():
+    for lib, F in LIBS:
+        nt = lib.nested.nested_tensor([lib.ones(2, 4), lib.ones(3, 2)])
+        out = F.dropout(nt, 0.5)
+        assert out.is_nested and [tuple(c.shape) for c in out.unbind()] == [(2, 4), (3, 2)]
+        assert set(np.unique(out.values().numpy())) <= {0.0, 2.0}
 
 
 def test_strided_leaf_grad():

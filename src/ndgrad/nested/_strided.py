@@ -354,6 +354,29 @@ def _torch_function(func, args, kwargs):
             raise RuntimeError("batch1 must be a 3D tensor" if a.dim() != 3 else
                                "batch2 must be a 3D tensor")
         return a._with_components(matmul(x, y) for x, y in zip(a.unbind(), b.unbind()))
+    if name == "linear":
+        x, w, b = (list(args) + [None])[:3]
+        d = w.shape[-1]
+        for s in x._sizes:
+            if s[-1] != d:
+                raise RuntimeError(
+                    "Shape mismatch for NestedTensor Linear: Expected input's (a nested tensor) "
+                    f"'last_dim' to equal 'weight.size(1), but got: last_dim = {s[-1]}, and "
+                    f"weight.size(1) = {d}")
+        from ..nn import functional as F
+        out = F.linear(x._buffer.view(-1, d), w, b).reshape(-1)
+        return _make(out, [s[:-1] + (w.shape[0],) for s in x._sizes])
+    if name in ("native_layer_norm", "layer_norm"):
+        x, ns, w, b, eps = (list(args) + [None, None, 1e-5])[:5]
+        if w is None or b is None:
+            raise ValueError("NestedTensor layer_norm requires weight and bias")
+        from ..nn import functional as F
+        ns = (ns,) if isinstance(ns, int) else tuple(ns)
+        n = _numel(ns)
+        if any(tuple(s[len(s) - len(ns):]) != ns for s in x._sizes):
+            raise RuntimeError(f"layer_norm: the nested tensor's last dims are not {list(ns)}")
+        out = x._with_values(F.layer_norm(x._buffer.view(-1, *ns), ns, w, b, eps).reshape(-1))
+        return (out, None, None) if name == "native_layer_norm" else out
     if name == "transpose":
         return args[0].transpose(args[1], args[2])
     if name in ("Unbind", "unbind"):

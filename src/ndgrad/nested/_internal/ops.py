@@ -582,7 +582,7 @@ for _n, _m in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
 
 def dropout(nt, p, inplace=False):
     from ...nn import functional as F
-    if not _is_njt(nt):
-        raise _err_nyi("native_dropout")
+    if not _is_njt(nt):   # the strided layout: dropout of its buffer
+        return nt._with_values(F.dropout(nt._buffer, p, True, inplace))
     out = F.dropout(nt._values, p, True, inplace)
     return nt if inplace else _like(nt, out)
