@@ -363,6 +363,18 @@ def test_shape_ops(i):
     run_both(SHAPES[i], grad=grad)
 
 
+def test_conversions_and_metadata():
+    for lib, _ in LIBS:
+        nt = lib.nested.nested_tensor([lib.ones(2, 3), lib.ones(4, 3)], layout=lib.jagged)
+        assert str(nt.int().dtype) == "torch.int32" and str(nt.long().dtype) == "torch.int64"
+        assert str(nt.bool().dtype) == "torch.bool" and str(nt.half().dtype) == "torch.float16"
+        assert nt.data.is_nested and nt.data.shape[1] == nt.shape[1]
+        assert nt.new_zeros(()).shape == () and not nt.new_zeros(()).is_nested
+        assert nt.element_size() == 4 and nt.nbytes == 72 and nt.is_floating_point()
+    raises_both(lambda lib, F, nt: nt.new_ones((2,)))
+    raises_both(lambda lib, F, nt: nt.new_zeros(3))
+
+
 def test_shape_errors():
     raises_both(lambda lib, F, nt: nt.softmax(0))
     raises_both(lambda lib, F, nt: nt.transpose(0, 1))

@@ -559,9 +559,31 @@ _METHODS = {
     "double": lambda self, memory_format=None: _to(self, _dtype_named("float64")),
     "half": lambda self, memory_format=None: _to(self, _dtype_named("float16")),
     "type_as": lambda self, other: _to(self, other.dtype),
+    "int": lambda self, memory_format=None: _to(self, _dtype_named("int32")),
+    "long": lambda self, memory_format=None: _to(self, _dtype_named("int64")),
+    "short": lambda self, memory_format=None: _to(self, _dtype_named("int16")),
+    "bool": lambda self, memory_format=None: _to(self, _dtype_named("bool")),
+    "byte": lambda self, memory_format=None: _to(self, _dtype_named("uint8")),
+    "bfloat16": lambda self, memory_format=None: _to(self, _dtype_named("bfloat16")),
+    "new_zeros": lambda self, size, **kw: _new_like(self, "new_zeros", size, **kw),
+    "new_ones": lambda self, size, **kw: _new_like(self, "new_ones", size, **kw),
+    "new_empty": lambda self, size, **kw: _new_like(self, "new_empty", size, **kw),
+    "element_size": lambda self: self._values.element_size(),
+    "nbytes": property(lambda self: self._values.nbytes),
+    "data_ptr": lambda self: self._values.data_ptr(),
+    "data": property(lambda self: _like(self, self._values.data)),
     "cpu": lambda self, memory_format=None: _to(self, "cpu"),
     "clone": lambda self, memory_format=None: _like(self, self._values.clone()),
 }
+
+
+def _new_like(nt, name, size, **kwargs):
+    """new_zeros/new_ones/new_empty: a dense tensor of nt's dtype; PyTorch's nested ones take
+    only the empty shape."""
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    if size != ():
+        raise RuntimeError("new_empty() not supported for NJT with shape != ()")
+    return getattr(nt._values, name)(size, **kwargs)
 
 
 def _dtype_named(n):
