@@ -579,3 +579,22 @@ def test_strided_leaf_grad():
         assert nt.grad.is_nested
         assert [tuple(c.shape) for c in nt.grad.unbind()] == [(2, 3), (1, 3)]
         np.testing.assert_allclose(nt.grad.values().numpy(), np.full(9, 3.0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, F, nt, c: nt.softmax(1).sin(),
+    lambda lib, F, nt, c: (nt * nt).mean(1),
+    lambda lib, F, nt, c: F.layer_norm(nt, (4,)) * nt,
+    lambda lib, F, nt, c: F.scaled_dot_product_attention(
+        *(x.view(2, -1, 2, 2).transpose(1, 2) for x in (nt, nt.cos(), nt * 2))),
+    lambda lib, F, nt, c: nt.to_padded_tensor(0.0).tanh(),
+])
+def test_gradgradcheck(fn):
+    """Second derivatives through nested ops, float64, against finite differences."""
+    comps = [ndgrad.tensor(a, requires_grad=True) for a in _arrays([(2, 4), (3, 4)], seed=1)]
+
+    def f(*cs):
+        out = fn(ndgrad, nF, ndgrad.nested.as_nested_tensor(list(cs), layout=ndgrad.jagged), cs)
+        return out.values() if out.is_nested else out
+    assert ndgrad.autograd.gradcheck(f, comps)
+    assert ndgrad.autograd.gradgradcheck(f, comps)
