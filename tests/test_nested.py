@@ -167,6 +167,27 @@ def test_nested_tensor_jagged_structure():
     assert m.shape[1] != n.shape[1]
 
 
+def test_nested_int():
+    """The ragged size: a torch.SymInt printing as j<n>, PyTorch's comparisons and errors."""
+    exprs = ["isinstance(j, lib.SymInt)", "j > 0", "j >= 2", "j >= 3", "j < 5", "j < 2", "j != 3",
+             "j == j", "j != j", "2 * j", "j * 3", "int(j)", "hash(j) == hash(j)", "repr(j)",
+             "j == nt.sin().shape[1]", "nt.shape == nt.sin().shape", "nt.shape == (2, j, 3)",
+             "str(nt.shape[1:])", "j - 1", "j + 1", "j // 2", "max(j, 1)", "repr(j.node)",
+             "[d for d in nt.shape]", "j in nt.shape"]
+    answers = []
+    for lib, _ in LIBS:
+        nt = lib.nested.nested_tensor([lib.ones(2, 3), lib.ones(4, 3)], layout=lib.jagged)
+        j = nt.shape[1]
+        row = []
+        for e in exprs:
+            try:
+                row.append(_norm(eval(e)))
+            except Exception as err:
+                row.append((type(err).__name__, str(err)))
+        answers.append(row)
+    assert answers[1] == answers[0]
+
+
 def test_ragged_inner_dim_and_unbind():
     def f(lib, F, nt, comps):
         return nt.unbind()

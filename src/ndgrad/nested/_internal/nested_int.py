@@ -3,12 +3,22 @@
 ragged size of a tensor with the same offsets (torch.nested._internal.nested_int)."""
 import weakref
 
+from ...ops.torch_private import SymInt
+
 __all__ = ["NestedInt", "get_tensor_symint"]
 
+ERR_INDETERMINATE = "ge: relation is indeterminate"
 
-class NestedInt:
-    """`j<id>` (times a coefficient: `2*j1`): compares equal to the same nested int only."""
-    __slots__ = ("_id", "_coeff")
+
+def _no_op(name):
+    def f(self, *args):
+        raise AttributeError(f"'NestedIntNode' object has no attribute '{name}'")
+    return f
+
+
+class NestedInt(SymInt):
+    """`j<id>` (times a coefficient: `2*j1`), a torch.SymInt: equal to the same nested int
+    only, known to be at least 2 (PyTorch's comparisons), no arithmetic but scaling."""
 
     def __init__(self, t_id, coeff=1):
         self._id = t_id
@@ -40,20 +50,45 @@ class NestedInt:
 
     __rmul__ = __mul__
 
-    def __ge__(self, other):   # a nested int stands for a size >= 2 (PyTorch's)
+    @property
+    def node(self):
+        return self
+
+    # a nested int stands for a size >= 2 (PyTorch's NestedIntNode); past that, undecidable
+    def __ge__(self, other):
         if isinstance(other, int):
             if other <= 2:
                 return True
-            raise ValueError("Symbolic SymNode comparison with an int above 2 is undecidable")
+            raise ValueError(ERR_INDETERMINATE)
         if isinstance(other, NestedInt):
             return self == other
         return NotImplemented
 
-    def __index__(self):
-        raise TypeError(f"cannot determine truth value of Relational: {self} is a nested int "
-                        "(the ragged size of a nested tensor)")
+    def __gt__(self, other):
+        if isinstance(other, int):
+            if other < 2:
+                return True
+            raise ValueError(ERR_INDETERMINATE)
+        return NotImplemented
 
-    __int__ = __index__
+    def __lt__(self, other):
+        if isinstance(other, int):
+            if other <= 2:
+                return False
+            raise ValueError(ERR_INDETERMINATE)
+        return NotImplemented
+
+    def __le__(self, other):
+        if isinstance(other, int):
+            if other < 2:
+                return False
+            raise ValueError(ERR_INDETERMINATE)
+        return NotImplemented
+
+    __int__ = __index__ = _no_op("int_")
+    __add__ = __radd__ = _no_op("add")
+    __sub__ = __rsub__ = _no_op("sub")
+    __floordiv__ = __rfloordiv__ = _no_op("int_floordiv")
 
 
 _counter = [1]
