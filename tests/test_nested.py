@@ -619,3 +619,26 @@ def test_gradgradcheck(fn):
         return out.values() if out.is_nested else out
     assert ndgrad.autograd.gradcheck(f, comps)
     assert ndgrad.autograd.gradgradcheck(f, comps)
+
+
+def test_checkpoints_both_ways(tmp_path):
+    """torch.save of a jagged nested tensor loads in ndgrad (weights_only, as PyTorch's default)
+    and ndgrad.save's loads in PyTorch: the same structure and values."""
+    vals = np.arange(18.0).reshape(3, 6)
+    made = {}
+    for lib, _ in LIBS:
+        nt = lib.nested.nested_tensor([lib.tensor(vals[:2]), lib.tensor(vals[2:])],
+                                      layout=lib.jagged, requires_grad=True)
+        t = lib.nested.nested_tensor_from_jagged(lib.tensor(vals.T.copy()),
+                                                 lib.tensor([0, 1, 3]), jagged_dim=2)
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"nt": nt, "t": t}, str(path))
+        made[lib.__name__] = path
+    for (src, dst) in (("torch", ndgrad), ("ndgrad", torch)):
+        got = dst.load(str(made[src]))
+        ref = torch.load(str(made["torch"])) if dst is ndgrad else ndgrad.load(
+            str(made["ndgrad"]))
+        for k in ("nt", "t"):
+            a, b = (got[k], ref[k]) if dst is ndgrad else (ref[k], got[k])
+            _check_same(b, a)   # (PyTorch's first)
+        assert got["nt"].requires_grad and got["t"]._ragged_idx == 2

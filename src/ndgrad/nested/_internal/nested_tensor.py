@@ -252,7 +252,13 @@ class NestedTensor(Tensor):
     __int__ = __float__
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_njt, (self._values, self._offsets, self._lengths, self._ragged_idx))
+        return (_rebuild_njt, (self._constructor_kwargs(),))
+
+    def _constructor_kwargs(self):
+        """What PyTorch's checkpoints keep of a nested tensor (its _rebuild_njt's argument)."""
+        return {"values": self._values, "offsets": self._offsets, "lengths": self._lengths,
+                "_ragged_idx": self._ragged_idx, "_metadata_cache": {},
+                "requires_grad": self.requires_grad}
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -260,8 +266,13 @@ class NestedTensor(Tensor):
         return ops.jagged_torch_function(func, args, kwargs or {})
 
 
-def _rebuild_njt(values, offsets, lengths, ragged_idx):
-    return NestedTensor(values, offsets, lengths=lengths, _ragged_idx=ragged_idx)
+def _rebuild_njt(constructor_kwargs):
+    """A nested tensor from PyTorch's constructor arguments (pickles and checkpoints)."""
+    kw = constructor_kwargs
+    values = kw["values"]
+    if kw.get("requires_grad") and not values.requires_grad:
+        values = values.detach().requires_grad_()
+    return _make_njt(values, kw["offsets"], kw.get("lengths"), kw.get("_ragged_idx", 1))
 
 
 def _make_njt(values, offsets, lengths=None, ragged_idx=1, metadata=None, cls=NestedTensor,
