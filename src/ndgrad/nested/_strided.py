@@ -347,8 +347,11 @@ def _torch_function(func, args, kwargs):
             raise RuntimeError("Expected both to be nested, but got a nested self and "
                                "non-nested other")
         if len(a._sizes) != len(b._sizes):
-            raise RuntimeError("matmul: Expected size for first two dimensions of batch2 "
-                               "tensor to be: ...")
+            raise RuntimeError(
+                f"Expected size for the 1st dimension of batch2 tensor to be: {len(a._sizes)} "
+                f"but got: {len(b._sizes)}." if name == "bmm" else
+                f"matmul: Expected size for the 1st dimension of 2nd input tensor to be: "
+                f"{len(a._sizes)} but got: {len(b._sizes)}.")
         from .. import matmul
         if name == "bmm" and (a.dim() != 3 or b.dim() != 3):
             raise RuntimeError("batch1 must be a 3D tensor" if a.dim() != 3 else
@@ -386,9 +389,10 @@ def _torch_function(func, args, kwargs):
         if not keepdim:
             raise RuntimeError("NestedTensor always requires keepdim=True for now.")
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
-        if any(_canon(x.dim(), d) == 0 for d in dims):
-            raise RuntimeError(f"{name.split('_')[0]}(): not supported for NestedTensor on "
-                               "dim=0")
+        for d in dims:
+            if _canon(x.dim(), d) != x.dim() - 1:
+                raise RuntimeError("NestedTensor can only be reduced across the last dimension "
+                                   f"for now got dimension {_canon(x.dim(), d)} instead.")
         inner = tuple(_canon(x.dim(), d) - 1 for d in dims)
         return x._with_components(func(c, inner, True, *args[3:], **kwargs)
                                   for c in x.unbind())
@@ -398,8 +402,8 @@ def _torch_function(func, args, kwargs):
         for a in args:
             if isinstance(a, StridedNestedTensor):
                 if not _same_sizes(nt, a):
-                    raise RuntimeError(f"{name}: expected self and other to have same sizes, "
-                                       "but nested sizes differ")
+                    raise RuntimeError(f"{name} does not support broadcasting when given a "
+                                       "NestedTensor")
                 new.append(a._buffer)
             elif isinstance(a, Tensor) and a.dim() > 0:
                 raise RuntimeError("Expected both self and other to be nested, but got a "
