@@ -432,6 +432,16 @@ def test_linear_algebra(i):
     run_both(LINALG[i])
 
 
+def test_layer_norm_over_ragged_dim():
+    run_both(lambda lib, F, nt, c: F.layer_norm(nt, nt.shape[1:]), grad=False)
+    run_ref(lambda lib, F, nt, c: F.layer_norm(nt, nt.shape[1:]),
+            lambda lib, F, c: F.layer_norm(c, c.shape))
+    def holes(lib, F, nt):
+        h = lib.nested.nested_tensor_from_jagged(nt.values(), nt.offsets(), lib.tensor([1, 2]))
+        return F.layer_norm(h, h.shape[1:])
+    raises_both(holes)
+
+
 def test_linear_algebra_errors():
     raises_both(lambda lib, F, nt: nt @ nt.transpose(1, 2))
     raises_both(lambda lib, F, nt: F.layer_norm(nt, (3, 4)))

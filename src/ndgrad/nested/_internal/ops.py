@@ -417,9 +417,33 @@ def layer_norm(nt, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError("layer_norm(): not supported when normalizing over the batch "
                            "dimension for NestedTensor")
     if nt._size[nt._ragged_idx] in ns:
-        raise RuntimeError("layer_norm(): normalizing over the ragged dimension is not "
-                           "supported by ndgrad's nested tensors")
+        if nt._lengths is not None:
+            raise RuntimeError("layer_norm(): not supported where lengths is not None if "
+                               "operating on the ragged dimension for NestedTensor")
+        return _ragged_layer_norm(nt, eps)
     return _like(nt, F.layer_norm(nt._values, ns, weight, bias, eps))
+
+
+def _ragged_layer_norm(nt, eps):
+    """Layer norm of each component over its ragged dim and the dims after it (PyTorch's:
+    no weight or bias, which could not have the ragged shape, so PyTorch ignores them too)."""
+    from ... import _creation
+    r = nt._ragged_idx
+    padded = to_padded(nt, 0.0)                                   # (B, ..., S, *rest)
+    p = padded.movedim(r, 1) if r != 1 else padded
+    b, smax = p.shape[0], p.shape[1]
+    p = p.reshape(b, smax, -1)                                     # (B, S, R)
+    lens = _np.diff(nt._offsets.detach().cpu().numpy())            # host: offsets
+    keep = (_np.arange(smax)[None, :] < lens[:, None])[..., None]  # host: offsets
+    mask = _creation.tensor(keep, dtype=p.dtype, device=p.device)
+    n = _creation.tensor((lens * p.shape[2]).astype(_np.float64), dtype=p.dtype,  # host
+                         device=p.device).view(b, 1, 1)
+    mean = p.sum((1, 2), keepdim=True) / n
+    centered = (p - mean) * mask
+    var = centered.square().sum((1, 2), keepdim=True) / n
+    out = (centered / (var + eps).sqrt()).reshape(padded.movedim(r, 1).shape if r != 1
+                                                  else padded.shape)
+    return nested_from_padded(out.movedim(1, r) if r != 1 else out, nt)
 
 
 def getitem(nt, index):
