@@ -306,7 +306,17 @@ REDUCTIONS = [   # (op, its value on one component alone; None: a reduction over
     (lambda lib, F, nt, c: nt.mean((0, 1)), "gradcheck"),
     (lambda lib, F, nt, c: lib.sum(nt, 2), lambda lib, F, c: c.sum(1)),
     (lambda lib, F, nt, c: nt.amax(-1), lambda lib, F, c: c.amax(-1)),
+    (lambda lib, F, nt, c: nt.max(-1)[0], lambda lib, F, c: c.max(-1)[0]),
+    (lambda lib, F, nt, c: nt.min(1).values, lambda lib, F, c: c.min(0).values),
+    (lambda lib, F, nt, c: nt.max(-1, keepdim=True).values, lambda lib, F, c: c.max(-1, True)[0]),
 ]
+
+
+def test_arg_reductions():
+    run_both(lambda lib, F, nt, c: (nt.argmax(-1), nt.argmin(1), nt.argmax(), nt.max(1).indices,
+                                    nt.min(-1, keepdim=True).indices), grad=False)
+    raises_both(lambda lib, F, nt: nt.max(0))
+    raises_both(lambda lib, F, nt: nt.argmin(0))
 
 
 @pytest.mark.parametrize("i", range(len(REDUCTIONS)))

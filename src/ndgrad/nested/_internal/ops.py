@@ -182,6 +182,32 @@ def _amax(func, nt, dims=(), keepdim=False, *rest, **kw):
     return _reduce(func, name, nt, dims, keepdim, rest, ident, **kw)
 
 
+def _select_reduce(func, nt, dim=None, keepdim=False):
+    """max/min over a dim (values, indices) and argmax/argmin: on the values for an inner dim,
+    on the padded tensor (padded with the dtype's extreme) for the ragged one."""
+    name = func.__name__.split("_")[0]
+    if dim is None:
+        return func(nt._values, None, keepdim)
+    d = _canon(nt.dim(), dim)
+    r = nt._ragged_idx
+    if d == 0:
+        raise RuntimeError(f"{name}(): reducing along the batch dimension but not the ragged "
+                           "dimension is not supported for nested tensors")
+    if d == r:
+        if nt._lengths is not None:
+            raise RuntimeError(f"{name}(): reducing across the ragged dimension is not "
+                               "supported for non-contiguous nested tensors with holes")
+        from ... import finfo, iinfo
+        info = finfo(nt.dtype) if nt.dtype.is_floating_point else iinfo(nt.dtype)
+        pad = info.min if name in ("max", "argmax") else info.max
+        return func(to_padded(nt, pad), r, keepdim)
+    out = func(nt._values, d - 1, keepdim)
+    new_r = r - 1 if (not keepdim and d < r) else r
+    if isinstance(out, tuple):
+        return type(out)(tuple(_like(nt, o, new_r) for o in out))
+    return _like(nt, out, new_r)
+
+
 def _softmax(func, nt, dim, *rest, **kw):
     name = "log_softmax" if func.__name__ == "log_softmax" else "softmax"
     if isinstance(dim, (tuple, list)):
@@ -514,6 +540,8 @@ def _h_to_padded(func, nt, padding, output_size=None):
 _HANDLERS = {
     "softmax": _softmax, "log_softmax": _softmax, "_softmax": _softmax,
     "sum_dim": _sum_dim, "mean_dim": _sum_dim, "amax": _amax, "amin": _amax,
+    "max_dim": _select_reduce, "min_dim": _select_reduce, "argmax": _select_reduce,
+    "argmin": _select_reduce,
     "linear": _linear, "matmul": _matmul, "bmm": _bmm, "mm": _matmul,
     "transpose": _h_transpose, "Unbind": _h_unbind, "unbind": _h_unbind, "Split": _h_split,
     "cat": _h_cat, "native_layer_norm": _h_layer_norm, "layer_norm": _h_layer_norm,
