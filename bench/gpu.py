@@ -19,6 +19,7 @@ Designed to finish within ten minutes on one GPU (--budget, default 540 s: parts
 start past it are skipped and said so).
 """
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -58,22 +59,31 @@ def device_report(standin):
                   f"CuPy {cupy.__version__}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}"]
 
 
-def op_table(standin, quick, timeout):
-    """The op-table device tests in a subprocess: (summary line, seconds)."""
+def op_table(standin, quick, timeout, log=None):
+    """The op-table device tests in a subprocess: (summary line, seconds); `log`: a file for
+    pytest's whole output."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "src") + os.pathsep + env.get("PYTHONPATH", "")
     if not standin:
         env["NDGRAD_TEST_REAL_CUDA"] = "1"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",   # (-q: pyproject's)
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rf",  # (-q: pyproject's)
            os.path.join(ROOT, "tests", "test_standin_device.py")]
     if quick:
         cmd += ["-k", "matmul or exp"]
+    elif importlib.util.find_spec("xdist") is not None and (os.cpu_count() or 1) > 2:
+        cmd += ["-n", str(min(8, os.cpu_count())), "--tb=line"]   # (processes share the GPU)
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:
+        if log:
+            with open(log, "w") as f:
+                f.write(e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
         return f"op table: stopped after {timeout:.0f} s (time limit)", time.perf_counter() - t0
+    if log:
+        with open(log, "w") as f:
+            f.write(p.stdout + p.stderr)
     tail = [ln for ln in p.stdout.strip().splitlines() if ln.strip()]
     summary = tail[-1] if tail else p.stderr.strip().splitlines()[-1:]
     fails = [ln for ln in tail if ln.startswith("FAILED")][:10]
@@ -196,6 +206,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="CI-sized: small models, few steps")
     ap.add_argument("--budget", type=float, default=540.0, help="seconds before parts are "
                     "skipped (default 540: the whole check within ten minutes)")
+    ap.add_argument("--log", help="write the op table's whole pytest output to this file")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     ok, lines = device_report(args.standin)
@@ -215,8 +226,8 @@ def main(argv=None):
     def left():
         return args.budget - (time.perf_counter() - t_start)
 
-    summary, secs = op_table(args.standin, args.quick, timeout=max(30.0, min(300.0,
-                                                                             left() / 2)))
+    summary, secs = op_table(args.standin, args.quick, log=args.log,
+                             timeout=max(30.0, min(300.0, left() / 2)))
     print(f"{summary}  [{secs:.0f} s]")
 
     quick = args.quick

@@ -2,6 +2,7 @@
 values, counters, compare_set, waits and their timeouts, pickling; a TCPStore shared by two
 processes (skorch's DistributedHistory runs on one)."""
 import datetime
+import gc
 import multiprocessing
 import pickle
 
@@ -107,3 +108,97 @@ def test_runner_aliases_torch_in_the_processes_a_program_starts(tmp_path):
                          text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[('torch',", "True,", "2.0)]", "True"]
+
+
+def _file_script(store):
+    out = [store.num_keys()]
+    store.set("a", "x")
+    out += [store.num_keys(), store.get("a"), store.add("n", 2), store.add("n", 3),
+            store.get("n"), store.check(["a", "n"]), store.check(["zz"]),
+            store.compare_set("c", "", "v"), store.compare_set("c", "w", "z"),
+            store.compare_set("c", "v", "z"), store.get("c"), store.delete_key("a"),
+            store.delete_key("a"), store.check(["a"]), store.num_keys()]
+    store.append("ap", "12")
+    store.append("ap", "34")
+    out += [store.get("ap"), store.multi_get(["n", "ap"])]
+    store.set_timeout(datetime.timedelta(seconds=0.2))
+    for call in (lambda: store.get("nope"),
+                 lambda: store.wait(["nope"], datetime.timedelta(seconds=0.1))):
+        with pytest.raises(RuntimeError) as e:
+            call()
+        out.append(str(e.value))
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pickle.dumps(store)
+    return out
+
+
+def test_file_store_as_pytorchs(tmp_path):
+    got = []
+    for i, dist in enumerate((td, nd_dist)):
+        path = str(tmp_path / f"store{i}")
+        store = dist.FileStore(path, 2)
+        other = dist.FileStore(path, 2)       # a second store of the group: same keys
+        got.append(_file_script(store) + [other.get("n"), other.num_keys(), store.path == path])
+        del store
+        gc.collect()                         # (the script's tracebacks held it)
+        assert (tmp_path / f"store{i}").exists()
+        del other                            # the last one removes the file
+        gc.collect()
+        assert not (tmp_path / f"store{i}").exists()
+    assert got[1] == got[0]
+    with pytest.raises(nd_dist.DistStoreError, match="No such file or directory"):
+        nd_dist.FileStore(str(tmp_path / "missing" / "x"))
+
+
+def _file_worker(path, queue):
+    s = nd_dist.FileStore(path, 2)
+    s.set_timeout(datetime.timedelta(seconds=20))
+    s.set("from_worker", "hello")
+    for _ in range(50):
+        s.add("count", 1)
+    s.wait(["from_master"])
+    queue.put(s.get("from_master").decode())
+
+
+def test_file_store_between_processes(tmp_path):
+    path = str(tmp_path / "shared")
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    master = nd_dist.FileStore(path, 2)
+    master.set_timeout(datetime.timedelta(seconds=20))
+    p = ctx.Process(target=_file_worker, args=(path, queue))
+    p.start()
+    try:
+        for _ in range(50):
+            master.add("count", 1)          # (the adds of both processes interleave)
+        master.wait(["from_worker"])
+        assert master.get("from_worker") == b"hello"
+        master.set("from_master", "hi")
+        assert queue.get(timeout=30) == "hi"
+    finally:
+        p.join(30)
+    assert p.exitcode == 0
+    assert master.add("count", 0) == 100
+
+
+def test_tcp_store_server_never_unpickles(tmp_path):
+    """A pickle sent to the master's port runs nothing, and the store goes on serving."""
+    import os
+    import socket
+    import struct
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(tmp_path / "pwned"), "w"))
+    master = nd_dist.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=5))
+    payload = pickle.dumps(("set", (Evil(),)))
+    with socket.create_connection(("127.0.0.1", master.port)) as s:
+        s.sendall(struct.pack("!Q", len(payload)) + payload)
+        s.settimeout(2)
+        try:
+            assert s.recv(1) == b""          # (the server drops the connection)
+        except (socket.timeout, ConnectionError):
+            pass
+    assert not os.path.exists(tmp_path / "pwned")
+    master.set("k", "v")
+    assert master.get("k") == b"v"

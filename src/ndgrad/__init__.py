@@ -326,6 +326,17 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     return t.clone() if copy else t
 
 
+# torch.<name> and Tensor.<name> are named <name> (aliases too: torch.arccos, Tensor.float)
+from .ops._registry import named_as_pytorch as _named  # noqa: E402
+_named(globals(), [n for n in list(globals()) if not n.startswith("_")])
+_tensor_methods = {n: f for n, f in vars(Tensor).items() if not n.startswith("_")}
+_named(_tensor_methods, list(_tensor_methods))
+for _n, _f in _tensor_methods.items():
+    if vars(Tensor)[_n] is not _f:
+        setattr(Tensor, _n, _f)
+del _named, _tensor_methods, _n, _f
+
+
 # submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
 _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
                               "nested", "multiprocessing", "_jit_internal", "storage", "xpu",

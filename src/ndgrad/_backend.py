@@ -204,6 +204,17 @@ CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 
 
+def data_ptr(a):
+    """The address of `a`'s first element: NumPy's array interface, a device array's pointer."""
+    return a.__array_interface__["data"][0] if isinstance(a, ndarray) else a.data.ptr
+
+
+def writeable(a):
+    """Whether `a` may be written: NumPy's flag (read-only views, broadcasts); device arrays
+    always (CuPy's flags are the contiguity and ownership alone)."""
+    return a.flags.writeable if isinstance(a, ndarray) else True
+
+
 def dense_order(a):
     """The axes of array `a` from outermost to innermost in memory if `a` is non-overlapping and
     dense (a permutation of a contiguous array: a transposed matrix), else None (zero strides,
@@ -226,6 +237,84 @@ def device_of(array):
     if t is ndarray:
         return CPU
     return CUDA0 if t in _MODULES or hasattr(array, "__cuda_array_interface__") else CPU
+
+
+# ------------------------------------------------ the ufunc methods CuPy has for few ufuncs
+# CuPy's ufuncs reduce and accumulate with add and multiply only, `at` only where it has a
+# scatter kernel, in these dtypes (cupy/_core/_kernel.pyx, _routines_indexing.pyx). Op code
+# calls the three functions below: NumPy's methods on NumPy, else these kernels where they
+# exist and vectorised scans (log2(n) whole-array passes) where they do not.
+CUPY_SCATTER_DTYPES = {
+    "add": ("int32", "int64", "float16", "float32", "float64", "uint32", "uint64"),
+    "subtract": ("int32", "uint32"),
+    "maximum": ("int32", "int64", "float32", "float64", "uint32", "uint64"),
+    "minimum": ("int32", "int64", "float32", "float64", "uint32", "uint64"),
+    "bitwise_and": ("int32", "int64", "uint32", "uint64"),
+    "bitwise_or": ("int32", "int64", "uint32", "uint64"),
+    "bitwise_xor": ("int32", "int64", "uint32", "uint64"),
+}
+
+
+def ufunc_reduce(xp, ufunc, a, axis, keepdims=False):
+    """ufunc.reduce(a, axis=axis, keepdims=keepdims) for one axis."""
+    name = ufunc.__name__
+    if xp is numpy or name in ("add", "multiply"):
+        return ufunc.reduce(a, axis=axis, keepdims=keepdims)
+    if name in ("maximum", "minimum"):
+        return (a.max if name == "maximum" else a.min)(axis=axis, keepdims=keepdims)
+    r = xp.moveaxis(a, axis, -1)
+    if r.shape[-1] == 0:
+        if name not in ("bitwise_xor", "bitwise_or", "logical_or", "logical_xor"):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             "identity")
+        r = xp.zeros(r.shape[:-1] + (1,), dtype=a.dtype)
+    while r.shape[-1] > 1:             # pairwise halving
+        n, h = r.shape[-1], r.shape[-1] // 2
+        half = ufunc(r[..., :h], r[..., h:2 * h])
+        r = xp.concatenate([half, r[..., 2 * h:]], axis=-1) if n % 2 else half
+    r = r[..., 0]
+    return xp.expand_dims(r, axis) if keepdims else r
+
+
+def ufunc_accumulate(xp, ufunc, a, axis):
+    """ufunc.accumulate(a, axis=axis): on CuPy, other than add and multiply, an inclusive
+    Hillis-Steele scan (the ufunc applied in another grouping: the last bit may differ)."""
+    if xp is numpy or ufunc.__name__ in ("add", "multiply"):
+        return ufunc.accumulate(a, axis=axis)
+    r = xp.moveaxis(a, axis, -1).copy()
+    k = 1
+    while k < r.shape[-1]:
+        r[..., k:] = ufunc(r[..., :-k], r[..., k:])
+        k *= 2
+    return xp.moveaxis(r, -1, axis)
+
+
+def ufunc_at(xp, ufunc, a, indices, values):
+    """ufunc.at(a, indices, values), in place. Where CuPy has no kernel for the ufunc or the
+    dtype: the targets' flat positions sorted, a segmented inclusive scan of the values in
+    each run of one position (log2(n) passes), and each run's total applied once."""
+    if xp is numpy or a.dtype.name in CUPY_SCATTER_DTYPES.get(ufunc.__name__, ()):
+        ufunc.at(a, indices, values)
+        return
+    pos = xp.arange(a.size).reshape(a.shape)[indices]
+    v = xp.broadcast_to(xp.asarray(values, dtype=a.dtype), pos.shape).reshape(-1)
+    pos = pos.reshape(-1)
+    if pos.size == 0:
+        return
+    order = xp.argsort(pos, kind="stable")
+    pos, v = pos[order], v[order]
+    new = xp.ones(pos.shape, dtype=bool)              # the first of each run
+    new[1:] = pos[1:] != pos[:-1]
+    k = 1
+    while k < pos.size:
+        v[k:], new[k:] = xp.where(new[k:], v[k:], ufunc(v[:-k], v[k:])), new[k:] | new[:-k]
+        k *= 2
+    last = xp.ones(pos.shape, dtype=bool)             # the last of each run: its total
+    last[:-1] = pos[1:] != pos[:-1]
+    flat = a.reshape(-1)                              # (a view where a is contiguous)
+    flat[pos[last]] = ufunc(flat[pos[last]], v[last])
+    if not a.flags.c_contiguous:
+        a[...] = flat.reshape(a.shape)
 
 
 if os.environ.get("NDGRAD_STANDIN_CUDA", "") not in ("", "0"):

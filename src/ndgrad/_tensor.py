@@ -12,7 +12,7 @@ import warnings
 import weakref
 
 from . import _dtype as D
-from ._backend import numpy as _np, to_numpy, device_of, CPU
+from ._backend import numpy as _np, to_numpy, device_of, CPU, data_ptr as _data_ptr
 from .autograd import grad_mode
 from . import autograd as _autograd  # (backward() looked up on it at call time)
 from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site, \
@@ -297,12 +297,10 @@ class Tensor:
         base = self._base
         if base is None:
             return 0
-        return (self._data.__array_interface__["data"][0]
-                - base._data.__array_interface__["data"][0]) // self._data.itemsize
+        return (_data_ptr(self._data) - _data_ptr(base._data)) // self._data.itemsize
 
     def data_ptr(self):
-        return self._data.__array_interface__["data"][0] if type(self._data) is _np.ndarray \
-            else self._data.data.ptr
+        return _data_ptr(self._data)
 
     def untyped_storage(self):
         return _Storage(self)

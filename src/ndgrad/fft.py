@@ -440,3 +440,7 @@ def ifftshift(input, dim=None):
     """torch.fft.ifftshift: the inverse of fftshift (a roll by (n + 1) // 2)."""
     return _shift(input, dim, True)
 
+
+from .ops._registry import named_as_pytorch as _named  # noqa: E402
+_named(globals(), __all__, "fft_")
+

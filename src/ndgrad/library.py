@@ -10,7 +10,8 @@ import inspect
 
 __all__ = ["Library", "define", "impl", "impl_abstract", "register_fake", "register_kernel",
            "register_autograd", "custom_op", "get_ctx", "opcheck", "register_torch_dispatch",
-           "register_vmap", "infer_schema", "fallthrough_kernel"]
+           "register_vmap", "infer_schema", "fallthrough_kernel", "register_autocast",
+           "get_kernel", "triton_op", "wrap_triton"]
 
 _OPS = {}          # namespace -> {name: CustomOpDef}
 
@@ -36,6 +37,7 @@ class CustomOpDef:
         self._backward_fn = None
         self._setup_context_fn = None
         self._autograd_fn = None
+        self._autocast = {}      # device type -> dtype (register_autocast)
         if fn is not None:
             functools.update_wrapper(self, fn)
 
@@ -56,9 +58,35 @@ class CustomOpDef:
         return self._init_fn
 
     def __call__(self, *args, **kwargs):
+        if self._autocast:
+            args, kwargs, ctx = self._autocast_inputs(args, kwargs)
+            if ctx is not None:
+                with ctx:
+                    return self._call(*args, **kwargs)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         if self._backward_fn is None:
             return self._impl()(*args, **kwargs)
         return self._autograd().apply(*args, **kwargs)
+
+    def _autocast_inputs(self, args, kwargs):
+        """Inside an autocast region of a device type with a rule (register_autocast): the
+        floating tensors cast to its dtype, the op run with autocast off there, as PyTorch's."""
+        from . import amp, _tensor
+        for device_type, dtype in self._autocast.items():
+            if amp.is_autocast_available(device_type) and \
+                    _is_autocast_enabled(device_type):
+                def cast(v):
+                    if isinstance(v, _tensor.Tensor) and v.is_floating_point() and \
+                            v.device.type == device_type:
+                        return v.to(dtype)
+                    if isinstance(v, (list, tuple)):
+                        return type(v)(cast(x) for x in v)
+                    return v
+                return (tuple(cast(a) for a in args), {k: cast(v) for k, v in kwargs.items()},
+                        amp.autocast(device_type, enabled=False))
+        return args, kwargs, None
 
     def _autograd(self):
         if self._autograd_fn is None:
@@ -248,6 +276,192 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     return f"({params}) -> Tensor"
 
 
+def _is_autocast_enabled(device_type):
+    from . import is_autocast_enabled
+    return is_autocast_enabled(device_type)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Under autocast on `device_type`, the custom op's floating tensors are cast to
+    `cast_inputs` and it runs with autocast off."""
+    if not isinstance(op, (str, CustomOpDef)) and not hasattr(op, "_ndgrad_custom_op"):
+        raise ValueError(f"register_autocast({op}): got unexpected type for op: {type(op)}")
+    if device_type not in ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "maia"):
+        raise ValueError(f"Unknown device type: {device_type}")
+    _lookup(op, create=True)._autocast[device_type] = cast_inputs
+
+
+def triton_op(name, fn=None, /, *, mutates_args, schema=None):
+    """A custom operator whose body launches triton kernels (`wrap_triton`): registered as
+    custom_op registers it; it runs its Python body, on a machine with triton and a GPU."""
+    return custom_op(name, fn, mutates_args=mutates_args, schema=schema)
+
+
+class _TritonLauncher:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        return self.kernel[grid]
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
+
+
+def wrap_triton(triton_kernel, /):
+    """`wrap_triton(kernel)[grid](*args)`: a triton.jit or triton.autotune kernel, launched as
+    is (ndgrad traces nothing into it)."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        raise ModuleNotFoundError("No module named 'triton'", name="triton") from None
+    if not isinstance(triton_kernel, (JITFunction, Autotuner)):
+        raise RuntimeError("wrap_triton only works on functions annotated with triton.jit or "
+                           "triton.autotune")
+    return _TritonLauncher(triton_kernel)
+
+
+class _SafeKernelFunction:
+    """get_kernel's result: `call_boxed(keyset, *args, **kwargs)` runs the kernel."""
+
+    def __init__(self, fn, name):
+        self._fn, self._name = fn, name
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def op_handle(self):
+        return self._name
+
+    def __repr__(self):
+        return f"SafeKernelFunction({self._name})"
+
+
+def get_kernel(op, dispatch_key):
+    """The kernel an operator runs for a dispatch key ("CPU", "CUDA", ... or a DispatchKey):
+    a custom op's registered kernel, an ATen operator's function."""
+    key = getattr(dispatch_key, "name", dispatch_key)
+    if isinstance(op, str):
+        qualname = op
+        ns, name = _split(op)
+        overload = op.split("::", 1)[1].partition(".")[2] or "default"
+        if ns == "aten":
+            packet = getattr(ATEN, name, None)
+            if packet is None:
+                raise RuntimeError(f"operator {op} does not exist")
+            return _SafeKernelFunction(getattr(packet, overload), qualname)
+        if name not in _OPS.get(ns, {}):
+            raise RuntimeError(f"operator {op} does not exist")
+        op = _OPS[ns][name]
+    if isinstance(op, OpOverload):
+        return _SafeKernelFunction(op, op.name())
+    op = _lookup(op)
+    k = op._kernels.get(str(key).lower(), op._kernels.get(key))
+    return _SafeKernelFunction(k if k is not None else op._impl(),
+                               f"{op._namespace}::{op._name}")
+
+
+# ---------------------------------------------------------------- torch.ops.aten
+class OpOverload:
+    """torch.ops.aten.<name>.<overload>: callable; `name()` is "aten::<name>.<overload>"."""
+
+    def __init__(self, packet, overload):
+        self.overloadpacket, self._overloadname = packet, overload
+        self._op = packet._op
+        self.__name__ = f"{packet.__name__}.{overload}"
+        self.__qualname__ = self._opname = packet.__name__
+        self.namespace = "aten"
+
+    def name(self):
+        return f"aten::{self.overloadpacket.__name__}" + \
+            ("" if self._overloadname == "default" else f".{self._overloadname}")
+
+    def __call__(self, *args, **kwargs):
+        return self._op(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<OpOverload(op='aten.{self.overloadpacket.__name__}', " \
+            f"overload='{self._overloadname}')>"
+
+    def __str__(self):
+        return f"aten.{self.__name__}"
+
+
+class OpOverloadPacket:
+    """torch.ops.aten.<name>: callable, with its overloads as attributes (`.default`,
+    `.Tensor`, `.Scalar`, `.out`, ...: every overload runs ndgrad's function of that name)."""
+
+    def __init__(self, name, op):
+        self.__name__ = self._qualified_op_name = name
+        self._qualified_op_name = f"aten::{name}"
+        self._op = op
+        self._overloads = {}
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        o = self._overloads.get(overload)
+        if o is None:
+            o = self._overloads[overload] = OpOverload(self, overload)
+        return o
+
+    def overloads(self):
+        return list(self._overloads) or ["default"]
+
+    def __call__(self, *args, **kwargs):
+        return self._op(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
+
+    def __str__(self):
+        return f"aten.{self.__name__}"
+
+
+class _AtenNamespace:
+    """torch.ops.aten: ATen's operators by name, each running ndgrad's function of that name (the
+    ATen forms of nn ops in nn/_aten.py first, then torch.<name>, Tensor.<name>,
+    torch.nn.functional.<name>, and linalg_/special_/fft_ names in their namespaces). ndgrad has
+    no dispatcher below them: this is for programs that call an ATen op or compare with one."""
+
+    def __init__(self):
+        self._packets = {}
+
+    def __getattr__(self, name):
+        p = self._packets.get(name)
+        if p is None:
+            fn = _aten_function(name)
+            if fn is None:
+                raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{name}'")
+            p = self._packets[name] = OpOverloadPacket(name, fn)
+        return p
+
+
+def _aten_function(name):
+    import importlib
+    import ndgrad
+    from .nn import _aten, functional as F
+    if name.startswith("sym_") and name[4:] in ("size", "stride", "numel", "storage_offset"):
+        name = name[4:]              # (symbolic sizes are plain ints here)
+    places = [(_aten, name), (ndgrad, name), (F, name)]
+    for prefix in ("linalg_", "special_", "fft_"):
+        if name.startswith(prefix):
+            places.append((importlib.import_module(f"ndgrad.{prefix[:-1]}"), name[len(prefix):]))
+    for mod, attr in places:
+        f = getattr(mod, attr, None)
+        if callable(f) and not isinstance(f, type):
+            return f
+    method = getattr(ndgrad.Tensor, name, None)
+    if callable(method) and not isinstance(method, (type, property)):
+        return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
+    return None
+
+
+ATEN = _AtenNamespace()
+
+
 class _Namespace:
     """torch.ops.<namespace>: its registered operators by name."""
 
@@ -262,4 +476,6 @@ class _Namespace:
 
 
 def _namespace(ns):
+    if ns == "aten":
+        return ATEN
     return _Namespace(ns) if ns in _OPS else None

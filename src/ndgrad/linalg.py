@@ -67,3 +67,8 @@ common_notes = {
                         "see :func:`{}`.",
 }
 __all__ += ["common_notes"]
+
+
+from .ops._registry import named_as_pytorch as _named  # noqa: E402
+_named(globals(), __all__, "linalg_")
+

@@ -56,3 +56,8 @@ def softmax(input, dim, *, dtype=None):
 def log_softmax(input, dim, *, dtype=None):
     """torch.special.log_softmax(input, dim, *, dtype=None)."""
     return _log_softmax(input, dim, dtype=dtype)
+
+
+from .ops._registry import named_as_pytorch as _named  # noqa: E402
+_named(globals(), __all__, "special_")
+

@@ -12,7 +12,9 @@ __all__ = ["compile", "config", "assume_constant_result", "reset", "allow_in_gra
            "get_default_backend", "set_stance", "set_enable_guard_collectives",
            "cudagraph_mark_step_begin", "load_compiled_function", "wrap_numpy", "is_compiling",
            "is_dynamo_compiling", "is_exporting", "save_cache_artifacts", "load_cache_artifacts",
-           "nested_compile_region"]
+           "nested_compile_region", "keep_portable_guards_unsafe",
+           "skip_guard_on_inbuilt_nn_modules_unsafe", "skip_guard_on_all_nn_modules_unsafe",
+           "keep_tensor_guards_unsafe", "skip_guard_on_globals_unsafe", "skip_all_guards_unsafe"]
 
 config = _config_module.install(__name__ + ".config", {
     "job_id": None, "cache_key_tag": "", "dynamic_sources": "", "unbacked_sources": "",
@@ -116,3 +118,40 @@ def _skip_guards():
 keep_portable_guards_unsafe = skip_guard_on_inbuilt_nn_modules_unsafe = \
     skip_guard_on_all_nn_modules_unsafe = keep_tensor_guards_unsafe = \
     skip_guard_on_globals_unsafe = skip_all_guards_unsafe = lambda *a, **k: None
+
+
+# Guard filters for torch.compile(options={"guard_filter_fn": ...}): each maps a list of guard
+# entries to a list of keep flags, as PyTorch's. ndgrad's compile makes no guards (it runs the
+# model as written), so they only ever meet entries a program builds itself.
+def keep_portable_guards_unsafe(guard_entries):
+    """Keep the global-state, shape-environment and non-global tensor guards."""
+    return [g.guard_type in ("GLOBAL_STATE", "SHAPE_ENV")
+            or (g.guard_type == "TENSOR_MATCH" and not g.is_global) for g in guard_entries]
+
+
+def skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries):
+    """Skip the guards on built-in modules' attributes (torch.nn.Linear's, ...)."""
+    return [not e.orig_guard.source.is_unspecialized_builtin_nn_module() for e in guard_entries]
+
+
+def skip_guard_on_all_nn_modules_unsafe(guard_entries):
+    """Skip the guards on every module's attributes."""
+    return [not e.orig_guard.source.is_unspecialized_nn_module() for e in guard_entries]
+
+
+def keep_tensor_guards_unsafe(guard_entries, keep_parameters=False):
+    """Keep the tensor guards alone (on parameters too with keep_parameters)."""
+    from ..nn.parameter import Parameter
+    return [e.guard_type == "TENSOR_MATCH" and (keep_parameters or
+                                                 not isinstance(e.value, Parameter))
+            for e in guard_entries]
+
+
+def skip_guard_on_globals_unsafe(guard_entries):
+    """Skip the guards on globals."""
+    return [not e.is_global for e in guard_entries]
+
+
+def skip_all_guards_unsafe(guard_entries):
+    """Skip every guard."""
+    return [False for _ in guard_entries]

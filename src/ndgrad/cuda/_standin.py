@@ -19,6 +19,8 @@ import types
 
 import numpy as _numpy
 
+from .._backend import CUPY_SCATTER_DTYPES
+
 _host = _numpy.ndarray
 _generic = _numpy.generic
 
@@ -127,12 +129,39 @@ class ufunc:
         m.__name__ = name
         return m
 
-    reduce = _method("reduce")
-    accumulate = _method("accumulate")
     outer = _method("outer")
-    reduceat = _method("reduceat")
-    at = _method("at")
+    _reduce, _accumulate = _method("reduce"), _method("accumulate")
+    _reduceat, _at = _method("reduceat"), _method("at")
     del _method
+
+    # CuPy's ufunc methods (cupy/_core/_kernel.pyx) exist for few ufuncs: reduce and accumulate
+    # for add and multiply, reduceat for add, `at` for those with a scatter kernel, in the
+    # dtypes it has; the others raise NotImplementedError, and so do they here.
+    def _only(self, method, names):
+        if self.__name__ not in names:
+            raise NotImplementedError(f"`cupy_{self.__name__}.{method}` is not supported yet")
+
+    def reduce(self, *args, **kw):
+        self._only("reduce", ("add", "multiply"))
+        return self._reduce(*args, **kw)
+
+    def accumulate(self, *args, **kw):
+        self._only("accumulate", ("add", "multiply"))
+        return self._accumulate(*args, **kw)
+
+    def reduceat(self, *args, **kw):
+        self._only("reduceat", ("add",))
+        return self._reduceat(*args, **kw)
+
+    def at(self, a, indices, b=None):
+        kinds = CUPY_SCATTER_DTYPES.get(self.__name__)
+        if kinds is None:
+            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
+        mask = type(indices) is ndarray and indices.dtype == bool   # (no dtype check there)
+        if not mask and a.dtype.name not in kinds:
+            raise TypeError(f"cupy.{self.__name__}.at only supports {', '.join(kinds)} as data "
+                            "type")
+        return self._at(a, indices, b)
 
     nin = property(lambda self: self._u.nin)
     nout = property(lambda self: self._u.nout)
@@ -222,7 +251,7 @@ class ndarray:
     itemsize = property(lambda self: self._a.itemsize)
     nbytes = property(lambda self: self._a.nbytes)
     strides = property(lambda self: self._a.strides)
-    flags = property(lambda self: self._a.flags)
+    flags = property(lambda self: _Flags(self._a.flags))
     T = property(lambda self: ndarray(self._a.T))
     mT = property(lambda self: ndarray(self._a.mT))
     base = property(lambda self: None if self._a.base is None else ndarray(self._a.base))
@@ -312,6 +341,22 @@ def _inplace(name):
 for _n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split():
     setattr(ndarray, f"__i{_n}__", _inplace(f"__i{_n}__"))
 del _n
+
+
+class _Flags:
+    """CuPy's ndarray.flags: the contiguity and ownership, nothing else (no `writeable`)."""
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+
+    def __init__(self, f):
+        self.c_contiguous, self.f_contiguous, self.owndata = \
+            f.c_contiguous, f.f_contiguous, f.owndata
+
+    def __getitem__(self, name):
+        key = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+               "OWNDATA": "owndata"}.get(name)
+        if key is None:
+            raise KeyError(f"{name} is not defined for cupy.ndarray.flags")
+        return getattr(self, key)
 
 
 class _Pool:

@@ -19,4 +19,4 @@ from .distributed_c10d import (  # noqa: F401
     get_node_local_rank, is_backend_available, DistError, DistBackendError, DistNetworkError,
     DistStoreError, QueueEmptyError)
 from .distributed_c10d import __all__  # noqa: F401
-from ._store import Store, HashStore, TCPStore, PrefixStore  # noqa: F401,E402
+from ._store import Store, HashStore, TCPStore, FileStore, PrefixStore  # noqa: F401,E402

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as _np
 
-from .._backend import xp_of as _xp_of, to_numpy as _to_numpy
+from .._backend import xp_of as _xp_of, to_numpy as _to_numpy, ufunc_at as _ufunc_at
 from .._tensor import Tensor as _Tensor, _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad, _state as _grad_state
@@ -1323,7 +1323,7 @@ def _nll_index(x, t, C, reduction, ignore_index):
     tt = t._data
     # every target in [0, C): one reduction over the targets read as unsigned (a negative one
     # reads as a huge number)
-    if _xp_of(tt).maximum.reduce(tt.view(_UNSIGNED[tt.itemsize])) >= C or (
+    if tt.view(_UNSIGNED[tt.itemsize]).max() >= C or (
             0 <= ignore_index < C and (tt == ignore_index).any()):
         return None
     return K.nll_loss_index(x, t, tt.shape[0] if reduction == "mean" else
@@ -2380,7 +2380,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     xp = _xp_of(t)
     listed = xp.cumprod(t >= 0, axis=1).astype(bool)  # the labels before the first -1
     cnt = xp.zeros((N, C))
-    xp.add.at(cnt, (xp.nonzero(listed)[0], t[listed]), 1)
+    _ufunc_at(xp, xp.add, cnt, (xp.nonzero(listed)[0], t[listed]), 1)
     is_t = cnt > 0
     # pair (j, i): weight cnt[n, j] * (i not a target)
     pairs = cnt[:, :, None] * (~is_t)[:, None, :]

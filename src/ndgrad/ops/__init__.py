@@ -608,6 +608,9 @@ def __getattr__(name):
     if not name.startswith("_"):
         import sys
         lib = sys.modules.get(__name__.rpartition(".")[0] + ".library")
+        if lib is None and name == "aten":     # (torch.ops.aten: library.py's, loaded now)
+            import importlib
+            lib = importlib.import_module(__name__.rpartition(".")[0] + ".library")
         ns = lib._namespace(name) if lib is not None else None
         if ns is not None:
             return ns

@@ -286,11 +286,12 @@ def _fix_ties(s, c, p, where, shape, xp):
     if idx.size * 16 > s.size:
         bb = s - c
         return _round_odd(s, (c - (s - bb)) + (p - bb), xp)
-    flat = s.reshape(-1)                      # (s and p are contiguous work arrays)
-    ss, ps = flat[idx], p.reshape(-1)[idx]
-    cs = xp.broadcast_to(c, shape)[xp.unravel_index(idx, shape)].astype(np.float64)
+    at = xp.unravel_index(idx, shape)        # (p may be smaller than s, broadcasting over
+    ss = s[at]                                # c's dims; s may be in another memory order)
+    ps = xp.broadcast_to(p, shape)[at]
+    cs = xp.broadcast_to(c, shape)[at].astype(np.float64)
     bb = ss - cs
-    flat[idx] = _round_odd(ss, (cs - (ss - bb)) + (ps - bb), xp)
+    s[at] = _round_odd(ss, (cs - (ss - bb)) + (ps - bb), xp)
     return s
 
 

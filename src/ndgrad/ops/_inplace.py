@@ -10,7 +10,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _make, ERR_LEAF_INPLACE, ERR_INFERENCE_INPLACE
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
-from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered
+from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered, writeable
 from ._registry import defop, _NOT_OPERANDS
 from ..autograd._prof_state import HUB as _HUB
 
@@ -63,7 +63,7 @@ def _write(self, result):
             f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
             f"broadcast shape [{', '.join(map(str, result._data.shape))}]")
     data = self._data
-    if not data.flags.writeable:
+    if not writeable(data):
         raise RuntimeError(ERR_OVERLAP)
     if data.ndim:
         data[...] = result._data
@@ -186,7 +186,7 @@ def inplace(self, fn, *args, **kwargs):
 def _inplace(self, fn, *args, **kwargs):
     if not isinstance(self, Tensor):
         raise TypeError(f"in-place op on a non-tensor {type(self).__name__}")
-    if not self._data.flags.writeable:
+    if not writeable(self._data):
         raise RuntimeError(ERR_OVERLAP)
     if self._inference and not _state.inference:
         raise RuntimeError(ERR_INFERENCE_INPLACE)

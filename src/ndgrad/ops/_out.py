@@ -19,7 +19,7 @@ import warnings
 from . import _argcheck
 from ..autograd._prof_state import HUB as _HUB
 from .. import _dtype as D
-from .._backend import xp_of
+from .._backend import xp_of, data_ptr
 from .._tensor import Tensor
 from ._inplace import _can_cast, _type_name  # (canCast, and Float/Long/... names)
 
@@ -232,10 +232,10 @@ def _check_overlap(name, o, r, args, kwargs):
         root, b = a, a
         while getattr(b, "base", None) is not None:    # (the memory's owner, through views)
             b = b.base
-            if hasattr(b, "nbytes") and hasattr(b, "__array_interface__"):
+            if type(b) is type(a):
                 root = b
-        lo = root.__array_interface__["data"][0]
-        start = a.__array_interface__["data"][0]
+        lo = data_ptr(root)
+        start = data_ptr(a)
         if start + n * a.itemsize <= lo + root.nbytes:
             a = xp.lib.stride_tricks.as_strided(a, (n,), (a.itemsize,)) \
                 if hasattr(xp, "lib") else a
@@ -249,9 +249,7 @@ def _check_overlap(name, o, r, args, kwargs):
         b = t._data
         if type(b) is not type(a) or not xp.may_share_memory(a, b):
             continue
-        same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-                and a.shape == b.shape and a.strides == b.strides) \
-            if hasattr(a, "__array_interface__") else False
+        same = data_ptr(a) == data_ptr(b) and a.shape == b.shape and a.strides == b.strides
         if name in _NO_OVERLAP or not same:
             raise RuntimeError(_OVERLAP_INPUT)
 

@@ -1147,6 +1147,23 @@ def _public(op):
     return f
 
 
+def named_as_pytorch(ns, names, prefix=""):
+    """Give the Python functions ns[name] PyTorch's names, `prefix + name` (torch.linalg.det is
+    "linalg_det", torch.special.erf "special_erf", torch.arccos "arccos"): test ids, reprs and
+    logs read them. An alias (arccos of acos, special.erf of erf) becomes a function object of
+    its own, as PyTorch's aliases are."""
+    import types
+    for name in names:
+        f, want = ns.get(name), prefix + name
+        if type(f) is not types.FunctionType or f.__name__ == want:
+            continue
+        g = types.FunctionType(f.__code__, f.__globals__, want, f.__defaults__, f.__closure__)
+        g.__kwdefaults__, g.__doc__, g.__module__ = f.__kwdefaults__, f.__doc__, f.__module__
+        g.__dict__.update(f.__dict__)
+        g.__qualname__ = want
+        ns[name] = g
+
+
 def _tf_dispatch(op, args, kwargs):
     from .. import overrides
     relevant = _tf_relevant(args, kwargs) or []

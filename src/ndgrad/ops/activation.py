@@ -5,7 +5,7 @@
 import math
 
 from .. import _dtype as D
-from .._backend import numpy as _np
+from .._backend import numpy as _np, ufunc_reduce
 from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
 from ._registry import defop
@@ -49,8 +49,8 @@ def _short_rows(a, dim):
 def _reduce_keep(xp, ufunc, a, dim):
     """ufunc.reduce(a, axis=dim, keepdims=True), short rows as columns (_short_rows)."""
     if _short_rows(a, dim):
-        return ufunc.reduce(a.T.copy(), axis=0).reshape(a.shape[0], 1)
-    return ufunc.reduce(a, axis=dim, keepdims=True)
+        return ufunc_reduce(xp, ufunc, a.T.copy(), 0).reshape(a.shape[0], 1)
+    return ufunc_reduce(xp, ufunc, a, dim, True)
 
 
 def _softmax_fwd(xp, self, dim):
@@ -69,7 +69,7 @@ def _log_softmax_fwd(xp, self, dim):
     a, axis = (self.T.copy(), 0) if rows else (self, dim)
     # A row whose maximum is +-inf or nan comes out all nan, as PyTorch's (inf - inf). An op's
     # forward runs in NumPy's quiet error state: log(0) is silent
-    s = a - xp.maximum.reduce(a, axis=axis, keepdims=True)
+    s = a - ufunc_reduce(xp, xp.maximum, a, axis, True)
     lse = xp.add.reduce(xp.exp(s), axis=axis, keepdims=True)
     if not s.ndim:  # (0-d: NumPy's results are scalars)
         return s - xp.log(lse)

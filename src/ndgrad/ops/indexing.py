@@ -8,6 +8,7 @@ import builtins
 import math
 
 from .. import _dtype as D
+from .._backend import ufunc_at
 from ._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_error
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
@@ -91,7 +92,7 @@ def _index_add_fwd(xp, self, dim, index, source, alpha):
     if out.ndim == 0:
         out[...] += src.sum()
         return out
-    xp.add.at(out, (slice(None),) * dim + (index.reshape(-1),), src)
+    ufunc_at(xp, xp.add, out, (slice(None),) * dim + (index.reshape(-1),), src)
     return out
 
 
@@ -275,7 +276,7 @@ def _scatter_add_fwd(xp, self, dim, index, src):
     if out.ndim == 0:
         out[...] += _src_region(src, index).sum()
         return out
-    xp.add.at(out, _along(xp, out.ndim, dim, index), _src_region(src, index))
+    ufunc_at(xp, xp.add, out, _along(xp, out.ndim, dim, index), _src_region(src, index))
     return out
 
 
@@ -336,12 +337,12 @@ def _scatter_reduce_fwd(xp, self, dim, index, src, reduce, include_self):
     where = _along(xp, out.ndim, dim, index) if out.ndim else ()
     if reduce == "mean":
         cnt = xp.zeros(out.shape, dtype=out.dtype)
-        xp.add.at(cnt, where, 1)
+        ufunc_at(xp, xp.add, cnt, where, 1)
         if include_self:
             cnt = cnt + 1
         else:
             out[where] = 0
-        xp.add.at(out, where, src)
+        ufunc_at(xp, xp.add, out, where, src)
         cnt = xp.where(cnt == 0, 1, cnt)
         if out.dtype.kind in "iub":
             return (out // cnt).astype(out.dtype)
@@ -356,7 +357,7 @@ def _scatter_reduce_fwd(xp, self, dim, index, src, reduce, include_self):
             out = xp.where(first, fill, out).astype(self.dtype)
         else:
             out[where] = ident
-    ufunc.at(out, where, src)
+    ufunc_at(xp, ufunc, out, where, src)
     return out
 
 
@@ -575,7 +576,7 @@ def _take_backward_fwd(xp, grad, shape, index):
     for s in shape:
         n *= s
     z = xp.zeros(n, dtype=grad.dtype)
-    xp.add.at(z, index.reshape(-1) % builtins.max(n, 1), grad.reshape(-1))
+    ufunc_at(xp, xp.add, z, index.reshape(-1) % builtins.max(n, 1), grad.reshape(-1))
     return z.reshape(shape)
 
 

@@ -28,7 +28,7 @@ import itertools
 import math
 import threading
 
-from .._backend import numpy as _np
+from .._backend import numpy as _np, ufunc_accumulate, ufunc_at
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop
 from ._scratch import scratch as _scratch_slot
@@ -444,10 +444,10 @@ def _scatter_add_rows(xp, out, idx, src):
     first[0] = True
     xp.not_equal(si[1:], si[:-1], out=first[1:])
     pos = xp.arange(si.size)
-    rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))  # occurrence number
+    rank = pos - ufunc_accumulate(xp, xp.maximum, xp.where(first, pos, 0), 0)  # occurrence number
     layers = int(rank.max()) + 1
     if layers > _SCATTER_LAYERS:
-        xp.add.at(out, idx, src)
+        ufunc_at(xp, xp.add, out, idx, src)
         return
     by_layer = xp.argsort(rank, kind="stable")
     bounds = xp.cumsum(xp.bincount(rank, minlength=layers)).tolist()  # host: layer sizes
@@ -517,7 +517,7 @@ def _pool_scatter_fwd(xp, grad, indices, hw):
     out.fill(0)  # (not xp.zeros: calloc hands out fresh pages, see _scratch)
     flat = _scratch(xp, (N * C, math.prod(indices.shape[2:])), indices.dtype)
     xp.add(indices.reshape(flat.shape), xp.arange(0, N * C * L, L).reshape(-1, 1), out=flat)
-    xp.add.at(out.reshape(-1), flat.reshape(-1), grad.reshape(-1))   # windows may overlap
+    ufunc_at(xp, xp.add, out.reshape(-1), flat.reshape(-1), grad.reshape(-1))   # windows may overlap
     return out
 
 
@@ -812,7 +812,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
-    m = xp.maximum.reduce(s, axis=-1, keepdims=True)
+    m = s.max(axis=-1, keepdims=True)
     m[m == -xp.inf] = 0.0  # (rows with no allowed key: exp gives zeros)
     s -= m
     xp.exp(s, out=s)

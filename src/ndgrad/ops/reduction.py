@@ -8,7 +8,7 @@
 import math as _math
 
 from .. import _dtype as D
-from .._backend import numpy as _np, xp_of
+from .._backend import numpy as _np, xp_of, ufunc_accumulate, ufunc_reduce
 from .._tensor import Tensor, _wrap_dim, _make
 from ..return_types import make as _return_type
 from ._registry import defop
@@ -847,7 +847,7 @@ def _logcumsumexp_fwd(xp, self, dim):
         return self.copy()
     if self.dtype.kind == "c":
         return _logcumsumexp_complex(xp, self, dim)
-    return xp.logaddexp.accumulate(self, axis=dim)
+    return ufunc_accumulate(xp, xp.logaddexp, self, dim)
 
 
 def _logcumsumexp_complex(xp, x, dim):
@@ -874,7 +874,7 @@ def _logcumsumexp_complex(xp, x, dim):
     step = xp.zeros(x.shape, dtype=p.real.dtype)
     step[..., 1:] = wrap(p.imag[..., 1:] - p.imag[..., :-1])
     walked = xp.cumsum(xp.where(anchor, 0, step), axis=-1)
-    last = xp.maximum.accumulate(xp.where(anchor, xp.arange(n), 0), axis=-1)
+    last = ufunc_accumulate(xp, xp.maximum, xp.where(anchor, xp.arange(n), 0), -1)
     base = xp.take_along_axis(at_anchor - walked, last, axis=-1)
     imag = xp.where(xp.isfinite(p.imag), base + walked, p.imag)
     r = p.real + 1j * imag
@@ -1057,10 +1057,10 @@ def _mode_fwd(xp, self, dim, keepdim):
     if s.dtype.kind in "fc":
         same |= xp.isnan(s[:, 1:]) & xp.isnan(s[:, :-1])
     pos = xp.arange(n)
-    first = xp.maximum.accumulate(xp.where(xp.concatenate(
-        [xp.ones((s.shape[0], 1), bool), ~same], axis=1), pos, 0), axis=1)
-    last = n - 1 - xp.maximum.accumulate(xp.where(xp.concatenate(
-        [xp.ones((s.shape[0], 1), bool), ~same[:, ::-1]], axis=1), pos, 0), axis=1)[:, ::-1]
+    first = ufunc_accumulate(xp, xp.maximum, xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same], axis=1), pos, 0), 1)
+    last = n - 1 - ufunc_accumulate(xp, xp.maximum, xp.where(xp.concatenate(
+        [xp.ones((s.shape[0], 1), bool), ~same[:, ::-1]], axis=1), pos, 0), 1)[:, ::-1]
     best = xp.argmax(last - first, axis=1)  # the longest run; ties: the smallest value
     values = xp.take_along_axis(s, best[:, None], axis=1)
     hit = flat == values
@@ -1097,7 +1097,7 @@ def msort(input):
 
 def _hash_tensor_fwd(xp, self, dim, keepdim, floating):
     bits = self.astype("float64").view("uint64") if floating else self.astype("uint64")
-    return xp.asarray(xp.bitwise_xor.reduce(bits, axis=dim, keepdims=keepdim))
+    return xp.asarray(ufunc_reduce(xp, xp.bitwise_xor, bits, dim, keepdim))
 
 
 _hash_tensor = defop("hash_tensor", _hash_tensor_fwd, differentiable=False)

@@ -6,7 +6,7 @@
 import builtins
 
 from .. import _dtype as D
-from .._backend import ndarray as _ndarray, xp_of, _MODULES as _DEVICE_MODULES, dense_order
+from .._backend import ndarray as _ndarray, xp_of, ufunc_at, writeable, _MODULES as _DEVICE_MODULES, dense_order
 from .._tensor import Tensor, _make, _wrap_dim, Size
 from ..autograd.graph import _type_string
 from ._registry import defop
@@ -489,7 +489,7 @@ def _index_error(arr, key, exc):
 def _index_backward_fwd(xp, grad, shape, key):
     z = xp.zeros(shape, dtype=grad.dtype)
     if _has_advanced(key):
-        xp.add.at(z, key, grad)
+        ufunc_at(xp, xp.add, z, key, grad)
     else:
         z[key] = grad
     return z
@@ -561,7 +561,7 @@ def _index_put_fwd(xp, self, key, values, accumulate=False):
     out = self.copy()
     try:
         if accumulate:
-            xp.add.at(out, key, values)
+            ufunc_at(xp, xp.add, out, key, values)
         else:
             out[key] = values
     except ValueError:
@@ -790,7 +790,7 @@ def _diag_view_fwd(xp, self, offset, dim1, dim2):
     st = a.strides
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(st[i] for i in keep) + (st[dim1] + st[dim2],)
-    return D.as_strided(xp, a, shape, strides, writeable=a.flags.writeable)
+    return D.as_strided(xp, a, shape, strides, writeable=writeable(a))
 
 
 def _diag_backward_fwd(xp, grad, shape, offset, dim1, dim2):

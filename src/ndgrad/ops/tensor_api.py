@@ -8,7 +8,7 @@ import warnings
 
 from .. import _dtype as D
 from ._argcheck import argument_error as _argument_error
-from .._backend import xp_of
+from .._backend import xp_of, data_ptr
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
 from . import indexing, shape
@@ -398,7 +398,7 @@ def _contig_strides(size):
 
 def _is_set_to(self, tensor):
     a, b = self._data, tensor._data
-    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    return (type(a) is type(b) and data_ptr(a) == data_ptr(b)
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 

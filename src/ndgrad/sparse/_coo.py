@@ -14,7 +14,7 @@ PyTorch's.
 import warnings
 
 from .. import _dtype as D
-from .._backend import xp_of, move
+from .._backend import xp_of, move, ufunc_at
 from .._tensor import Tensor, Size, _make
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "jagged", "to_sparse"]
@@ -524,7 +524,7 @@ def add_into(dense, s, alpha=1.0):
     vals = s._vals._data if alpha == 1 else s._vals._data * alpha
     key = tuple(s._idx)
     if xp is not None and hasattr(xp, "add") and hasattr(xp.add, "at"):
-        xp.add.at(dense, key, vals.astype(dense.dtype, copy=False))
+        ufunc_at(xp, xp.add, dense, key, vals.astype(dense.dtype, copy=False))
     else:
         dense[key] += vals
     return dense

@@ -26,7 +26,7 @@ __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "Checkpoint
            "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
            "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
            "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
-           "GraphExecGroup"]
+           "GraphExecGroup", "SAC_IGNORED_OPS"]
 
 WARN_REENTRANT = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -372,3 +372,18 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
     return run(end + 1, len(functions) - 1)(input)
+
+
+def __getattr__(name):
+    # SAC_IGNORED_OPS: the ATen operators selective checkpointing never caches (detach and the
+    # metadata queries), as torch.ops.aten overloads; made on first use (torch.ops.aten loads
+    # the op namespace)
+    if name == "SAC_IGNORED_OPS":
+        from ..ops import aten
+        ops = {aten.detach.default, aten.is_contiguous.default, aten.is_contiguous.memory_format}
+        for n in ("dim", "numel", "size", "storage_offset", "stride", "sym_numel", "sym_size",
+                  "sym_storage_offset", "sym_stride"):
+            ops.add(getattr(aten, n).default)
+        globals()[name] = ops
+        return ops
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
