@@ -5,8 +5,9 @@ What is checked, from the source text alone (nothing is imported):
   `ndgrad/__init__` defines) at module level: `ndgrad/__init__` imports the submodules, so such
   an import is a circle through the whole package (the examples are programs, not layers);
 - the module-level import graph has no circle bigger than a module and its helper (two);
-- the top level of the package holds at most 8 private `_*.py` modules: the core and PyTorch's
-  own module names (the rest live in the namespace they serve);
+- the top level of the package holds at most 6 private `_*.py` modules, the core, besides
+  PyTorch's own private modules of the same name (torch._utils, ...); the rest live in the
+  namespace they serve;
 - no function of the engine (autograd/engine.py) or of the op registry (ops/_registry.py) is
   longer than 100 lines: each reads as named phases.
 Imports inside functions are not edges: they run at call time, once everything is loaded.
@@ -129,14 +130,18 @@ def test_no_import_circle_bigger_than_a_module_and_its_helper():
     assert [c for c in _circles(edges) if len(c) > 2] == []
 
 
-MAX_PRIVATE_TOP_LEVEL = 8
+MAX_PRIVATE_TOP_LEVEL = 6
+# private modules that are PyTorch's own modules of that name (torch._utils: what pickles and
+# libraries import from it), not ndgrad's core
+TORCH_MODULES = ("_config_module.py", "_jit_internal.py", "_utils.py")
 LONG = 100
 HOT = ("autograd/engine.py", "ops/_registry.py")
 
 
 def _private_top_level():
     return sorted(f for f in os.listdir(os.path.join(SRC, "ndgrad"))
-                  if f.startswith("_") and not f.startswith("__") and f.endswith(".py"))
+                  if f.startswith("_") and not f.startswith("__") and f.endswith(".py")
+                  and f not in TORCH_MODULES)
 
 
 def _long_functions(text, limit=LONG):

@@ -38,6 +38,7 @@ HOST_MODULES = {
     "serialization/__init__.py": "files: checkpoints are written from and read into host memory",
     "serialization/_rebuild.py": "reads PyTorch's checkpoint storages (host bytes) before placing them",
     "serialization/_weights_only_unpickler.py": "unpickling of host data",
+    "distributed/device_mesh.py": "a device mesh's rank tables: small host integers",
     "testing/_comparison.py": "assert_close compares host copies, as PyTorch's reports do",
     "autograd/gradcheck.py": "finite-difference Jacobians are assembled on the host",
     "distributed/distributed_c10d.py": "MPI buffers are host arrays (mpi4py)",

@@ -138,3 +138,11 @@ def test_digits_ddp_reaches_the_one_process_accuracy(tmp_path, capsys):
     assert len(accs) == 3, proc.stdout
     assert accs[-1] >= single["history"]["acc"][-1] - 0.02, (accs, single["history"]["acc"])
     assert (tmp_path / "ddp" / "digits_ddp_cnn.pt").exists()
+
+
+def test_device_mesh_subgroups_and_the_single_collectives_on_four_ranks():
+    """names_worker.py: a 2x2 DeviceMesh's groups, slices and local ranks, a partial mesh,
+    new_subgroups(_by_enumeration), split_group, shrink_group, all_gather_single,
+    reduce_scatter_single, the coalesced collectives, a tcp:// rendezvous (rank 0 serves the
+    TCPStore) and ProcessGroupGloo across 4 ranks."""
+    _ok(launch(4, os.path.join(HERE, "names_worker.py")), "names ok", 4)

@@ -93,16 +93,113 @@ def result_type(tensor=_ABSENT, other=_ABSENT, *, scalar=_ABSENT, scalar1=_ABSEN
     return _result_type(*operands)
 
 
-_deterministic = [False]
+_deterministic = [False, False]    # (enabled, warn_only)
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """NumPy kernels are deterministic already; the flag is only remembered."""
-    _deterministic[0] = type(True)(mode)
+    """NumPy kernels are deterministic already; the flags are only remembered."""
+    if not isinstance(mode, type(True)):
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
+    _deterministic[:] = [mode, type(True)(warn_only)]
 
 
 def are_deterministic_algorithms_enabled():
     return _deterministic[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic[1]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """0 / "default": off; 1 / "warn": warn on nondeterministic ops; 2 / "error": raise."""
+    if not isinstance(debug_mode, (type(1), str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        modes = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in modes:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError("invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    return (1 if _deterministic[1] else 2) if _deterministic[0] else 0
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """torch.set_anomaly_enabled: autograd's anomaly mode on or off (as detect_anomaly)."""
+    from .autograd import anomaly_mode
+    anomaly_mode.set_detect_anomaly(enabled, check_nan)
+
+
+
+def init_num_threads():
+    """Nothing to initialise: NumPy's BLAS owns its threads."""
+
+
+def is_distributed(input):
+    return False
+
+
+def is_vulkan_available():
+    return False
+
+
+def sym_fresh_size(expr):
+    return tensor(expr).item()
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """torch.cond(pred, true_fn, false_fn, operands): eagerly, the branch `pred` selects (a bool
+    or a one-element tensor), called on the operands (a tuple or list of tensors)."""
+    if not isinstance(operands, (tuple, list)):
+        raise RuntimeError(f"Expect operands to be a tuple of possibly nested dict/list/tuple "
+                           f"that only consists of tensor leaves, but got {operands}.")
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError("Expected pred to be bool or single-element tensor, but got "
+                               f"{pred}.")
+        pred = pred.item()
+    elif not isinstance(pred, (type(True), type(1))):
+        raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
+    if not callable(true_fn) or not callable(false_fn):
+        raise RuntimeError("Expect both branches to be callable.")
+    return (true_fn if pred else false_fn)(*operands)
+
+
+class FatalError(Exception):
+    pass
+
+
+class OutOfMemoryError(RuntimeError):
+    """Memory could not be allocated on a device (torch.cuda.OutOfMemoryError too)."""
+
+
+class AggregationType(__import__("enum").Enum):
+    """torch.AggregationType (SUM, AVG; the statistics aggregations of PyTorch's profiler)."""
+    SUM = 0
+    AVG = 1
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
+
+
+SUM, AVG = AggregationType.SUM, AggregationType.AVG
+
+
+class AcceleratorError(RuntimeError):
+    """An error of the accelerator's runtime (PyTorch's torch.AcceleratorError)."""
+
+
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
 
 def set_num_threads(n):
@@ -150,7 +247,8 @@ def _legacy_type(dt):
         return empty(*(args or (0,)), dtype=dt)
 
     name = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name.capitalize())
+            "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16", "int8": "Char",
+            "int16": "Short"}.get(dt.name, dt.name.capitalize())
     return type(name + "Tensor", (), {"__new__": new, "dtype": dt})
 
 
@@ -162,9 +260,18 @@ BoolTensor = _legacy_type(bool)
 ByteTensor = _legacy_type(uint8)
 HalfTensor = _legacy_type(float16)
 BFloat16Tensor = _legacy_type(bfloat16)
+CharTensor = _legacy_type(int8)
+ShortTensor = _legacy_type(int16)
 
 
 from . import cuda, accelerator, random  # noqa: E402
+cuda.OutOfMemoryError = OutOfMemoryError
+from . import storage  # noqa: E402
+from .storage import (TypedStorage, UntypedStorage, FloatStorage, DoubleStorage,  # noqa: E402
+                      HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage,
+                      CharStorage, ByteStorage, BoolStorage, ComplexFloatStorage,
+                      ComplexDoubleStorage)
+Tensor.storage_type = storage.storage_type
 from .random import (manual_seed, seed, initial_seed, get_rng_state,  # noqa: E402,F811
                      set_rng_state)
 
@@ -339,7 +446,7 @@ del _named, _tensor_methods, _n, _f
 
 # submodules PyTorch imports lazily (`torch._dynamo`), or that are heavier than most programs need
 _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
-                              "nested", "multiprocessing", "_jit_internal", "storage", "xpu",
+                              "nested", "multiprocessing", "_jit_internal", "xpu",
                               "mps", "types", "_utils", "_logging", "_subclasses", "fx",
                               "onnx"))
 
@@ -347,6 +454,9 @@ _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "librar
 def __getattr__(name):
     if name == "torch":   # PyTorch's torch/__init__ imports torch: torch.torch is torch
         return _importlib.import_module(__name__)
+    if name == "JITException":          # (torch.jit.Error; jit loads on first use)
+        from .jit import Error
+        return Error
     if name in _LAZY_SUBMODULES:
         try:
             return _importlib.import_module(f"{__name__}.{name}")

@@ -303,7 +303,7 @@ class Tensor:
         return _data_ptr(self._data)
 
     def untyped_storage(self):
-        return _Storage(self)
+        return UntypedStorage(self)
 
     @property
     def _cdata(self):
@@ -676,11 +676,20 @@ def _is_view(t):
 Tensor.is_view = _is_view  # not torch API, but handy for tests
 
 
-class _Storage:
-    """Just enough of untyped_storage() to compare data pointers."""
+class UntypedStorage:
+    """torch.UntypedStorage: the bytes of a tensor's memory (its base's), or new ones
+    (`UntypedStorage(n)` zeros, `UntypedStorage([bytes...])`)."""
 
-    def __init__(self, t):
-        base = t._base if t._base is not None else t
+    def __init__(self, *args, device=None):
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            t = args[0]
+            base = t._base if t._base is not None else t
+        else:
+            from ._creation import tensor, zeros
+            if len(args) == 1 and not isinstance(args[0], (int, _np.integer)):
+                base = tensor(list(args[0]), dtype=D.uint8, device=device)
+            else:
+                base = zeros(args[0] if args else 0, dtype=D.uint8, device=device)
         self._t = base
 
     def data_ptr(self):
@@ -688,6 +697,28 @@ class _Storage:
 
     def nbytes(self):
         return self._t._data.nbytes
+
+    def size(self):
+        return self.nbytes()
+
+    __len__ = size
+
+    def element_size(self):
+        return 1
+
+    @property
+    def device(self):
+        return self._t.device
+
+    def _bytes(self):
+        host = to_numpy(self._t._data)  # host: the storage's bytes, read as Python numbers
+        return _np.ascontiguousarray(host).reshape(-1).view(_np.uint8)  # host: (see above)
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    def __getitem__(self, i):
+        return self._bytes()[i].tolist()
 
 
 _TYPED_WARNED = [False]
@@ -704,10 +735,29 @@ def _warn_typed_storage_removal():
             "tensor.untyped_storage() instead of tensor.storage()", UserWarning, stacklevel=3)
 
 
-class TypedStorage(_Storage):
-    """Tensor.storage(): the elements of the base tensor's memory, of its dtype."""
+class TypedStorage(UntypedStorage):
+    """Tensor.storage(): the elements of the base tensor's memory, of its dtype; or new ones,
+    `TypedStorage(n, dtype=...)` or `TypedStorage(sequence, dtype=...)` (the legacy classes,
+    torch.FloatStorage(...), fix the dtype)."""
     dtype = property(lambda self: self._t.dtype)
     device = property(lambda self: self._t.device)
+
+    def __init__(self, *args, dtype=None, device=None, wrap_storage=None, _internal=False):
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            UntypedStorage.__init__(self, args[0])
+            return
+        from ._creation import tensor, empty
+        dt = getattr(type(self), "_legacy_dtype", None) or dtype or D.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], (int, _np.integer)):
+            self._t = tensor(list(args[0]), dtype=dt, device=device)
+        else:
+            self._t = empty(args[0] if args else 0, dtype=dt, device=device)
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return (body + "\n" if body else "") + \
+            f"[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of size " \
+            f"{len(self)}]"
 
     def __len__(self):
         return self._t._data.size
@@ -725,7 +775,7 @@ class TypedStorage(_Storage):
         return self._t.reshape(-1)[i].item()
 
     def untyped(self):
-        return _Storage(self._t)
+        return UntypedStorage(self._t)
 
 
 def _rebuild_tensor(array, requires_grad, device=None):

@@ -39,6 +39,16 @@ __all__ = [
     "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list", "monitored_barrier",
     "get_node_local_rank", "is_backend_available", "DistError", "DistBackendError",
     "DistNetworkError", "DistStoreError", "QueueEmptyError",
+    # PyTorch 2.13's others
+    "AllToAllOptions", "AllreduceCoalescedOptions", "AllreduceOptions", "BackendConfig",
+    "BarrierOptions", "BroadcastOptions", "BuiltinCommHookType", "DebugLevel", "GatherOptions",
+    "GradBucket", "GroupName", "Logger", "ProcessGroupGloo", "RankType", "ReduceOptions",
+    "ReduceScatterOptions", "Reducer", "ScatterOptions", "all_gather_coalesced",
+    "all_gather_single", "all_reduce_coalesced", "default_pg_timeout", "get_backend_config",
+    "get_debug_level", "get_default_backend_for_device", "get_pg_count", "is_ucc_available",
+    "is_xccl_available", "log", "new_subgroups", "new_subgroups_by_enumeration", "record_comm",
+    "reduce_op", "reduce_scatter_single", "set_debug_level", "set_debug_level_from_env",
+    "shrink_group", "split_group", "supports_complex", "timedelta",
 ]
 
 ERR_NOT_INIT = ("Default process group has not been initialized, please make sure to call "
@@ -199,6 +209,7 @@ class _World:
         self.pg = None          # the default group
         self.groups = []        # every group this process created (to free them)
         self.excepthook = None
+        self.group_count = 0    # PyTorch's: groups named by a counter (get_pg_count)
 
 
 _world = _World()
@@ -289,7 +300,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     os.environ.setdefault("MASTER_ADDR", "localhost" if local_size == n else master)
     os.environ.setdefault("MASTER_PORT", "29500")
     _world.pg = ProcessGroup(comm, range(n), name)
+    _world.pg._name, _world.pg._desc = group_name or "0", "default_pg"
     _world.groups = [_world.pg]
+    _world.group_count = 1
     if n > 1 and _world.excepthook is None:
         _install_abort_on_error()
 
@@ -329,6 +342,7 @@ def destroy_process_group(group=None):
                 g._comm = None
         _world.groups = []
         _world.pg = None
+        _world.group_count = 0
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return
@@ -358,9 +372,19 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     me = pg.rank()
     color = 0 if me in ranks else MPI.UNDEFINED
     comm = pg._comm.Split(color, ranks.index(me) if me in ranks else 0)
+    if use_local_synchronization:       # PyTorch: a hash of the ranks
+        import hashlib
+        unique = "_".join(["_".join(map(str, ranks)), str(len(_world.groups))])
+        gname = hashlib.sha1(bytes(unique, "utf-8")).hexdigest()
+    else:                               # PyTorch names these groups by its counter
+        gname = str(_world.group_count)
+        _world.group_count += 1
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     g = ProcessGroup(comm, ranks, _backend_name(backend) if backend else pg._backend)
+    g._name = gname
+    if group_desc is not None:
+        g._desc = group_desc
     _world.groups.append(g)
     return g
 
@@ -815,16 +839,29 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                 list(tensor_list))
 
 
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """Every rank's input, concatenated (rank order) into `output_tensor` (its shape: the
+    concatenation or the stack of the inputs)."""
+    return _all_gather_single(output_tensor, input_tensor, group, async_op, "all_gather_single")
+
+
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    """Every rank's input, concatenated (rank order) into `output_tensor`."""
+    """Deprecated in PyTorch 2.13 (FutureWarning): all_gather_single."""
+    _deprecated_call("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+                     "`torch.distributed.all_gather_single` instead.")
+    return _all_gather_single(output_tensor, input_tensor, group, async_op,
+                              "all_gather_into_tensor")
+
+
+def _all_gather_single(output_tensor, input_tensor, group, async_op, name):
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
+    a = _tensor(input_tensor, name, "input_tensor")
     n = pg.size()
 
     def check():
-        o = _tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
+        o = _tensor(output_tensor, name, "output_tensor")
         if output_tensor.dtype is not input_tensor.dtype:
             raise TypeError("output tensor must have the same type as input tensor")
         if o.size != n * a.size:
@@ -923,18 +960,30 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return _reduce_scatter_arrays(pg, stacked, a, output, op, async_op)
 
 
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Rank r's `output` = the reduction over ranks of the r-th chunk of their `input` (the
+    concatenation or the stack of the outputs)."""
+    return _reduce_scatter_single(output, input, op, group, async_op, "reduce_scatter_single")
+
+
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    """Rank r's `output` = the reduction over ranks of the r-th chunk of their `input`."""
+    """Deprecated in PyTorch 2.13 (FutureWarning): reduce_scatter_single."""
+    _deprecated_call("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                     "`torch.distributed.reduce_scatter_single` instead.")
+    return _reduce_scatter_single(output, input, op, group, async_op, "reduce_scatter_tensor")
+
+
+def _reduce_scatter_single(output, input, op, group, async_op, name):
     pg = _group(group)
     if pg is None:
         return None
-    a = _tensor(output, "reduce_scatter_tensor", "output")
+    a = _tensor(output, name, "output")
     op = _redop(op)
     n = pg.size()
 
     def check():
-        i = _tensor(input, "reduce_scatter_tensor", "input")
-        _check_reduce_dtype("reduce_scatter_tensor", output.dtype, op)
+        i = _tensor(input, name, "input")
+        _check_reduce_dtype(name, output.dtype, op)
         if input.dtype is not output.dtype:
             raise TypeError("input tensor must be the same type as the output tensor.")
         if i.size != n * a.size:
@@ -1368,3 +1417,926 @@ class DistStoreError(DistError):
 
 class QueueEmptyError(DistStoreError):
     """Raised when a store queue is empty."""
+
+
+# ------------------------------------------------------------- options, debug level, helpers
+# PyTorch 2.13's remaining public names of torch.distributed (distributed_c10d.py, constants.py,
+# the C++ bindings it re-exports), on the process groups above.
+
+import datetime as _datetime  # noqa: E402
+import logging as _logging  # noqa: E402
+import warnings as _warnings  # noqa: E402
+from datetime import timedelta  # noqa: E402,F401  (torch.distributed.timedelta is datetime's)
+from typing import NewType as _NewType  # noqa: E402
+
+from .constants import default_pg_timeout  # noqa: E402,F401
+
+log = _logging.getLogger("torch.distributed")   # PyTorch's logger and its name
+
+GroupName = _NewType("GroupName", str)
+GroupName.__module__ = __name__
+
+
+try:
+    from .. import SymInt as _SymInt
+    RankType = int | _SymInt
+except ImportError:          # PyTorch's is int | SymInt; ndgrad has no SymInt: int
+    RankType = int
+
+_UNSET_TIMEOUT = _datetime.timedelta(milliseconds=-1)   # c10d's kUnsetTimeout
+
+
+class _Options:
+    """A collective's options struct (PyTorch's C++ *Options bound to Python): plain attributes
+    with PyTorch's defaults; the process group's methods read them."""
+    _fields = ()
+
+    def __init__(self):
+        self.timeout = _UNSET_TIMEOUT
+        self.asyncOp = True
+        for name, default in self._fields:
+            setattr(self, name, default() if callable(default) else default)
+
+
+class AllreduceOptions(_Options):
+    _fields = (("reduceOp", ReduceOp),)
+
+
+class AllreduceCoalescedOptions(AllreduceOptions):
+    pass
+
+
+class ReduceOptions(_Options):
+    _fields = (("reduceOp", ReduceOp), ("rootRank", 0), ("rootTensor", 0))
+
+
+class BroadcastOptions(_Options):
+    _fields = (("rootRank", 0), ("rootTensor", 0))
+
+
+class AllgatherOptions(_Options):
+    pass
+
+
+class GatherOptions(_Options):
+    _fields = (("rootRank", 0),)
+
+
+class ScatterOptions(_Options):
+    _fields = (("rootRank", 0),)
+
+
+class ReduceScatterOptions(_Options):
+    _fields = (("reduceOp", ReduceOp),)
+
+
+class AllToAllOptions(_Options):
+    pass
+
+
+class BarrierOptions(_Options):
+    _fields = (("device_ids", list), ("device", None))
+
+
+class DebugLevel(enum.Enum):
+    """TORCH_DISTRIBUTED_DEBUG's levels: OFF, INFO, DETAIL (a pybind enum in PyTorch: int()
+    gives the value, it does not compare equal to an int)."""
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
+
+
+_DEBUG = {"level": None}
+
+
+def set_debug_level(level):
+    if not isinstance(level, DebugLevel):
+        raise TypeError("set_debug_level(): incompatible function arguments. The following "
+                        "argument types are supported:\n    1. (arg0: torch._C._distributed_c10d"
+                        f".DebugLevel) -> None\n\nInvoked with: {level!r}")
+    _DEBUG["level"] = level
+
+
+def set_debug_level_from_env():
+    """TORCH_DISTRIBUTED_DEBUG (OFF, INFO or DETAIL, any case; unset: OFF)."""
+    value = os.environ.get("TORCH_DISTRIBUTED_DEBUG")
+    if value is None:
+        _DEBUG["level"] = DebugLevel.OFF
+        return
+    try:
+        _DEBUG["level"] = DebugLevel[value.upper()]
+    except KeyError:
+        raise ValueError("The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or "
+                         "DETAIL.") from None
+
+
+def get_debug_level():
+    if _DEBUG["level"] is None:       # read once, on first use, as c10d does
+        set_debug_level_from_env()
+    return _DEBUG["level"]
+
+
+class BuiltinCommHookType(enum.Enum):
+    """DistributedDataParallel.register_builtin_comm_hook's hooks."""
+    ALLREDUCE = 1
+    FP16_COMPRESS = 2
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
+
+
+def is_ucc_available():
+    return False
+
+
+def is_xccl_available():
+    return False
+
+
+def supports_complex(reduceOp):
+    """True when `reduceOp` is defined on complex tensors (SUM and AVG)."""
+    deny = (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR,
+            ReduceOp.BXOR)
+    op = reduceOp.op if isinstance(reduceOp, ReduceOp) else reduceOp
+    return op not in deny
+
+
+class _reduce_op:
+    """Deprecated enum-like class: use ReduceOp (every attribute read warns, as PyTorch's)."""
+
+    def __init__(self):
+        for k, v in RedOpType.__members__.items():
+            setattr(self, k, v)
+        self.__members__ = RedOpType.__members__
+
+    def __getattribute__(self, key):
+        _warnings.warn("`torch.distributed.reduce_op` is deprecated, please use "
+                       "`torch.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
+        return object.__getattribute__(self, key)
+
+
+reduce_op = _reduce_op()
+
+Backend.XCCL = "xccl"
+Backend.FAKE = "fake"
+Backend.backend_list = ["undefined", "gloo", "nccl", "xccl", "ucc", "mpi", "fake"]
+Backend.default_device_backend_map = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl",
+                                      "mps": "gloo"}
+Backend.backend_capability = {"gloo": ["cpu", "cuda"], "nccl": ["cuda"], "xccl": ["xpu"],
+                              "ucc": ["cpu", "cuda"], "mpi": ["cpu", "cuda"],
+                              "fake": ["cpu", "cuda", "hpu", "xpu"]}
+
+
+class BackendConfig:
+    """The device -> backend map of a process group ("cpu:gloo,cuda:gloo" for "gloo")."""
+
+    def __init__(self, backend):
+        self.device_backend_map = {}
+        backend = str(backend)
+        if backend == Backend.UNDEFINED:
+            self.device_backend_map["cpu"] = Backend("gloo")   # no accelerator: the CPU's
+        elif backend.lower() in Backend.backend_list:
+            value = Backend(backend)
+            self.device_backend_map = dict.fromkeys(
+                Backend.backend_capability[backend.lower()], value)
+        elif ":" in backend:
+            message = (f"The custom backend string argument is invalid: {backend}.\n"
+                       "                Custom backend string is an experimental feature where "
+                       "the backend string must be in the format:\n                "
+                       "\"<device_type1>:<backend1>,<device_type2>:<backend2>...\". e.g. "
+                       "'cpu:gloo,cuda:nccl'")
+            for pair in backend.lower().split(","):
+                parts = pair.split(":")
+                if len(parts) != 2:
+                    raise ValueError(f"Invalid device:backend pairing: {pair}. {message}")
+                device, name = parts
+                if device in self.device_backend_map:
+                    raise ValueError(f"Duplicate device type {device} in backend string: "
+                                     f"{name}. {message}")
+                self.device_backend_map[device] = Backend(name)
+        else:
+            _warnings.warn(f"Device capability of {backend} unknown, assuming `cpu` and "
+                           "`cuda`. You can specify it in `device:backend` format in "
+                           "`init_process_group` call.", stacklevel=2)
+            value = Backend(backend)
+            self.device_backend_map = {"cpu": value, "cuda": value, "xpu": value}
+
+    def __repr__(self):
+        return ",".join(f"{d}:{b}" for d, b in self.device_backend_map.items())
+
+    def get_device_backend_map(self):
+        return self.device_backend_map
+
+
+def get_backend_config(group=None):
+    """The group's backend configuration as a string: "cpu:gloo,cuda:gloo" for gloo."""
+    pg = _default() if group is None else group
+    if pg is GroupMember.NON_GROUP_MEMBER:
+        raise ValueError("Invalid process group specified")
+    pg = _group(pg)
+    return str(getattr(pg, "_config", None) or BackendConfig(pg._backend))
+
+
+def get_default_backend_for_device(device):
+    from .. import device as _device_type
+    device_str = device.type if isinstance(device, _device_type) else _device_type(device).type
+    backend = Backend.default_device_backend_map.get(device_str)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
+
+
+def get_pg_count():
+    """The number of process groups created since the default one (PyTorch's group_count: the
+    default group and each new_group count; destroying the default group resets it)."""
+    return _world.group_count
+
+
+_COMM_NAME = {"name": None}
+
+
+@__import__("contextlib").contextmanager
+def record_comm(name):
+    """Context manager naming the collectives issued inside it (their profiling title)."""
+    prev = _COMM_NAME["name"]
+    _COMM_NAME["name"] = name
+    try:
+        yield
+    finally:
+        _COMM_NAME["name"] = prev
+
+
+# ------------------------------------------------------------------ collectives' other forms
+
+def _deprecated_call(message):
+    _warnings.warn(message, FutureWarning, stacklevel=3)
+
+
+def _check_tensor_list(param, param_name):
+    from .._tensor import Tensor
+    if not isinstance(param, list):
+        raise TypeError(f"Invalid function argument. Expected parameter `{param_name}` of type "
+                        f"List[torch.Tensor]\n             but got {type(param)} instead.")
+    if not all(isinstance(p, Tensor) for p in param):
+        raise TypeError(f"Invalid function argument. Expected parameter `{param_name}` of type "
+                        f"List[torch.Tensor]\n             but got {type(param)} with elements "
+                        f"of type {[type(p) for p in param]}.")
+
+
+def _ensure_same_dtype(tensors):
+    if tensors:
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype is not dtype:
+                raise ValueError("Invalid usage of tensors with different dtypesFound "
+                                 f"{dtype} and  {t.dtype}")
+
+
+def _flat_views(tensors):
+    from .. import cat
+    return cat([t.reshape(-1) for t in tensors]) if tensors else None
+
+
+def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
+    """Deprecated (PyTorch's FutureWarning): all_reduce of every tensor of `tensors` in one
+    message (one dtype)."""
+    _deprecated_call("`torch.distributed.all_reduce_coalesced` will be deprecated. If you must "
+                     "use it, please revisit our documentation later at "
+                     "https://pytorch.org/docs/main/distributed.html#collective-functions")
+    from .._tensor import Tensor
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    _check_tensor_list(tensors, "tensor")
+    _ensure_same_dtype(tensors)
+    pg = _group(group)
+    if pg is None or not tensors:
+        return None
+    if any(t.is_complex() for t in tensors) and not supports_complex(op):
+        raise ValueError(f"all_reduce does not support {op} on complex tensors")
+    flat = _flat_views(tensors)
+
+    def finish():
+        off = 0
+        for t in tensors:
+            n = t.numel()
+            t._data[...] = flat._data[off:off + n].reshape(t._data.shape)
+            off += n
+    work = all_reduce(flat, op=op, group=group, async_op=True)
+    return _then(work, finish, tensors, async_op)
+
+
+def _then(work, finish, result, async_op):
+    """`work` followed by `finish()`: waited here unless async_op, else (as PyTorch's coalesced
+    collectives) a Future completing with `result`."""
+    if work is None:
+        return None
+    if not async_op:
+        work.wait()
+        finish()
+        return None
+    if work._done:
+        finish()
+        return _done(True, result).get_future()
+    return Work(work._requests, finish=lambda: (work._complete(), finish()),
+                result=result).get_future()
+
+
+def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
+    """Deprecated (PyTorch's FutureWarning): output_tensor_lists[r][i] = rank r's
+    input_tensor_list[i], in one message."""
+    _deprecated_call("`torch.distributed.all_gather_coalesced` will be deprecated. If you must "
+                     "use it, please revisit our documentation later at "
+                     "https://pytorch.org/docs/main/distributed.html#collective-functions")
+    pg = _group(group)
+    if pg is None:
+        return None
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _ensure_same_dtype(input_tensor_list)
+    if not isinstance(output_tensor_lists, list):
+        raise TypeError("Invalid function argument: output_tensor_lists should be a list")
+    for out in output_tensor_lists:
+        _check_tensor_list(out, "output_tensor_lists")
+        _ensure_same_dtype(out)
+    n = pg.size()
+    if len(output_tensor_lists) != n:
+        raise RuntimeError(f"all_gather_coalesced: output_tensor_lists must have one list per "
+                           f"rank of the group ({n}), got {len(output_tensor_lists)}")
+    flat = _flat_views(input_tensor_list)
+    if flat is None:
+        return None
+    from .. import empty
+    gathered = empty((n * flat.numel(),), dtype=flat.dtype)
+
+    def finish():
+        rows = gathered._data.reshape(n, -1)
+        for r, outs in enumerate(output_tensor_lists):
+            off = 0
+            for t in outs:
+                k = t.numel()
+                t._data[...] = rows[r, off:off + k].reshape(t._data.shape)
+                off += k
+    work = _all_gather_single(gathered, flat, group, True, "all_gather_coalesced")
+    return _then(work, finish, [t for o in output_tensor_lists for t in o], async_op)
+
+
+# ------------------------------------------------------------------------------- subgroups
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None):
+    """Split `group` (the world by default) into consecutive subgroups of `group_size` ranks:
+    (this rank's subgroup, every subgroup). Every rank of the world must call it."""
+    if group_size is None:
+        raise ValueError("Default group size only takes effect when CUDA is available.If your "
+                         "subgroup using a backend that does not depend on CUDA,please pass in "
+                         "'group_size' correctly.")
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group=group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size "
+                         f"({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by "
+                         f"'group_size={group_size}'")
+    ranks = get_process_group_ranks(group if group is not None else _default())
+    return new_subgroups_by_enumeration(
+        [ranks[i:i + group_size] for i in range(0, len(ranks), group_size)], timeout=timeout,
+        backend=backend, pg_options=pg_options, group_desc=group_desc)
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None,
+                                 pg_options=None, group_desc=None):
+    """One new_group per list of global ranks (they may not overlap): (this rank's subgroup or
+    None, every subgroup). Every rank of the world must call it."""
+    if ranks_per_subgroup_list is None or len(ranks_per_subgroup_list) == 0:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    subgroups, cur, seen = [], None, {}
+    me = get_rank()
+    for ranks in ranks_per_subgroup_list:
+        sub = new_group(ranks=ranks, timeout=timeout, backend=backend, pg_options=pg_options,
+                        group_desc=group_desc)
+        subgroups.append(sub)
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {seen[r]} and {ranks}")
+            seen[r] = ranks
+            if r == me:
+                cur = sub
+                log.info("Rank %s is assigned to subgroup %s", r, ranks)
+    return cur, subgroups
+
+
+def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
+                group_desc=None, backend=None):
+    """Split `parent_pg` (the default group) into the groups of `split_ranks` (lists of the
+    parent's group ranks) with one communicator split; returns this rank's group, or None where
+    the rank is in none of them. Every rank of the parent must call it. (PyTorch splits only
+    NCCL/XCCL groups and raises on CPU; MPI communicators split, so ndgrad's do.)"""
+    if split_ranks is None or len(split_ranks) == 0:
+        raise ValueError("split_ranks cannot be None or empty")
+    default = _default()
+    parent = default if parent_pg is None else _group(parent_pg)
+    if parent is None:
+        raise ValueError(f"Group {parent_pg} is not registered")
+    n_world = default.size()
+    my_rank = parent.rank()
+    mine = None
+    for ranks in split_ranks:
+        if len(ranks) == 0:
+            raise ValueError("the split group cannot be empty")
+        if len(ranks) > n_world:
+            raise ValueError("the split group's size should be less or equal to the world_size "
+                             "set by init_process_group")
+        if len(ranks) != len(set(ranks)):
+            raise ValueError("the split group cannot have duplicate ranks")
+        ranks = sorted(ranks)
+        if mine is None and my_rank in ranks:
+            mine = ranks
+    MPI = _mpi()
+    color = MPI.UNDEFINED if mine is None else split_ranks.index(
+        next(r for r in split_ranks if sorted(r) == mine))
+    comm = parent._comm.Split(color, mine.index(my_rank) if mine is not None else 0)
+    if comm == MPI.COMM_NULL:
+        return None
+    name = _backend_name(backend) if backend else parent._backend
+    g = ProcessGroup(comm, [parent._ranks[r] for r in mine], name)
+    _world.groups.append(g)
+    return g
+
+
+SHRINK_DEFAULT = 0x00
+SHRINK_ABORT = 0x01
+
+
+def shrink_group(ranks_to_exclude, group=None, shrink_flags=SHRINK_DEFAULT, pg_options=None):
+    """The group without `ranks_to_exclude` (its group ranks), created by the remaining ranks
+    alone (MPI_Comm_create_group: the excluded ones, failed or gone, take no part). The old group
+    is destroyed; shrinking the default group replaces it (ranks renumbered) and destroys every
+    other group, as PyTorch does."""
+    if not isinstance(ranks_to_exclude, list):
+        raise TypeError(f"ranks_to_exclude must be a list, but got "
+                        f"{type(ranks_to_exclude).__name__}. Example: [1, 3, 5] to exclude ranks "
+                        f"1, 3, and 5.")
+    if not ranks_to_exclude:
+        raise ValueError("ranks_to_exclude cannot be empty. To shrink a group, you must specify "
+                         "at least one rank to exclude. Example: [failed_rank_id]")
+    if not isinstance(shrink_flags, int) or shrink_flags not in (SHRINK_DEFAULT, SHRINK_ABORT):
+        raise ValueError(f"Invalid shrink_flags value: {shrink_flags}. Must be one of: "
+                         f"SHRINK_DEFAULT ({SHRINK_DEFAULT}) or SHRINK_ABORT ({SHRINK_ABORT}). "
+                         f"Use SHRINK_ABORT to abort ongoing operations before shrinking.")
+    pg = _default() if group is None else _group(group)
+    size = pg.size()
+    if size <= 1:
+        raise ValueError(f"Cannot shrink a process group with size {size}. Group must have at "
+                         f"least 2 ranks to support shrinking.")
+    me = pg.rank()
+    excluded = set()
+    for i, r in enumerate(ranks_to_exclude):
+        if not isinstance(r, int):
+            raise TypeError(f"All elements in ranks_to_exclude must be integers. Element at "
+                            f"index {i} is {type(r).__name__}: {r}")
+        if not 0 <= r < size:
+            raise ValueError(f"Rank {r} at index {i} is out of bounds for group size {size}. "
+                             f"Valid ranks are in range [0, {size - 1}].")
+        if r in excluded:
+            raise ValueError(f"Duplicate rank {r} found in ranks_to_exclude at index {i}. Each "
+                             f"rank can only be excluded once.")
+        excluded.add(r)
+    if len(excluded) >= size:
+        raise ValueError(f"Cannot exclude all {size} ranks from process group. At least one rank "
+                         f"must remain. Excluding {len(excluded)} ranks.")
+    if me in excluded:
+        raise RuntimeError(f"Current rank {me} is in the exclusion list and should not call "
+                           f"shrink_group(). Only non-excluded ranks should participate in the "
+                           f"shrinking operation. Excluded ranks should terminate their "
+                           f"processes instead.")
+    keep = [r for r in range(size) if r not in excluded]
+    mgroup = pg._comm.Get_group().Incl(keep)
+    comm = pg._comm.Create_group(mgroup, 7)
+    mgroup.Free()
+    is_default = pg is _world.pg
+    if is_default:
+        for g in list(_world.groups):
+            if g is not pg and g._comm is not None:
+                g._comm.Free()
+                g._comm = None
+        _world.groups = [pg]
+        new = ProcessGroup(comm, range(len(keep)), pg._backend)
+    else:
+        new = ProcessGroup(comm, [pg._ranks[r] for r in keep], pg._backend)
+    pg._comm.Free()
+    pg._comm = None
+    if is_default:
+        _world.pg = new
+        _world.groups = [new]
+    else:
+        if pg in _world.groups:
+            _world.groups.remove(pg)
+        _world.groups.append(new)
+    return new
+
+
+# ------------------------------------------------------------------------------- breakpoint
+
+_breakpoint_cache = {}
+
+
+def _make_distributed_pdb():
+    """A Pdb that reads /dev/stdin (a launched rank's stdin is not the terminal's)."""
+    import pdb
+
+    class _DistributedPdb(pdb.Pdb):
+        def interaction(self, *args, **kwargs):
+            _stdin = sys.stdin
+            try:
+                with open("/dev/stdin") as sys.stdin:
+                    pdb.Pdb.interaction(self, *args, **kwargs)
+            finally:
+                sys.stdin = _stdin
+
+    return _DistributedPdb()
+
+
+def breakpoint(rank=0, skip=0, timeout_s=3600):
+    """A pdb breakpoint on rank `rank` only; the other ranks wait in a barrier until it goes on.
+    `skip`: skip the first `skip` calls from the same place."""
+    if skip > 0:
+        import traceback
+        key = hash(str(traceback.format_exc()))
+        counter = _breakpoint_cache.get(key, 0) + 1
+        _breakpoint_cache[key] = counter
+        if counter <= skip:
+            log.warning("Skip the breakpoint, counter=%d", counter)
+            return
+    if get_rank() == rank:
+        pdb = _make_distributed_pdb()
+        pdb.message("\n!!! ATTENTION !!!\n\n"
+                    f"Type 'up' to get to the frame that called dist.breakpoint(rank={rank})\n")
+        pdb.set_trace()
+    barrier()
+
+
+# ------------------------------------------------- the process group's own collective methods
+# PyTorch's ProcessGroup (and its backends, ProcessGroupGloo) offers the collectives as methods
+# taking a list of tensors (one here: one device per rank) and an options struct, returning a
+# Work; the functions above are written on them in PyTorch, here the other way round.
+
+def _one(tensors, what):
+    from .._tensor import Tensor
+    if isinstance(tensors, Tensor):
+        return tensors
+    if isinstance(tensors, (list, tuple)) and len(tensors) == 1:
+        return tensors[0]
+    raise ValueError(f"ProcessGroup.{what}: ndgrad's process groups take one tensor per rank "
+                     f"(one CPU device), got {len(tensors)}")
+
+
+def _pg_allreduce(self, tensors, opts=None):
+    opts = AllreduceOptions() if opts is None else opts
+    if not isinstance(opts, AllreduceOptions):        # allreduce(tensors, op)
+        opts, op = AllreduceOptions(), opts
+        opts.reduceOp = op
+    return all_reduce(_one(tensors, "allreduce"), opts.reduceOp, self, True)
+
+
+def _pg_allreduce_coalesced(self, tensors, opts=None):
+    opts = AllreduceCoalescedOptions() if opts is None else opts
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", FutureWarning)
+        fut = all_reduce_coalesced(list(tensors), opts.reduceOp, self, True)
+    w = Work([], None, list(tensors))
+    w._done = True
+    fut.wait()
+    return w
+
+
+def _pg_broadcast(self, tensors, opts=None):
+    opts = BroadcastOptions() if opts is None else opts
+    return broadcast(_one(tensors, "broadcast"), group=self, async_op=True,
+                     group_src=opts.rootRank)
+
+
+def _pg_reduce(self, tensors, opts=None):
+    opts = ReduceOptions() if opts is None else opts
+    return reduce(_one(tensors, "reduce"), op=opts.reduceOp, group=self, async_op=True,
+                  group_dst=opts.rootRank)
+
+
+def _pg_allgather(self, output_tensors, input_tensors, opts=None):
+    outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], list) \
+        else output_tensors
+    return all_gather(list(outs), _one(input_tensors, "allgather"), self, True)
+
+
+def _pg_barrier(self, opts=None):
+    return barrier(self, async_op=True)
+
+
+def _pg_send(self, tensors, dstRank, tag=0):
+    return isend(_one(tensors, "send"), group=self, group_dst=dstRank, tag=tag)
+
+
+def _pg_recv(self, tensors, srcRank, tag=0):
+    return irecv(_one(tensors, "recv"), group=self, group_src=srcRank, tag=tag)
+
+
+for _name, _fn in [("allreduce", _pg_allreduce), ("allreduce_coalesced", _pg_allreduce_coalesced),
+                   ("broadcast", _pg_broadcast), ("reduce", _pg_reduce),
+                   ("allgather", _pg_allgather), ("barrier", _pg_barrier), ("send", _pg_send),
+                   ("recv", _pg_recv)]:
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(ProcessGroup, _name, _fn)
+ProcessGroup.group_name = property(lambda self: getattr(self, "_name", ""))
+ProcessGroup.group_desc = property(lambda self: getattr(self, "_desc", "undefined"))
+ProcessGroup.bound_device_id = None
+
+
+class ProcessGroupGloo(ProcessGroup):
+    """PyTorch's Gloo backend, here on the same MPI transport: ProcessGroupGloo(store, rank,
+    size, timeout) must be built by every rank of the MPI world (rank and size are MPI's; the
+    store is not needed: MPI has connected the ranks)."""
+
+    class Options:
+        def __init__(self, timeout=default_pg_timeout):
+            self._timeout = timeout
+            self._devices = []
+            self._threads = 2
+            self.global_ranks_in_group = []
+            self.group_name = ""
+
+    _Options = Options
+
+    class Device:
+        def __init__(self, hostname="", interface=""):
+            self.hostname, self.interface = hostname, interface
+
+        def __repr__(self):
+            return f"<ProcessGroupGloo.Device {self.hostname or self.interface or 'default'}>"
+
+    @staticmethod
+    def create_device(hostname="", interface="", lazy_init=None):
+        return ProcessGroupGloo.Device(hostname, interface)
+
+    @staticmethod
+    def create_default_device(lazy_init=None):
+        import socket
+        return ProcessGroupGloo.Device(socket.gethostname())
+
+    def __init__(self, store, rank, size, timeout=default_pg_timeout):
+        MPI = _mpi()
+        world = MPI.COMM_WORLD
+        if size != world.Get_size() or rank != world.Get_rank():
+            raise ValueError(
+                f"ProcessGroupGloo(rank={rank}, size={size}): ndgrad's gloo runs on MPI, whose "
+                f"world has {world.Get_size()} process(es) and gives this one rank "
+                f"{world.Get_rank()}: start the ranks with `python -m ndgrad.distributed.run` "
+                f"or mpiexec and pass MPI's rank and size")
+        super().__init__(world.Dup(), range(size), "gloo")
+        self._store = store
+        self.options = ProcessGroupGloo.Options(timeout)
+
+    def _get_backend_name(self):
+        return "gloo"
+
+    @property
+    def supports_splitting(self):
+        return True
+
+
+# ----------------------------------------------------- DistributedDataParallel's C++ helpers
+
+class Reducer:
+    """PyTorch's gradient reducer of DistributedDataParallel (C++ there): the gradients of
+    `params`, grouped into the buckets `bucket_indices` (lists of indices into params, in the
+    order backward produces them), are averaged over `process_group` during backward, each
+    bucket's all-reduce starting as soon as its gradients have all been accumulated. Call
+    prepare_for_backward(outputs) after each forward whose backward is to be synchronised
+    (outputs: for find_unused_parameters). It runs on the machinery of ndgrad's
+    DistributedDataParallel (one wrapper over the parameters, not synchronised at
+    construction)."""
+
+    def __init__(self, params, bucket_indices, per_bucket_size_limits=(), process_group=None,
+                 expect_sparse_gradients=(), bucket_bytes_cap=25 * 1024 * 1024,
+                 find_unused_parameters=False, gradient_as_bucket_view=False,
+                 param_to_name_mapping=None, first_bucket_bytes_cap=1024 * 1024,
+                 skip_all_reduce_unused_params=False, use_python_reducer=False):
+        from ..nn import Module
+        from ..nn.parallel.distributed import DistributedDataParallel, _Bucket
+        params = list(params)
+        holder = Module()
+        for i, p in enumerate(params):
+            holder.register_parameter(f"p{i}", p)
+        ddp = DistributedDataParallel(
+            holder, init_sync=False, process_group=process_group,
+            bucket_cap_mb=bucket_bytes_cap / (1024 * 1024),
+            find_unused_parameters=find_unused_parameters,
+            gradient_as_bucket_view=gradient_as_bucket_view)
+        indices = [list(b) for b in bucket_indices]
+        flat = sorted(i for b in indices for i in b)
+        if flat != list(range(len(params))):
+            raise RuntimeError("Reducer: bucket_indices must hold every parameter index once, "
+                               f"got {indices} for {len(params)} parameters")
+        ddp._buckets = [_Bucket(k, [params[i] for i in b]) for k, b in enumerate(indices)]
+        if gradient_as_bucket_view:
+            for b in ddp._buckets:
+                b.make_views()
+        ddp._bucket_of = {id(p): b for b in ddp._buckets for p in b.params}
+        self._ddp = ddp
+        self._logger = None
+
+    def prepare_for_forward(self):
+        if self._ddp._reduction_unfinished is not None:
+            msg, self._ddp._reduction_unfinished = self._ddp._reduction_unfinished, None
+            raise RuntimeError(msg)
+
+    def prepare_for_backward(self, outputs=()):
+        """Arm the next backward: its gradients are averaged over the group."""
+        self.prepare_for_forward()
+        self._ddp._armed = True
+        self._ddp._prepare_for_backward(list(outputs) if isinstance(outputs, (list, tuple))
+                                        else outputs)
+
+    def _register_comm_hook(self, state, hook):
+        self._ddp.register_comm_hook(state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        self._ddp._register_builtin_comm_hook(comm_hook_type)
+
+    def set_logger(self, logger):
+        self._logger = logger
+
+    def _set_static_graph(self):
+        self._ddp.static_graph = True
+
+    def _rebuild_buckets(self):
+        return False
+
+    def _remove_autograd_hooks(self):
+        for h in self._ddp._hook_handles:
+            h.remove()
+        self._ddp._hook_handles = []
+
+    def _get_zeros_like_grad_buckets(self):
+        from .. import zeros
+        return [GradBucket(b.index, zeros(sum(b.sizes), dtype=b.params[0].dtype), b.params,
+                           b.index == len(self._ddp._buckets) - 1) for b in self._ddp._buckets]
+
+
+class GradBucket:
+    """What a communication hook receives: one bucket's flattened gradients."""
+
+    def __init__(self, index, buffer, params, is_last):
+        self._index, self._buffer, self._params, self._last = index, buffer, params, is_last
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer = buffer
+
+    def parameters(self):
+        return list(self._params)
+
+    def gradients(self):
+        out, off = [], 0
+        for p in self._params:
+            n = p.numel()
+            out.append(self._buffer[off:off + n].view(p.shape))
+            off += n
+        return out
+
+    def is_last(self):
+        return self._last
+
+
+class Logger:
+    """DistributedDataParallel's logging data (PyTorch's C++ Logger): what the model sets at
+    construction and at run time, read back by _get_ddp_logging_data."""
+
+    def __init__(self, reducer=None):
+        self._reducer = reducer
+        self._data = {}
+
+    def set_construction_data_and_log(self, module_name="", device_ids=(), output_device=-1,
+                                      broadcast_buffers=True, has_sync_bn=False,
+                                      static_graph=False):
+        self._data.update(module_name=module_name, device_ids=str(list(device_ids)),
+                          output_device=output_device, broadcast_buffers=int(broadcast_buffers),
+                          has_sync_bn=int(has_sync_bn), static_graph=int(static_graph))
+
+    def set_runtime_stats_and_log(self):
+        self._data["iteration"] = self._data.get("iteration", 0) + 1
+
+    def set_error_and_log(self, error):
+        self._data["has_error"] = 1
+        self._data["error"] = str(error)
+
+    def _get_ddp_logging_data(self):
+        return dict(self._data)
+
+    def _set_comm_hook_name(self, name):
+        self._data["comm_hook"] = name
+
+    def _set_static_graph(self):
+        self._data["static_graph"] = 1
+
+    def _set_uneven_input_join(self):
+        self._data["join_uneven_inputs"] = 1
+
+
+def _pg_gather(self, output_tensors, input_tensors, opts=None):
+    opts = GatherOptions() if opts is None else opts
+    outs = output_tensors[0] if output_tensors and isinstance(output_tensors[0], list) \
+        else output_tensors
+    mine = self.rank() == opts.rootRank
+    return gather(_one(input_tensors, "gather"), list(outs) if mine else None, group=self,
+                  async_op=True, group_dst=opts.rootRank)
+
+
+def _pg_scatter(self, output_tensors, input_tensors, opts=None):
+    opts = ScatterOptions() if opts is None else opts
+    ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], list) \
+        else input_tensors
+    mine = self.rank() == opts.rootRank
+    return scatter(_one(output_tensors, "scatter"), list(ins) if mine else None, group=self,
+                   async_op=True, group_src=opts.rootRank)
+
+
+def _pg_reduce_scatter(self, output_tensors, input_tensors, opts=None):
+    opts = ReduceScatterOptions() if opts is None else opts
+    ins = input_tensors[0] if input_tensors and isinstance(input_tensors[0], list) \
+        else input_tensors
+    return reduce_scatter(_one(output_tensors, "reduce_scatter"), list(ins), opts.reduceOp,
+                          self, True)
+
+
+def _pg_allgather_base(self, output, input, opts=None):
+    return _all_gather_single(output, input, self, True, "_allgather_base")
+
+
+def _pg_reduce_scatter_base(self, output, input, opts=None):
+    opts = ReduceScatterOptions() if opts is None else opts
+    return _reduce_scatter_single(output, input, opts.reduceOp, self, True,
+                                  "_reduce_scatter_base")
+
+
+def _pg_alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+    return all_to_all_single(output, input, list(output_split_sizes) or None,
+                             list(input_split_sizes) or None, group=self, async_op=True)
+
+
+for _name, _fn in [("gather", _pg_gather), ("scatter", _pg_scatter),
+                   ("reduce_scatter", _pg_reduce_scatter),
+                   ("_allgather_base", _pg_allgather_base),
+                   ("_reduce_scatter_base", _pg_reduce_scatter_base),
+                   ("alltoall_base", _pg_alltoall_base)]:
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(ProcessGroup, _name, _fn)
+
+
+# ------------------------------------------- private helpers that libraries import from c10d
+
+def _get_default_group():
+    """The default process group (PyTorch's error before init_process_group)."""
+    return _default()
+
+
+def _rank_not_in_group(group):
+    """True when this process is not a member of `group` (None: the default group)."""
+    if group is None:
+        return False
+    return group is GroupMember.NON_GROUP_MEMBER
+
+
+def _warn_not_in_group(op_name):
+    global_rank = -1 if GroupMember.WORLD is None else GroupMember.WORLD.rank()
+    _warnings.warn(f"Running {op_name} on global rank {global_rank} which does not belong to "
+                   f"the given group.", stacklevel=2)
+
+
+def _get_group_size(group):
+    """The size of `group` (the default group's for None or WORLD)."""
+    if group is GroupMember.WORLD or group is None:
+        return _default().size()
+    return group.size()
+
+
+def _get_process_group_name(pg):
+    return getattr(pg, "_name", "None")
+
+
+def _check_single_tensor(param, param_name):
+    from .._tensor import Tensor
+    if not isinstance(param, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{param_name}` of type "
+                        f"torch.Tensor\n             but got {type(param)} instead.")

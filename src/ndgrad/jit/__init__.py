@@ -39,8 +39,8 @@ __all__ = ["Attribute", "CompilationUnit", "Error", "Future", "ScriptFunction", 
 _enabled = True                 # torch.jit._state._enabled (PYTORCH_JIT)
 
 
-class Error(RuntimeError):
-    """torch.jit.Error (torch._C.JITException)."""
+class Error(Exception):
+    """torch.jit.Error (torch._C.JITException): an Exception, not a RuntimeError, as PyTorch's."""
 
 
 def annotate(the_type, the_value):

@@ -465,7 +465,7 @@ def is_inference(input):
 
 def is_storage(obj):
     """True for a storage object: what Tensor.untyped_storage() returns."""
-    from .._tensor import _Storage
+    from .._tensor import UntypedStorage as _Storage
     return isinstance(obj, _Storage)
 
 

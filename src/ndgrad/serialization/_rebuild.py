@@ -47,8 +47,25 @@ def _ints(xs):
     return (isinstance(xs, tuple) or type(xs) is list) and all(type(x) is int for x in xs)
 
 
+def _loaded(storage):
+    """A TypedStorage or UntypedStorage (a plain pickle's, storage._load_from_bytes) as the
+    loader's LoadedStorage: its flat memory, dtype and location; others unchanged."""
+    from .._tensor import UntypedStorage, TypedStorage
+    if not isinstance(storage, UntypedStorage):
+        return storage
+    from .._backend import to_numpy
+    t = storage._t
+    arr = to_numpy(t._data)
+    arr = arr.reshape(-1) if arr.flags.c_contiguous else arr.ravel()
+    if not isinstance(storage, TypedStorage):
+        arr = arr.view(np.uint8)
+    dtype = t.dtype.name if isinstance(storage, TypedStorage) else "uint8"
+    return LoadedStorage(arr, dtype, str(t.device), lambda x, location: x)
+
+
 def _view(storage, dtype, offset, size, stride):
     """The strided view (elements of `dtype`) of a storage, after bounds checks."""
+    storage = _loaded(storage)
     if not isinstance(storage, LoadedStorage):
         raise _err(f"expected a storage, got {type(storage).__name__}")
     arr = storage.array
@@ -97,6 +114,7 @@ def _contiguous(size):
 
 def _tensor_from(storage, dtype, offset, size, stride, requires_grad=False, metadata=None):
     from .._tensor import _make
+    storage = _loaded(storage)
     arr = _view(storage, dtype, offset, size, stride)
     if metadata:
         if type(metadata) is not dict or not set(metadata) <= {"conj", "neg"}:
@@ -115,6 +133,7 @@ def _tensor_from(storage, dtype, offset, size, stride, requires_grad=False, meta
 
 
 def _storage_dtype(storage):
+    storage = _loaded(storage)
     if not isinstance(storage, LoadedStorage):
         raise _err(f"expected a storage, got {type(storage).__name__}")
     return ndgrad_dtype(storage.dtype)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..._tensor import _make
 from ..modules.module import Module
+from ...distributed.distributed_c10d import GradBucket
 
 __all__ = ["DistributedDataParallel"]
 
@@ -32,36 +33,6 @@ ERR_UNFINISHED = (
     "Please include the loss function and the structure of the return value of `forward` of "
     "your module when reporting this issue (e.g. list, dict, iterable).\n"
     "Parameter indices which did not receive grad for rank {rank}: {indices}")
-
-
-class GradBucket:
-    """What a communication hook receives: one bucket's flattened gradients."""
-
-    def __init__(self, index, buffer, params, is_last):
-        self._index, self._buffer, self._params, self._last = index, buffer, params, is_last
-
-    def index(self):
-        return self._index
-
-    def buffer(self):
-        return self._buffer
-
-    def set_buffer(self, buffer):
-        self._buffer = buffer
-
-    def parameters(self):
-        return list(self._params)
-
-    def gradients(self):
-        out, off = [], 0
-        for p in self._params:
-            n = p.numel()
-            out.append(self._buffer[off:off + n].view(p.shape))
-            off += n
-        return out
-
-    def is_last(self):
-        return self._last
 
 
 class _Bucket:
@@ -332,6 +303,20 @@ class DistributedDataParallel(Module):
             raise TypeError("Communication hook must be callable.")
         self._comm_hook = hook
         self._comm_state = state
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        """A built-in hook by its BuiltinCommHookType (ALLREDUCE: the default averaging
+        all-reduce; FP16_COMPRESS: fp16_compress_hook), on the model's process group."""
+        from ...distributed import BuiltinCommHookType
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+        if comm_hook_type is BuiltinCommHookType.ALLREDUCE:
+            hook = default_hooks.allreduce_hook
+        elif comm_hook_type is BuiltinCommHookType.FP16_COMPRESS:
+            hook = default_hooks.fp16_compress_hook
+        else:
+            raise TypeError(f"_register_builtin_comm_hook(): incompatible function arguments: "
+                            f"expected a BuiltinCommHookType, got {comm_hook_type!r}")
+        self.register_comm_hook(self.process_group, hook)
 
     def _get_ddp_logging_data(self):
         return {"bucket_cap_bytes": self.bucket_bytes_cap, "num_buckets": len(self._buckets)}
