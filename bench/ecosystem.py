@@ -182,6 +182,9 @@ def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad"),
             continue
         paths = [p for p in SUITES[lib][2] if os.path.exists(os.path.join(suite, p))]
         k = SAMPLE.get(lib, 1) if sample is None else sample
+        if ids is None:   # (the report names the sample the results were run with)
+            with open(os.path.join(results, f"{lib}.sample"), "w") as f:
+                f.write(str(k))
         for side, venv in (("torch", "venv-torch"), ("ndgrad", "venv-ndgrad")):
             if side not in sides:
                 continue      # (the other side's last results stay)
@@ -222,7 +225,8 @@ def report(root, libs, lists=False):
         t_pass = {k for k, v in t.items() if v == "passed"}
         n_pass = {k for k, v in n.items() if v == "passed"}
         both = len(t_pass & n_pass)
-        k = SAMPLE.get(lib, 1)
+        kfile = os.path.join(results, f"{lib}.sample")
+        k = int(open(kfile).read()) if os.path.exists(kfile) else SAMPLE.get(lib, 1)
         rows.append((lib + (f" (1/{k})" if k > 1 else ""), len(t), len(t_pass), len(n_pass),
                      both, 100.0 * both / len(t_pass) if t_pass else 100.0))
         for i, v in enumerate((len(t), len(t_pass), len(n_pass), both)):

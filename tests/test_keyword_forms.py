@@ -200,6 +200,8 @@ def summary(r, values=True):
         return ("dtype", str(r))
     if isinstance(r, (torch.device, ndgrad.device)):
         return ("device", str(r))
+    if isinstance(r, type):      # (a class each library has its own of: storage_type())
+        return ("type", r.__name__)
     return r
 
 

@@ -78,3 +78,25 @@ def test_set_anomaly_enabled():
         assert T.is_anomaly_enabled()
         T.set_anomaly_enabled(False)
         assert not T.is_anomaly_enabled()
+
+
+def test_module_cpu_and_cuda_do_not_call_a_subclass_to():
+    """gpytorch's NNUtil overrides `to` to call `self.cpu()`; PyTorch's Module.cpu/cuda go
+    through _apply, so that does not recurse."""
+    for T in (torch, ndgrad):
+        class Util(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = T.nn.Linear(2, 2)
+
+            def to(self, device):
+                return self.cpu() if str(device) == "cpu" else self.cuda()
+
+            def cpu(self):
+                super().cpu()
+                return self
+        u = Util()
+        assert u.to("cpu") is u and u.lin.weight.device.type == "cpu"
+        if not T.cuda.is_available():
+            with pytest.raises((AssertionError, RuntimeError)):
+                T.nn.Linear(1, 1).cuda()

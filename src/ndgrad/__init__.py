@@ -139,8 +139,13 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
 
 
-def init_num_threads():
+def init_num_threads(*args, **kwargs):
     """Nothing to initialise: NumPy's BLAS owns its threads."""
+    if args or kwargs:
+        raise TypeError("init_num_threads(): incompatible function arguments. The following "
+                        "argument types are supported:\n    1. () -> None\n\nInvoked with: "
+                        + ", ".join([repr(a) for a in args]
+                                    + [f"kwargs: {k}={v!r}" for k, v in kwargs.items()]))
 
 
 def is_distributed(input):

@@ -429,7 +429,18 @@ def _build():
         setattr(mod, name, m)
         return m
 
-    sub("linalg", _numpy.linalg, _LINALG)
+    linalg = sub("linalg", _numpy.linalg, _LINALG)
+    numpy_solve = linalg.solve
+
+    def solve(a, b):
+        """CuPy's linalg.solve: b of one dim, or of a's batch dims exactly (no broadcasting)."""
+        if b.ndim == 0:
+            raise ValueError("b must have at least one dimension")
+        if b.ndim > 1 and a.shape[:-1] != b.shape[:-1]:
+            raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for "
+                             "multidimensional b")
+        return numpy_solve(a, b)
+    linalg.solve = solve
     sub("fft", _numpy.fft, _FFT)
     lib = types.ModuleType("ndgrad_standin.lib")
     lib.stride_tricks = types.ModuleType("ndgrad_standin.lib.stride_tricks")

@@ -1437,11 +1437,7 @@ GroupName = _NewType("GroupName", str)
 GroupName.__module__ = __name__
 
 
-try:
-    from .. import SymInt as _SymInt
-    RankType = int | _SymInt
-except ImportError:          # PyTorch's is int | SymInt; ndgrad has no SymInt: int
-    RankType = int
+RankType = int               # (PyTorch's is int | SymInt: ranks are plain ints here)
 
 _UNSET_TIMEOUT = _datetime.timedelta(milliseconds=-1)   # c10d's kUnsetTimeout
 

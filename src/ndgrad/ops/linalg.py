@@ -1087,10 +1087,21 @@ def logdet(input):
     return l_
 
 
+def _as_matrices(xp, A, B):
+    """A and the matrix (batch) B broadcast to one batch shape: NumPy 1 takes a B of one dim
+    fewer than A for a batch of vectors (NumPy 2 only a 1-d B), and CuPy's linalg.solve
+    broadcasts no batch dims at all."""
+    if A.shape[:-2] == B.shape[:-2]:
+        return A, B
+    batch = xp.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    return xp.broadcast_to(A, batch + A.shape[-2:]), xp.broadcast_to(B, batch + B.shape[-2:])
+
+
 def _solve_fwd(xp, A, B, vec, left=True):
+    A, B = _as_matrices(xp, A, B[..., None] if vec else B)
     try:
         if vec:
-            return xp.linalg.solve(A, B[..., None])[..., 0]
+            return xp.linalg.solve(A, B)[..., 0]
         if not left:  # X A = B  <=>  A^T X^T = B^T
             return xp.swapaxes(xp.linalg.solve(xp.swapaxes(A, -1, -2), xp.swapaxes(B, -1, -2)),
                                -1, -2)
@@ -1836,6 +1847,7 @@ def _solve_tri_fwd(xp, self, B, upper, left, unitriangular):
     a = self * _tri_mask(xp, n, upper, False, self.dtype)
     if unitriangular:
         a = a - a * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+    a, B = _as_matrices(xp, a, B)
     if left:
         return xp.linalg.solve(a, B)
     return xp.swapaxes(xp.linalg.solve(xp.swapaxes(a, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)

@@ -534,11 +534,13 @@ class Module:
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
 
+    # (through _apply, as PyTorch's: a subclass whose own `to` calls `self.cpu()` must not
+    # come back to it: gpytorch's NNUtil)
     def cpu(self):
-        return self.to("cpu")
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        return self.to("cuda" if device is None else device)
+        return self._apply(lambda t: t.cuda(device))
 
     def share_memory(self):
         return self
