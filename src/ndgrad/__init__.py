@@ -62,7 +62,7 @@ from . import version, torch_version  # noqa: E402
 __version__ = version.ndgrad_version   # aliased as torch: version.__version__ (see _alias.py)
 
 FloatTensor = DoubleTensor = LongTensor = None  # set below
-from .sparse._coo import sparse_coo_tensor, sparse_coo, strided, SparseTensor as _SparseTensor  # noqa: E402
+from .sparse._coo import sparse_coo_tensor, sparse_coo, strided, jagged, SparseTensor as _SparseTensor  # noqa: E402
 from .sparse._compressed import (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc,  # noqa: E402
                                  sparse_csr_tensor,
                                  sparse_csc_tensor, sparse_compressed_tensor,

@@ -454,6 +454,8 @@ def _in_memory_order(input, memory_format, make, requires_grad=False, fill=None,
     made in memory order and transposed. fill: the random *_like functions are PyTorch's
     empty_like(...).normal_() & co., so where the layout is kept the draws go through the
     in-place fill of the (non-contiguous) result, in memory order, as PyTorch's do."""
+    if input.is_nested:   # a nested tensor: new values of its structure (PyTorch's)
+        return input._with_values(make(tuple(input._values.shape)))
     order = _memory_order(input, memory_format)
     if order is None:
         return make(input._data.shape)

@@ -205,6 +205,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
             if fw:  # forward-over-reverse: the gradient keeps its tangents, as in PyTorch
                 g.__dict__["_fw_grads"] = fw
+        if t.is_nested and g is not None and not g.is_nested:
+            g = t._with_values(g)   # (a jagged nested tensor's gradient: its values')
         result.append(g)
     return tuple(result)
 

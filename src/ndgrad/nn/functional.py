@@ -890,6 +890,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0:
         return input
+    if getattr(input, "is_nested", False):   # (a nested tensor: dropout of its values)
+        from ..nested._internal.ops import dropout as nested_dropout
+        return nested_dropout(input, p, inplace)
     from .._creation import _rng
     from ..random import _mt19937 as _R
     if p == 1:
@@ -1589,6 +1592,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     size without dropout run the fused kernel (ops/nn_ops.py: sdpa_flash, one node with its own
     backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
     grad) the composite math path. A row with no allowed key gives zeros."""
+    if getattr(query, "is_nested", False):   # jagged nested tensors: attention per sequence
+        from ..nested._internal.sdpa import jagged_scaled_dot_product_attention
+        return jagged_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+                                                   is_causal, scale, enable_gqa)
     _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
     qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
     E = qs[-1]

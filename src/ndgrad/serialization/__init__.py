@@ -112,6 +112,9 @@ _SIZE = TorchGlobal("torch", "Size")
 _REBUILD_SPARSE = TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
 _GET_LAYOUT = TorchGlobal("torch.serialization", "_get_layout")
 _DEVICE = TorchGlobal("torch", "device")
+_REBUILD_FROM_TYPE = TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
+_REBUILD_NJT = TorchGlobal("torch.nested._internal.nested_tensor", "_rebuild_njt")
+_NJT = TorchGlobal("torch.nested._internal.nested_tensor", "NestedTensor")
 
 
 def _marker_call(*args, **kwargs):
@@ -246,6 +249,8 @@ class _TorchPickler(pickle._Pickler):
         if isinstance(obj, Tensor):
             if isinstance(obj, (_SparseTensor, _SparseCompressedTensor)):
                 return self._sparse_reduce(obj)
+            if obj.is_nested:
+                return self._nested_reduce(obj)
             if type(obj).__name__ == "Parameter":
                 ref = _TensorRef(obj)
                 self._keep.append(ref)
@@ -260,6 +265,18 @@ class _TorchPickler(pickle._Pickler):
         if type(obj) is _device:
             return (_DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index))
         return NotImplemented
+
+    def _nested_reduce(self, t):
+        """As PyTorch's NestedTensor.__reduce_ex__: _rebuild_from_type_v2(_rebuild_njt,
+        NestedTensor, (constructor kwargs,), state) (the jagged layout only, as PyTorch's)."""
+        if t.layout.name != "jagged":
+            raise pickle.PicklingError("cannot save a nested tensor of the strided layout")
+        kwargs = t._constructor_kwargs()
+        self._keep.append(kwargs)
+        state = {"_ragged_idx": t._ragged_idx, "_values": t._values, "_offsets": t._offsets,
+                 "_lengths": t._lengths, "_metadata_cache": {}}
+        self._keep.append(state)
+        return (_REBUILD_FROM_TYPE, (_REBUILD_NJT, _NJT, (kwargs,), state))
 
     def _sparse_reduce(self, t):
         """As PyTorch's Tensor.__reduce_ex__: _rebuild_sparse_tensor(layout, data)."""

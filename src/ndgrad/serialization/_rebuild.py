@@ -173,6 +173,30 @@ def _rebuild_parameter(data, requires_grad, backward_hooks):
     return Parameter(data.detach(), requires_grad)
 
 
+# tensor attributes PyTorch's compiler leaves on tensors it saw (`_dynamo_*`: the values of a
+# nested tensor carry some), meaningless here: dropped on load
+_COMPILER_STATE = frozenset(("_specialize_on", "_has_dynamo_dim_marking"))
+
+
+class _DimRange:
+    """torch._dynamo.decorators._DimRange (a dimension marked dynamic: dim, min, max), which
+    PyTorch's checkpoints of nested tensors carry in their values' compiler state."""
+    __slots__ = ("dim", "min", "max")
+
+    def __setstate__(self, state):
+        if type(state) not in (list, tuple) or len(state) != 3 or not all(
+                v is None or type(v) is int for v in state):
+            raise _err("Unsupported state for torch._dynamo.decorators._DimRange")
+        self.dim, self.min, self.max = state
+
+    def __eq__(self, other):
+        return type(other) is _DimRange and (self.dim, self.min, self.max) == (
+            other.dim, other.min, other.max)
+
+    def __hash__(self):
+        return hash((self.dim, self.min, self.max))
+
+
 def _set_state(obj, state):
     """Python attributes saved with a tensor (torch._utils._set_obj_state): only names that are
     not attributes of the tensor class, so no method or internal field can be replaced."""
@@ -188,6 +212,8 @@ def _set_state(obj, state):
         if type(part) is not dict:
             raise _err("Unsupported tensor state")
         for k, v in part.items():
+            if type(k) is str and (k.startswith("_dynamo_") or k in _COMPILER_STATE):
+                continue
             if type(k) is not str or k.startswith("_") or hasattr(type(obj), k):
                 raise _err(f"Unsupported tensor attribute {k!r} in the checkpoint")
             obj.__dict__[k] = v
@@ -203,9 +229,24 @@ _TENSOR_BUILDERS = ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3
                     "_rebuild_device_tensor_from_cpu_tensor", "_rebuild_device_tensor_from_numpy")
 
 
+def _rebuild_njt(constructor_kwargs):
+    """torch.nested._internal.nested_tensor._rebuild_njt: a jagged nested tensor from its
+    constructor's arguments (values, offsets, lengths, _ragged_idx, requires_grad, ...)."""
+    from ..nested._internal.nested_tensor import _rebuild_njt as rebuild
+    return rebuild(constructor_kwargs)
+
+
+def _njt_class():
+    from ..nested._internal.nested_tensor import NestedTensor
+    return NestedTensor
+
+
 def _rebuild_from_type_v2(func, new_type, args, state):
     from .._tensor import Tensor
     from ..nn import Parameter
+    if func is _rebuild_njt and type(args) is tuple and len(args) == 1 and \
+            type(args[0]) is dict and new_type is _njt_class():
+        return func(*args)   # (its state repeats the constructor's arguments)
     if not any(func is globals()[n] for n in _TENSOR_BUILDERS) or type(args) is not tuple:
         raise _err(f"Unsupported rebuild function {func!r}")
     ret = func(*args)

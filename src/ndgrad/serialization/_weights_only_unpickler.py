@@ -181,6 +181,10 @@ def allowed_globals():
     for name in REBUILD_FUNCTIONS:
         rc[f"torch._utils.{name}"] = getattr(R, name)
     rc["torch._tensor._rebuild_from_type_v2"] = R._rebuild_from_type_v2
+    # jagged nested tensors (PyTorch admits them once torch.nested is imported)
+    rc["torch.nested._internal.nested_tensor._rebuild_njt"] = R._rebuild_njt
+    rc["torch.nested._internal.nested_tensor.NestedTensor"] = R._njt_class()
+    rc["torch._dynamo.decorators._DimRange"] = R._DimRange
     _allowed = rc
     return rc
 
@@ -234,6 +238,9 @@ def check_key(k):
     """Refuse a dict key / set member whose hashing could cost more than its bytes."""
     if _scalar_key(k) or (type(k) is tuple and len(k) <= _MAX_KEY_TUPLE
                           and all(_scalar_key(x) for x in k)):
+        return k
+    from ._rebuild import _DimRange
+    if type(k) is _DimRange:   # (three ints at most: a nested tensor's dynamic dims)
         return k
     raise WeightsOnlyError(
         f"Unsupported dict key or set member of type {type(k).__name__}: weights_only loads "
@@ -438,6 +445,8 @@ class Unpickler(_Base):
             return cls.__new__(cls, *args)
         if cls is allowed["torch.Tensor"]:
             return _call_tensor(*args)
+        if cls is allowed["torch._dynamo.decorators._DimRange"] and not args:
+            return cls.__new__(cls)
         raise WeightsOnlyError("Can only create new object for nn.Parameter or classes "
                                f"allowlisted via `add_safe_globals` but got {cls}")
 
@@ -471,6 +480,9 @@ class Unpickler(_Base):
         from .._tensor import Tensor
         if isinstance(inst, Tensor) and not state:
             self.stack.pop()
+            return
+        if type(inst) is allowed_globals()["torch._dynamo.decorators._DimRange"]:
+            inst.__setstate__(self.stack.pop())
             return
         raise WeightsOnlyError("Can only build Tensor, Parameter, OrderedDict or types allowlisted "
                                f"via `add_safe_globals`, but got {type(inst)}")

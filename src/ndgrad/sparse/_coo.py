@@ -17,7 +17,7 @@ from .. import _dtype as D
 from .._backend import xp_of, move, ufunc_at
 from .._tensor import Tensor, Size, _make
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "to_sparse"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "sparse_coo", "strided", "jagged", "to_sparse"]
 
 
 class _Named:
@@ -42,6 +42,7 @@ class _Layout(_Named):
 
 sparse_coo = _Layout("sparse_coo")
 strided = _Layout("strided")
+jagged = _Layout("jagged")   # torch.nested's jagged layout (ndgrad/nested)
 
 
 def _unsupported(name):
