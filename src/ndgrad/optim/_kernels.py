@@ -5,7 +5,7 @@ CPU kernels round (ops/_fma.py: the fused multiply-adds of add_(alpha), addcmul_
 
 Complex parameters are updated as pairs of reals (`view_as_real`), as PyTorch's optimizers do.
 """
-from .._backend import xp_of, is_array
+from .._backend import xp_of, is_array, numpy as _np
 from .._tensor import Tensor, _make
 from ..ops import _fma
 
@@ -42,7 +42,9 @@ class Arr:
     __slots__ = ("data",)
 
     def __init__(self, data):
-        self.data = data
+        # (NumPy's arithmetic on 0-d arrays gives scalars, which in-place methods cannot
+        # change: a 0-d parameter's denominator lost its eps, and a zero gradient made NaN)
+        self.data = data if not isinstance(data, _np.generic) else _np.asarray(data)
 
     # ------------------------------------------------------------ metadata
     @property
