@@ -145,3 +145,31 @@ def test_save_flushes_a_file_object():
         sink = Sink()
         T.save({"w": T.ones(2)}, sink)
         assert sink.flushes >= 1 and sink.data[:2] == b"PK"
+
+
+def test_setitem_on_a_torch_function_subclass_dispatches_setitem():
+    """A subclass's __torch_function__ gets Tensor.__setitem__ itself (pyro's ProvenanceTensor
+    unwraps its arguments and calls func(*args)), not the index_put ndgrad runs under it."""
+    got = []
+    for T in (torch, ndgrad):
+        calls = []
+
+        class Tracked(T.Tensor):
+            def __new__(cls, data):
+                r = data.as_subclass(cls)
+                r._t = data
+                return r
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls.append(func.__name__)
+                args = [a._t if isinstance(a, Tracked) else a for a in args]
+                return func(*args, **(kwargs or {}))
+        base = T.tensor(2.0)
+        d = Tracked(base)
+        d[T.tensor(True)] = 0.0
+        x = Tracked(T.arange(4.0))
+        x[T.tensor([True, False, True, False])] = 5.0
+        x[1] = 7.0
+        got.append((base.item(), x._t.tolist(), calls.count("__setitem__")))
+    assert got[1] == got[0]

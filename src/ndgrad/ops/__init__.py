@@ -212,6 +212,15 @@ def unbind(input, dim=0):
 
 
 def _setitem(self, key, value):
+    if self.__class__ is not Tensor or isinstance(value, Tensor) and value.__class__ is not Tensor:
+        # a Tensor subclass with __torch_function__ (pyro's ProvenanceTensor) gets
+        # Tensor.__setitem__ itself, as PyTorch dispatches it, not the index_put under it
+        from .. import overrides
+        keys = key if isinstance(key, tuple) else (key,)
+        relevant = _registry._tf_relevant((self, value) + keys, None)
+        if relevant and overrides.has_torch_function(relevant):
+            return overrides._dispatch_builtin(Tensor.__setitem__, relevant,
+                                               (self, key, value), {})
     if (value.__class__ is int or value.__class__ is float) and self.dtype._category < 2:
         from .._creation import check_fill_value   # (x[0] = 300 of an int8 tensor: PyTorch's
         check_fill_value(value, self.dtype)         # overflow error, not NumPy's wrap)
@@ -229,6 +238,9 @@ def _setitem(self, key, value):
         return _setitem(getitem(self, split[0]), split[1], value)
     shape._check_index_put_dtype(self, key, value)
     inplace(self, index_put, key, value)
+
+
+_setitem.__name__ = _setitem.__qualname__ = "__setitem__"   # (Tensor.__setitem__, PyTorch's name)
 
 
 def index_put_(input, indices, values, accumulate=False):
