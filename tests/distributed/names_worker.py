@@ -146,4 +146,4 @@ if rank != 3:
     y = torch.ones(1)
     dist.all_reduce(y)
     assert y.item() == 3
-print("names ok", rank, flush=True)
+print(f"names ok {rank}", flush=True)   # (one write: ranks print at once)

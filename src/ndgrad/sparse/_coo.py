@@ -561,7 +561,8 @@ def sparse_coo_tensor(indices=_NO_ARG, values=_NO_ARG, size=None, *, dtype=None,
             from ..ops._argcheck import invalid_combination
             raise invalid_combination("sparse_coo_tensor", [] if indices is _NO_ARG
                                       else [indices], {})
-        size = tuple(size)
+        from .._creation import _size
+        size = _size((size,), "sparse_coo_tensor")
         return sparse_coo_tensor(zeros((len(size), 0), dtype=D.int64, device=device),
                                  zeros((0,), dtype=dtype or D.get_default_dtype(), device=device),
                                  size, requires_grad=requires_grad, is_coalesced=True)
