@@ -182,7 +182,9 @@ def run(root, libs, timeout, per_test_timeout, extra, sides=("torch", "ndgrad"),
             continue
         paths = [p for p in SUITES[lib][2] if os.path.exists(os.path.join(suite, p))]
         k = SAMPLE.get(lib, 1) if sample is None else sample
-        if ids is None:   # (the report names the sample the results were run with)
+        if ids is not None:   # (the listed ids, whatever sample they were drawn from)
+            k = 1
+        else:                 # (the report names the sample the results were run with)
             with open(os.path.join(results, f"{lib}.sample"), "w") as f:
                 f.write(str(k))
         for side, venv in (("torch", "venv-torch"), ("ndgrad", "venv-ndgrad")):
