@@ -423,7 +423,9 @@ def _build():
     def sub(name, src, names, wrapped=True):
         m = types.ModuleType(f"ndgrad_standin.{name}")
         for n in names:
-            v = getattr(src, n)
+            v = getattr(src, n, None)
+            if v is None:        # (NumPy 1.x lacks some of CuPy's names: linalg.cross, ...)
+                continue
             setattr(m, n, _function(n, v) if wrapped and callable(v) and not isinstance(v, type)
                     else v)
         setattr(mod, name, m)

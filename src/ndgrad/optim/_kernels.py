@@ -44,7 +44,9 @@ class Arr:
     def __init__(self, data):
         # (NumPy's arithmetic on 0-d arrays gives scalars, which in-place methods cannot
         # change: a 0-d parameter's denominator lost its eps, and a zero gradient made NaN)
-        self.data = data if not isinstance(data, _np.generic) else _np.asarray(data)
+        if isinstance(data, _np.generic):
+            data = _np.asarray(data)  # host: a NumPy scalar back to a 0-d array (CuPy has none)
+        self.data = data
 
     # ------------------------------------------------------------ metadata
     @property
