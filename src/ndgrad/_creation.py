@@ -10,7 +10,7 @@ import threading
 from . import _dtype as D
 from .random import _mt19937 as _R
 from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array, xp_of
-from ._tensor import Tensor, _make
+from ._tensor import Tensor, _make, UntypedStorage, TypedStorage
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "arange", "range", "linspace", "logspace", "eye", "zeros_like", "ones_like",
@@ -349,7 +349,6 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """torch.asarray: obj as a tensor, sharing its memory when it can (copy=None) or always
     copied (copy=True)."""
-    from ._tensor import UntypedStorage, TypedStorage
     if isinstance(obj, UntypedStorage):   # (its bytes, sharing memory: safetensors' loads)
         obj = obj._byte_tensor() if not isinstance(obj, TypedStorage) else obj._t
     t = as_tensor(obj, dtype=dtype, device=device)

@@ -26,6 +26,15 @@ def _query_to_dict(query):
     return {pair[0]: pair[1] for pair in (p.split("=") for p in filter(None, query.split("&")))}
 
 
+def _rank_and_world_size(query, error):
+    """A file:// or tcp:// URL's rank and world_size (the error naming its scheme if absent)."""
+    if "rank" not in query:
+        raise error("rank parameter missing")
+    if "world_size" not in query:
+        raise error("world size parameter missing")
+    return int(query["rank"]), int(query["world_size"])
+
+
 def _rendezvous_helper(url, rank, world_size_opt, **kwargs):
     result = urlparse(url)
     if world_size_opt is None:
@@ -75,11 +84,7 @@ def _file_rendezvous_handler(url, **kwargs):
     if not path:
         raise _error("path missing")
     query = _query_to_dict(result.query)
-    if "rank" not in query:
-        raise _error("rank parameter missing")
-    if "world_size" not in query:
-        raise _error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(query, _error)
     yield (FileStore(path, world_size), rank, world_size)
     raise RuntimeError("Unable to perform rerendezvous using file:// method")
 
@@ -106,11 +111,7 @@ def _tcp_rendezvous_handler(url, timeout=default_pg_timeout, **kwargs):
     if result.port is None:
         raise _error("port number missing")
     query = _query_to_dict(result.query)
-    if "rank" not in query:
-        raise _error("rank parameter missing")
-    if "world_size" not in query:
-        raise _error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(query, _error)
     if result.hostname is None:
         raise AssertionError("hostname cannot be None")
     store = _create_c10d_store(result.hostname, result.port, rank, world_size, timeout,

@@ -146,6 +146,12 @@ def _self_only(args, kwargs):
         not any(_is_b(v) for v in kwargs.values())
 
 
+def _self_rank(args, kwargs):
+    """The logical rank of the first argument where it is the only batched one, else 0 (a
+    rule over dims has nothing to do for a 0-d value either)."""
+    return _lrank(args[0]) if _self_only(args, kwargs) else 0
+
+
 def _dim_rule(pos, none_means_all=True):
     """Ops whose argument `pos` is a dim (int, tuple or None: every dim) of their first
     input; 0-d inputs take the per-sample fallback."""
@@ -166,9 +172,7 @@ def _dim_rule(pos, none_means_all=True):
 def _full_reduction(name):
     """sum(self, dtype) / mean(self, dtype): the dim form over every logical dim."""
     def rule(op, args, kwargs, B):
-        if not _self_only(args, kwargs):
-            return NotImplemented
-        r = _lrank(args[0])
+        r = _self_rank(args, kwargs)
         if r == 0:
             return NotImplemented
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
@@ -183,18 +187,14 @@ def _reshape(op, args, kwargs, B):
 
 
 def _transpose(op, args, kwargs, B):
-    if not _self_only(args, kwargs):
-        return NotImplemented
-    r = _lrank(args[0])
+    r = _self_rank(args, kwargs)
     if r == 0:
         return NotImplemented
     return op.fn(_phys(args[0]), _shift(args[1], r), _shift(args[2], r))
 
 
 def _permute(op, args, kwargs, B):
-    if not _self_only(args, kwargs):
-        return NotImplemented
-    r = _lrank(args[0])
+    r = _self_rank(args, kwargs)
     if r == 0:
         return NotImplemented
     return op.fn(_phys(args[0]), (0,) + tuple(_shift(d, r) for d in args[1]))
@@ -250,9 +250,7 @@ def _advanced_index(op, args, kwargs, B):
 
 def _two_dims(i, j):
     def rule(op, args, kwargs, B):
-        if not _self_only(args, kwargs):
-            return NotImplemented
-        r = _lrank(args[0])
+        r = _self_rank(args, kwargs)
         if r == 0:
             return NotImplemented
         args = list(args)
