@@ -544,7 +544,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params", "call")
+                 "tensor_params", "call", "shape_arg")
 
 
 def _fn_params(f):
@@ -682,6 +682,9 @@ def _set_params(op, forward, backward, inputs, formulas, tensor_only):
     # operands of the scalar forms (add_scalar's other, clamp's min and max)
     op.tensor_params = frozenset(i for i, n in enumerate(op.params)
                                  if n in op.inputs or n in _OPERANDS)
+    # apply's fast path takes a tuple of ints as the second argument (view's shape, permute's
+    # dims) where the general path would take it as it is: not a Tensor parameter's
+    op.shape_arg = len(op.params) > 1 and 1 not in op.tensor_params and 1 not in op.tensor_only
 
 
 def _op_functions(op, name, promote):
@@ -913,9 +916,19 @@ def apply(op, args, kwargs):
                         requires = a._requires_grad  # (also the mask of inputs that do)
                     else:
                         b = args[1]
-                        if n == 3:  # (a number of no higher category, as `b` below)
-                            cc = args[2].__class__
-                            if cc not in _NUMBERS or (promote is not None and (
+                        req3 = 0
+                        if n == 3:  # (a number of no higher category, as `b` below, or a
+                            c = args[2]  # Tensor as `b`: linear's bias)
+                            cc = c.__class__
+                            if isinstance(c, Tensor) and (cc is Tensor or not c._tf) and \
+                                    not op.simple:
+                                if (c.dtype is not dtype and (promote is not None or
+                                                              c.dtype._special)) or \
+                                        type(c._data) is not _ndarray:
+                                    return _apply(op, args, kwargs)
+                                req3 = 4 * c._requires_grad  # (a mask bit no recorder reads)
+                                c = c._data
+                            elif cc not in _NUMBERS or (promote is not None and (
                                     (cc is float and cat < 2) or (cc is int and cat < 1))):
                                 return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
@@ -925,7 +938,7 @@ def apply(op, args, kwargs):
                                     type(e) is not _ndarray or \
                                     (b.__class__ is not Tensor and b._tf):
                                 return _apply(op, args, kwargs)
-                            requires = a._requires_grad + 2 * b._requires_grad  # (a mask)
+                            requires = a._requires_grad + 2 * b._requires_grad + req3  # (a mask)
                         else:
                             cb = b.__class__  # (tensor_only ops refuse it on the general path)
                             if not op.tensor_only and ((cb is float and cat >= 2) or (
@@ -937,7 +950,13 @@ def apply(op, args, kwargs):
                                         e = _scalar_array(b, d.dtype)
                                 else:
                                     e = b
-                                requires = a._requires_grad
+                                requires = a._requires_grad + req3
+                            elif cb is tuple and op.shape_arg:  # (a shape or dims: ints only)
+                                for i in b:
+                                    if i.__class__ is not int:
+                                        return _apply(op, args, kwargs)
+                                e = b
+                                requires = a._requires_grad + req3
                             else:
                                 return _apply(op, args, kwargs)
                     fwd = op.fwd_plain
@@ -949,7 +968,6 @@ def apply(op, args, kwargs):
                             else:
                                 out = fwd(_np, d) if uf is None else uf(d)
                         elif n == 3:  # (never the ufunc: a third argument would be its out)
-                            c = args[2]
                             out = _QRUN(fwd, _np, d, e, c) if op.quiet else fwd(_np, d, e, c)
                         else:
                             uf = op.ufunc2
@@ -961,7 +979,7 @@ def apply(op, args, kwargs):
                         return _fast_failed(op, args, kwargs, exc, d, e)
                     if out is None:
                         return _apply(op, args, kwargs)
-                    if op.nout == 1 and not op.view:
+                    if op.nout == 1:
                         if type(out) is not _ndarray:
                             out = _asarray(out)
                         result = _new(Tensor)  # _make, inlined
@@ -971,6 +989,8 @@ def apply(op, args, kwargs):
                         st = _state
                         if st.inference:
                             result._inference = True
+                        if op.view:
+                            _mark_view(result, a, op, args, kwargs)
                         if requires and op.differentiable:
                             if st.enabled:
                                 if result.dtype._category >= 2:

@@ -193,8 +193,28 @@ _GELU_TAIL_Q = (1.614239902519287, 1.1035009369099826, 0.3788840262219964, 0.070
 _GELU_KAPPA = 0.044715
 
 
+# Small NumPy arrays (generation's (1, T, 512) activations): per call, NumPy's own overhead
+# outweighs the arithmetic, so their passes take no scratch slots (fresh arrays come from the
+# allocator's pools) and their constants are float32 0-d arrays (a Python float is converted
+# to exactly that on every call): the same operations on the same values, bit for bit.
+_GELU_SMALL = 1 << 17  # bytes (_scratch.MIN: below it a slot would be a fresh array anyway)
+_GELU_K32 = tuple(_np.array(c, _np.float32) for c in _GELU_K)  # host: NumPy-only constants
+_F32_CLAMP, _F32_ONE, _F32_TAIL = (
+    _np.array(c, _np.float32) for c in (30.25, 1.0, -2.0))  # host: NumPy-only constants
+
+
+def _gelu_small(x):
+    """Whether x (float32) takes the small-array passes: a NumPy array under _GELU_SMALL."""
+    return type(x) is _np.ndarray and x.nbytes < _GELU_SMALL
+
+
 def _gelu_q(xp, x, s=None):
     """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x), float32; s: x^2 if the caller has it."""
+    if _gelu_small(x):
+        sc = xp.minimum(x * x if s is None else s, _F32_CLAMP)
+        h = _sf._poly(_GELU_K32, sc)
+        h *= x
+        return xp.exp(h, out=h)
     if s is None:
         s = xp.multiply(x, x, out=_scratch(xp, x.shape, x.dtype, "gelu_s"))
     sc = xp.minimum(s, 30.25, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
@@ -208,9 +228,16 @@ def _gelu_f32(xp, x):
     below -2 the elements take the float64 tail (PyTorch's float32 GELU has no more than
     absolute accuracy there)."""
     q = _gelu_q(xp, x)
-    q += 1.0
-    y = xp.divide(x, q, out=q)
-    tail = x < -2.0
+    if _gelu_small(x):
+        q += _F32_ONE
+        y = xp.divide(x, q, out=q)
+        tail = x < _F32_TAIL
+        if not _np.count_nonzero(tail):  # host: a NumPy array (_gelu_small)
+            return y
+    else:
+        q += 1.0
+        y = xp.divide(x, q, out=q)
+        tail = x < -2.0
     if tail.any():
         i = xp.flatnonzero(tail)
         xt = x.take(i).astype("float64")

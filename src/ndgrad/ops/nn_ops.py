@@ -31,7 +31,7 @@ import threading
 from .._backend import numpy as _np, ufunc_accumulate, ufunc_at
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop
-from ._scratch import scratch as _scratch_slot
+from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
@@ -641,6 +641,22 @@ def _row_dot(xp, a, b):
     return xp.matmul(a[:, None, :], b[:, :, None]).reshape(-1)
 
 
+_MEAN_VECTORS = {}  # (n, NumPy dtype) -> read-only NumPy vector of 1 / n (layer norm's row means)
+
+
+def _mean_vector(xp, n, dtype):
+    """A vector of n values 1 / n: NumPy's cached (a fresh one costs as much as the product
+    with a short row: generation's (1, T, 128) layer norms)."""
+    if xp is not _np or n > 1 << 16:
+        return xp.full(n, 1.0 / n, dtype)
+    key = (n, dtype)
+    v = _MEAN_VECTORS.get(key)
+    if v is None:
+        v = _MEAN_VECTORS[key] = xp.full(n, 1.0 / n, dtype)
+        v.flags.writeable = False
+    return v
+
+
 def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     stat_shape = input.shape[:input.ndim - k] + (1,) * k
@@ -649,7 +665,7 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     if x.size == 0:
         nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
         return xp.empty(input.shape, dt), nan, nan.copy()
-    mean = x @ xp.full(n, 1.0 / n, x.dtype)  # (row sums as a matrix-vector product)
+    mean = x @ _mean_vector(xp, n, x.dtype)  # (row sums as a matrix-vector product)
     out = x - mean[:, None]
     rstd = _row_dot(xp, out, out)
     rstd /= n
@@ -786,9 +802,14 @@ def _sum_groups(t, groups):
 
 
 def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot):
-    shape = _np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (  # host: shapes
-        q.shape[-2], k.shape[-2])
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2), out=_scratch_slot(xp, shape, q.dtype, slot))
+    lead = q.shape[:-2]
+    if lead != k.shape[:-2]:
+        lead = _np.broadcast_shapes(lead, k.shape[:-2])  # host: shapes
+    shape = lead + (q.shape[-2], k.shape[-2])
+    # (small scores: a fresh array, without the slot's bookkeeping: Note [Scratch slots])
+    out = _scratch_slot(xp, shape, q.dtype, slot) if \
+        math.prod(shape) * q.itemsize >= _SCRATCH_MIN else None
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2), out=out)
     s *= scale
     if is_causal:
         s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
@@ -813,15 +834,17 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
     m = s.max(axis=-1, keepdims=True)
-    m[m == -xp.inf] = 0.0  # (rows with no allowed key: exp gives zeros)
+    dead = m == -xp.inf
+    if dead.any():
+        m[dead] = 0.0  # (rows with no allowed key: exp gives zeros)
     s -= m
     xp.exp(s, out=s)
     total = xp.add.reduce(s, axis=-1, keepdims=True)
     out = xp.matmul(s, v)
-    dead = total == 0
     lse = xp.log(total)
     lse += m
-    if dead.any():
+    if not total.all():  # (a row of zeros: no allowed key)
+        dead = total == 0
         total[dead] = 1.0
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
     out /= total
