@@ -121,15 +121,16 @@ def linear(input, weight, bias=None):
     """y = input @ weight.T + bias."""
     if bias is not None and (input.dtype is not weight.dtype or bias.dtype is not weight.dtype):
         _linear_dtype_check(input, weight, bias)  # with a bias, before the shapes
-    if weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.ndim > 1 else 1
+    ws, xs = weight._data.shape, input._data.shape  # (tuples: Size's Python indexing is slower)
+    if len(ws) == 2 and len(xs) >= 1 and xs[-1] != ws[1]:
+        rows = input.numel() // xs[-1] if len(xs) > 1 else 1
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
-            f"{weight.shape[1]}x{weight.shape[0]})")
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xs[-1]} and "
+            f"{ws[1]}x{ws[0]})")
     if input.dtype is not weight.dtype:
         _linear_dtype_check(input, weight, bias)
-    if weight.ndim != 2 or input.ndim == 0 or "_value" in input.__dict__ or \
-            "_value" in weight.__dict__ or (bias is not None and "_value" in bias.__dict__):
+    if len(ws) != 2 or not xs or _batched(input) or _batched(weight) or \
+            (bias is not None and _batched(bias)):
         return K.linear(input, weight, bias)   # (vmap's batched tensors: the fused op's rule)
     if not _grad_state.enabled or not (input._requires_grad or weight._requires_grad or (
             bias is not None and bias._requires_grad)):
@@ -145,6 +146,12 @@ def linear(input, weight, bias=None):
         return _matmul(input, wt) + bias
     out = _addmm(bias, input.view(-1, input.shape[-1]), wt)
     return out.view(*input.shape[:-1], weight.shape[0])
+
+
+def _batched(t):
+    """Whether t is one of vmap's batched tensors (func/_vmap.py: its `_value` is kept in the
+    instance dict, which a plain Tensor gets only when something is stored there)."""
+    return t.__class__ is not _Tensor and "_value" in t.__dict__
 
 
 def _linear_dtype_check(input, weight, bias):

@@ -544,7 +544,7 @@ class OpDef:
                  "differentiable", "node_cls", "_saved_cache", "input_pos", "fn", "jvp",
                  "raw", "raw1", "bw1", "raw2", "bw2", "formula_getters", "joint_getter", "varkw",
                  "fwd_plain", "quiet", "simple", "ufunc1", "ufunc2", "recorders", "tensor_only",
-                 "tensor_params", "call", "shape_arg")
+                 "tensor_params", "call", "shape_args")
 
 
 def _fn_params(f):
@@ -682,9 +682,10 @@ def _set_params(op, forward, backward, inputs, formulas, tensor_only):
     # operands of the scalar forms (add_scalar's other, clamp's min and max)
     op.tensor_params = frozenset(i for i, n in enumerate(op.params)
                                  if n in op.inputs or n in _OPERANDS)
-    # apply's fast path takes a tuple of ints as the second argument (view's shape, permute's
-    # dims) where the general path would take it as it is: not a Tensor parameter's
-    op.shape_arg = len(op.params) > 1 and 1 not in op.tensor_params and 1 not in op.tensor_only
+    # the positions where apply's fast path takes a tuple of ints (view's shape, split's sizes)
+    # as the general path would, as it is: the second and third, unless a Tensor parameter's
+    op.shape_args = frozenset(i for i in (1, 2) if i < len(op.params) and
+                              i not in op.tensor_params and i not in op.tensor_only)
 
 
 def _op_functions(op, name, promote):
@@ -928,6 +929,10 @@ def apply(op, args, kwargs):
                                     return _apply(op, args, kwargs)
                                 req3 = 4 * c._requires_grad  # (a mask bit no recorder reads)
                                 c = c._data
+                            elif cc is tuple and 2 in op.shape_args:  # (split's sizes)
+                                for i in c:
+                                    if i.__class__ is not int:
+                                        return _apply(op, args, kwargs)
                             elif cc not in _NUMBERS or (promote is not None and (
                                     (cc is float and cat < 2) or (cc is int and cat < 1))):
                                 return _apply(op, args, kwargs)
@@ -951,7 +956,7 @@ def apply(op, args, kwargs):
                                 else:
                                     e = b
                                 requires = a._requires_grad + req3
-                            elif cb is tuple and op.shape_arg:  # (a shape or dims: ints only)
+                            elif cb is tuple and 1 in op.shape_args:  # (a shape, dims: ints)
                                 for i in b:
                                     if i.__class__ is not int:
                                         return _apply(op, args, kwargs)

@@ -201,8 +201,38 @@ def reshape(input, *sizes, shape=None):
         return _reshape_copy(self, shape)
 
 
+def _plain_shape(sizes, numel):
+    """_infer_size(_shape_arg(sizes), numel) for the common case, sizes of Python ints (or one
+    tuple of them) whose product is numel, at most one -1 among them; else None (the general
+    path then says what is wrong)."""
+    if len(sizes) == 1 and isinstance(sizes[0], tuple):
+        sizes = sizes[0]
+    known, neg = 1, -1
+    for i, s in enumerate(sizes):
+        if s.__class__ is not int:
+            return None
+        if s < 0:
+            if s != -1 or neg >= 0:
+                return None
+            neg = i
+        else:
+            known *= s
+    if neg < 0:
+        return tuple(sizes) if known == numel else None
+    if known == 0 or numel % known:
+        return None
+    return tuple(sizes[:neg]) + (numel // known,) + tuple(sizes[neg + 1:])
+
+
 def view(self, *sizes, size=None, dtype=None):
     """Tensor.view(*shape): always a view; PyTorch's error when the strides do not allow one."""
+    if sizes and size is None and dtype is None:
+        shape = _plain_shape(sizes, self._data.size)
+        if shape is not None:
+            try:
+                return _view(self, shape)
+            except AttributeError:
+                pass  # (the general path words the error)
     if dtype is not None and not sizes and size is None:
         sizes = (dtype,)
     if len(sizes) == 1 and isinstance(sizes[0], D.dtype):
@@ -255,7 +285,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
-_transpose = defop("transpose", lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1)
+_transpose = defop("transpose", lambda xp, self, dim0, dim1: self.swapaxes(dim0, dim1)
                    if self.ndim else self.view(),  # 0-d: dims 0/-1 are no axes for xp
                    view=True, self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 

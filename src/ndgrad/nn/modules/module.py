@@ -104,9 +104,10 @@ class Module:
         d = self.__dict__
         if not (d["_forward_hooks"] or d["_forward_pre_hooks"] or d.get("_backward_hooks")
                 or d.get("_backward_pre_hooks")):
-            if self.forward is None:
+            forward = self.forward  # (PyTorch's fast path: no hooks of any kind)
+            if forward is None:
                 self._forward_unimplemented()
-            return self.forward(*args, **kwargs)
+            return forward(*args, **kwargs)
         for hid, hook in list(d["_forward_pre_hooks"].items()):
             if hid in d["_forward_pre_hooks_with_kwargs"]:
                 r = hook(self, args, kwargs)
