@@ -789,7 +789,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    _check_normalized_shape(normalized_shape, weight, bias)
+    # (the usual case, weight and bias of the normalized shape, passes both checks on them)
+    usual = normalized_shape and (weight is None or weight._data.shape == normalized_shape) \
+        and (bias is None or bias._data.shape == normalized_shape)
+    if not usual:
+        _check_normalized_shape(normalized_shape, weight, bias)
     k = len(normalized_shape)
     shape = input._data.shape  # (a tuple: Size's Python indexing is slower)
     if shape[len(shape) - k:] != normalized_shape or k > len(shape):
@@ -797,7 +801,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
-    for name, p in (("weight", weight), ("bias", bias)):
+    for name, p in () if usual else (("weight", weight), ("bias", bias)):
         if p is not None and p._data.shape != normalized_shape:
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "

@@ -1019,7 +1019,64 @@ def apply(op, args, kwargs):
                                 result._nograd_at = (site, st.inference)
                         return result
                     return _finish(op, args, kwargs, out, _np, requires, 4)
+    elif n > 3 and not kwargs and not _fw_state.levels and not _TF_MODES:
+        return _apply_many(op, args, kwargs)
     return _apply(op, args, kwargs)
+
+
+def _apply_many(op, args, kwargs):
+    """apply's fast path for four or more positional arguments (layer norm, attention,
+    embedding): Tensors on NumPy of one dtype (any dtypes for an op that does not promote) and
+    none that takes over torch functions, Python numbers of no higher category, None, strings,
+    and tuples of ints where a non-Tensor parameter takes them; anything else, and any failure,
+    takes the general path `_apply`, with the same result."""
+    arrays = list(args)
+    promote = op.promote
+    dtype = None
+    requires = False
+    scalar_cat = -1
+    i = 0
+    for a in args:
+        c = a.__class__
+        if c is Tensor or (isinstance(a, Tensor) and not a._tf):
+            d = a._data
+            if type(d) is not _ndarray or a.dtype._special:
+                return _apply(op, args, kwargs)
+            if dtype is None:
+                dtype = a.dtype
+            elif a.dtype is not dtype and promote is not None:
+                return _apply(op, args, kwargs)
+            arrays[i] = d
+            if a._requires_grad:
+                requires = True
+        elif i in op.tensor_only:
+            return _apply(op, args, kwargs)  # (refused there)
+        elif c is float or c is int or c is bool:
+            k = _SCALAR_CATEGORY[c]
+            if k > scalar_cat:
+                scalar_cat = k
+        elif c is tuple:
+            if i in op.tensor_params:
+                return _apply(op, args, kwargs)
+            for x in a:
+                if x.__class__ is not int:
+                    return _apply(op, args, kwargs)
+        elif a is not None and c is not str:
+            return _apply(op, args, kwargs)
+        i += 1
+    if dtype is None or (promote is not None and not (
+            scalar_cat <= dtype._category and (promote == "binary" or dtype._category >= 2))):
+        return _apply(op, args, kwargs)
+    try:
+        out = _QRUN(op.fwd_plain, _np, *arrays) if op.quiet else op.forward(_np, *arrays)
+    except (ValueError, RuntimeError, OverflowError) as exc:
+        if isinstance(exc, ValueError):
+            _raise_broadcast_error(exc, arrays, {})
+            raise
+        if isinstance(exc, OverflowError) or (op.quiet and _entered(exc)):
+            return _apply(op, args, kwargs)
+        raise
+    return _finish(op, args, kwargs, out, _np, requires, 5)
 
 
 def _fast_failed(op, args, kwargs, exc, d, e):
@@ -1091,8 +1148,11 @@ def _finish(op, args, kwargs, out, xp, requires, depth):
         if _fw_state.levels:
             _fw_propagate(op, args, kwargs, (result,))
         return result
-    results = tuple(_make(o if type(o) is _ndarray or type(o) in _DEVICE_ARRAYS
-                          else xp.asarray(o)) for o in out)
+    results = []  # (a loop, not a generator: one frame less per op)
+    for o in out:
+        results.append(_make(o if type(o) is _ndarray or type(o) in _DEVICE_ARRAYS
+                             else xp.asarray(o)))
+    results = tuple(results)
     if op.view:
         for r in results:
             _mark_view(r, args[0], op, args, kwargs)
