@@ -956,10 +956,13 @@ def apply(op, args, kwargs):
                                 else:
                                     e = b
                                 requires = a._requires_grad + req3
-                            elif cb is tuple and 1 in op.shape_args:  # (a shape, dims: ints)
-                                for i in b:
-                                    if i.__class__ is not int:
+                            elif cb is tuple and 1 in op.shape_args:  # (a shape, dims, a
+                                for i in b:                           # basic index key)
+                                    if i.__class__ not in _KEY_ITEMS:
                                         return _apply(op, args, kwargs)
+                                e = b
+                                requires = a._requires_grad + req3
+                            elif cb is str and 1 in op.shape_args:  # (gelu's approximate)
                                 e = b
                                 requires = a._requires_grad + req3
                             else:
@@ -1094,6 +1097,7 @@ def _fast_failed(op, args, kwargs, exc, d, e):
     return _apply(op, args, kwargs)  # (op.forward sets the state itself)
 
 _SIMPLE_BITS = (0, 1, 3)  # op.simple -> the mask bits of its differentiable inputs
+_KEY_ITEMS = frozenset((int, slice, type(None), type(...)))  # (no Tensor, no sequence among them)
 _OPERANDS = frozenset(("self", "other", "min", "max"))
 _NUMBERS = _raw.NUMBERS  # third arguments of apply's fast path (and of the raw op callers')
 _ONE_ARG = object()  # apply's marker: the op was called with one argument
