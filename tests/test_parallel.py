@@ -48,7 +48,7 @@ def test_pieces_run_on_other_threads(threads):
 def test_a_worker_does_not_split_again(threads):
     ndgrad.set_num_threads(2)
     inner = P.run(lambda lo, hi: len(P.bounds(4 * P.GRAIN)), 2 * P.GRAIN)
-    assert inner == [2, 1]   # (the calling thread's piece may split; a worker's never)
+    assert inner == [1, 1] and len(P.bounds(4 * P.GRAIN)) == 2   # (no piece splits again)
 
 
 def test_errors_reach_the_caller_and_the_pool_goes_on(threads):
@@ -89,18 +89,35 @@ def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
-def test_optimizer_update_same_bits_for_any_thread_count(threads):
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_optimizer_update_same_bits_for_any_thread_count(threads, amsgrad):
     r = np.random.default_rng(2)
-    p0, g = (r.standard_normal(5 * P.GRAIN + 3).astype(np.float32) for _ in range(2))
+    sizes = (5 * P.GRAIN + 3, 7, 0, 2 * P.GRAIN, (3, P.GRAIN // 2))
+    p0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
+    g0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
 
     def run():
-        p = ndgrad.tensor(p0, requires_grad=True)
-        opt = ndgrad.optim.AdamW([p], lr=1e-2)
+        ps = [ndgrad.tensor(p, requires_grad=True) for p in p0]
+        opt = ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=amsgrad)
         for _ in range(3):
-            p.grad = ndgrad.tensor(g)
+            for p, g in zip(ps, g0):
+                p.grad = ndgrad.tensor(g)
             opt.step()
-        return _bits([p])
+        return _bits(ps) + [str([p._version for p in ps]).encode()]
     assert _under(1, run) == _under(2, run) == _under(3, run)
+
+
+def test_each_runs_every_item_once_in_groups(threads):
+    ndgrad.set_num_threads(3)
+    sizes = [P.GRAIN, 0, 3, 2 * P.GRAIN, 5, 0]
+    done, lock = [], threading.Lock()
+
+    def item(j):
+        with lock:
+            done.append((j, threading.get_ident()))
+    P.each(np, item, sizes)
+    assert sorted(j for j, _ in done) == list(range(len(sizes)))
+    assert len({t for _, t in done}) > 1
 
 
 def test_pieces_keep_the_quiet_error_state(threads):

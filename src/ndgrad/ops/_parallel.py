@@ -12,8 +12,9 @@ and returns when all are done (the results in order, for kernels that reduce). O
 at least `GRAIN` elements a piece are split, so that a piece's passes are long against the
 ~20-50 us it takes to hand a piece to a worker and wake it. A piece runs in a copy of the
 caller's context (NumPy's error state, ndgrad's quiet context); the kernels' scratch buffers
-are per thread (ops/_scratch.py). Workers never split again (a piece runs whole there), so
-nothing waits on the pool from inside it. A forked child starts without a pool (the parent's
+are per thread (ops/_scratch.py). A piece never splits again (a kernel inside it runs whole),
+so nothing waits on the pool from inside it. `each` runs independent items (an optimizer's
+parameters) in groups of about equal size, one group a thread. A forked child starts without a pool (the parent's
 threads are not in it) and makes its own on first use. The element order within each piece is
 the order of the unsplit kernel, so results are bit for bit the same for elementwise kernels;
 kernels that reduce across pieces combine the partial results in a fixed order (the same for
@@ -24,7 +25,7 @@ import os
 import queue
 import threading
 
-__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "GRAIN"]
+__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "each", "GRAIN"]
 
 GRAIN = 1 << 16  # elements a piece, at least
 
@@ -122,9 +123,11 @@ def run(kernel, n, grain=GRAIN, align=64):
     tasks, done = _pool(), queue.SimpleQueue()
     for i, (lo, hi) in enumerate(parts[1:]):
         tasks.put((contextvars.copy_context(), kernel, i, lo, hi, done))
+    _WORKER.inside = True   # (the caller's own piece does not split again either)
     try:
         first = kernel(*parts[0])
     finally:   # (the other pieces end before the caller goes on, whatever happened here)
+        _WORKER.inside = False
         got = sorted(done.get() for _ in parts[1:])   # (in piece order: finished in any)
     for i, ok, r in got:
         if not ok:
@@ -151,3 +154,23 @@ def map_into(xp, kernel, out, *ins, grain=GRAIN):
         kernel(out[lo:hi], *[a[lo:hi] for a in ins])
     run(piece, n, grain)
     return out
+
+
+def each(xp, fn, sizes, grain=GRAIN):
+    """fn(j) for every item j (of len(sizes)), items of these sizes in elements: in groups of
+    consecutive items of about equal total size on several threads where that is `worth` it,
+    else one after the other on the calling thread."""
+    starts, total = [], 0
+    for n in sizes:
+        starts.append(total)
+        total += n
+    if not worth(xp, total, grain):
+        for j in range(len(sizes)):
+            fn(j)
+        return
+
+    def group(lo, hi):   # (the items that start in [lo, hi); empty ones at the end: the last)
+        for j in range(len(sizes)):
+            if lo <= starts[j] < hi or starts[j] == hi == total:
+                fn(j)
+    run(group, total, grain, align=1)
