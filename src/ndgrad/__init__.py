@@ -6,11 +6,8 @@
     out.backward()
     x.grad  # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
 """
-import os as _os
-import sys as _sys
-if "numpy" not in _sys.modules:  # (NumPy's OpenBLAS reads it when loaded: Note [Parallel pieces])
-    _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
-del _os, _sys
+from .backends import _configure_blas
+_configure_blas()  # (first, before NumPy loads: Note [NumPy's BLAS] in backends.py)
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
                      uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,

@@ -150,9 +150,16 @@ def _flat_im2col(xp, buf, sizes, kernel, dilation, L):
     array: one copy of a whole run per kernel tap."""
     n, C = buf.shape[:2]
     cols = _scratch(xp, (C,) + tuple(kernel) + (n, L), buf.dtype)
-    for tap in itertools.product(*map(range, kernel)):
-        start = tap[0] * dilation[0] * sizes[1] + tap[1] * dilation[1]
-        cols[(slice(None),) + tap] = buf[:, :, start:start + L].swapaxes(0, 1)
+    taps = [(tap, tap[0] * dilation[0] * sizes[1] + tap[1] * dilation[1])
+            for tap in itertools.product(*map(range, kernel))]
+
+    def channels(lo, hi):   # (Note [Parallel pieces]: channels apart on several threads)
+        for tap, start in taps:
+            cols[(slice(lo, hi),) + tap] = buf[:, lo:hi, start:start + L].swapaxes(0, 1)
+    if _par.worth(xp, cols.size, _par.GRAIN * 4):
+        _par.run(channels, C, max(1, _par.GRAIN * 4 // (cols.size // C)), align=1)
+    else:
+        channels(0, C)
     return cols
 
 
