@@ -24,12 +24,11 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
-import ndgrad  # noqa: E402
+import ndgrad  # noqa: E402  (first, as `import torch` is in a program: it configures NumPy's BLAS)
+import numpy as np  # noqa: E402
 
 try:
     import torch

@@ -6,6 +6,8 @@
     out.backward()
     x.grad  # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
 """
+from .backends import _configure_blas
+_configure_blas()  # (first, before NumPy loads: Note [NumPy's BLAS] in backends.py)
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
                      uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,
@@ -208,12 +210,19 @@ has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
 
 def set_num_threads(n):
-    """The thread count belongs to NumPy's BLAS; accepted and ignored."""
+    """The threads large array kernels are split over (ops/_parallel.py, Note [Parallel
+    pieces]); NumPy's BLAS keeps its own count (OPENBLAS_NUM_THREADS)."""
+    from .ops import _parallel
+    _parallel.set_threads(n)
+
+
+# (its own errors, PyTorch's RuntimeErrors, not the argument parser's TypeError: unwrapped)
+set_num_threads._torch_errors, set_num_threads._binding_first = True, False
 
 
 def get_num_threads():
-    import os
-    return os.cpu_count() or 1
+    from .ops import _parallel
+    return _parallel.threads()
 
 
 def is_tensor(obj):

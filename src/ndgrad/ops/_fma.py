@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
+from . import _parallel as _par
 
 __all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv",
            "lerp_", "lerp"]
@@ -194,6 +195,7 @@ def _certified(a, b, c, out, dt, xp):
 _WORK_MIN = 1 << 16     # (smaller temporaries come from NumPy's allocator cache)
 _CHUNK = 1 << 18        # float64 work arrays of at most 2 MiB each
 _WORK_MAX = 1 << 22     # larger temporaries are allocated (16 MiB and up: no cache that big)
+_GRAIN = 1 << 15        # elements a thread's piece, at least (Note [Parallel pieces])
 _local = threading.local()
 
 
@@ -235,16 +237,23 @@ def _exact32(a, b, c, xp, out=None):
     array if None); large operands through this thread's float64 work arrays, in pieces of at
     most _CHUNK elements (the work arrays stay small whatever the parameter's size)."""
     n = b.size
-    if n > _CHUNK and c.shape == b.shape and (not is_array(a) or a.shape == b.shape) and all(
-            x.flags.c_contiguous for x in (b, c) + ((a,) if is_array(a) else ())) and (
+    split = _par.worth(xp, n, _GRAIN)
+    if (n > _CHUNK or split) and c.shape == b.shape and (not is_array(a) or a.shape == b.shape) \
+            and all(x.flags.c_contiguous for x in (b, c) + ((a,) if is_array(a) else ())) and (
             out is None or (out.shape == b.shape and out.flags.c_contiguous)):
         if out is None:
             out = xp.empty(b.shape, np.float32)
         flat = [x.reshape(-1) if is_array(x) else x for x in (a, b, c, out)]
-        for i in range(0, n, _CHUNK):
-            j = min(i + _CHUNK, n)
-            fa, fb, fc, fo = (x[i:j] if is_array(x) else x for x in flat)
-            _exact32(fa, fb, fc, xp, fo)
+
+        def piece(lo, hi):   # (Note [Parallel pieces]: each thread in its own work arrays)
+            for i in range(lo, hi, _CHUNK):
+                j = min(i + _CHUNK, hi)
+                fa, fb, fc, fo = (x[i:j] if is_array(x) else x for x in flat)
+                _exact32(fa, fb, fc, xp, fo)
+        if split:
+            _par.run(piece, n, _GRAIN)
+        else:
+            piece(0, n)
         return out
     f8 = np.float64
     shape = b.shape

@@ -11,6 +11,7 @@ from ._inplace import inplace as _inplace_apply
 from ._registry import defop
 from . import _specfun as _sf
 from ._scratch import scratch as _scratch
+from . import _parallel as _par
 from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
                         threshold_backward, _zeros_like)
 from .reduction import sum as _sum, _f16_acc
@@ -297,7 +298,16 @@ def _gelu_tanh_inner(xp, x):
 def _gelu_fwd(xp, self, approximate):
     dt, shape = self.dtype, self.shape
     x = self.reshape(-1)  # (1-d: the passes work in place; a 0-d array's would make scalars)
-    if dt in ("float16", "bfloat16"):
+    if _par.worth(xp, x.size):   # (Note [Parallel pieces]: large arrays on several threads)
+        def piece(o, xs):
+            o[...] = _gelu_flat(xp, xs, approximate)
+        return _par.map_into(xp, piece, xp.empty(x.size, dt), x).reshape(shape)
+    return _gelu_flat(xp, x, approximate).astype(dt, copy=False).reshape(shape)
+
+
+def _gelu_flat(xp, x, approximate):
+    """GELU of the 1-d x, float32 for float16/bfloat16 inputs."""
+    if x.dtype in ("float16", "bfloat16"):
         x = x.astype("float32")  # (PyTorch's float opmath)
     if approximate == "tanh":
         y = xp.tanh(_gelu_tanh_inner(xp, x))
@@ -309,7 +319,7 @@ def _gelu_fwd(xp, self, approximate):
     else:
         y = _cdf64(xp, x)
         y *= x
-    return y.astype(dt, copy=False).reshape(shape)
+    return y
 
 
 def _gelu_backward_fwd(xp, grad_output, self, approximate):
@@ -319,6 +329,16 @@ def _gelu_backward_fwd(xp, grad_output, self, approximate):
     if self.shape != shape:
         x = xp.broadcast_to(x, shape)
     x, g = x.reshape(-1), xp.broadcast_to(g, shape).reshape(-1)
+    if _par.worth(xp, x.size):   # (Note [Parallel pieces])
+        def piece(o, gs, xs):
+            o[...] = _gelu_grad_flat(xp, gs, xs, approximate)
+        return _par.map_into(xp, piece, xp.empty(x.size, dt), g, x).reshape(shape)
+    return _gelu_grad_flat(xp, g, x, approximate).astype(dt, copy=False).reshape(shape)
+
+
+def _gelu_grad_flat(xp, g, x, approximate):
+    """grad * GELU'(x) for the 1-d g and x, float32 for float16/bfloat16 inputs."""
+    dt = _np.result_type(g, x)
     if dt in ("float16", "bfloat16"):
         x, g = x.astype("float32"), g.astype("float32")
     if approximate == "tanh":
@@ -346,7 +366,7 @@ def _gelu_backward_fwd(xp, grad_output, self, approximate):
         d *= _INV_SQRT_2PI
         d += _cdf64(xp, x)
         d *= g
-    return d.astype(dt, copy=False).reshape(shape)
+    return d
 
 
 def _gelu_second(self, approximate):

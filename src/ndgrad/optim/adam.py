@@ -7,6 +7,8 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _device_dtype_c
 from .optimizer import dense_params
 from ._kernels import F, operands, bump_versions, real_scalar
 from .._tensor import Tensor
+from .._backend import xp_of
+from ..ops import _parallel as _par
 from ..autograd import grad_mode
 
 __all__ = ["Adam", "adam"]
@@ -136,7 +138,9 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         lr, beta1, beta2 = real_scalar(lr), real_scalar(beta1), real_scalar(beta2)
     if capturable:
         _check_capturable(params, state_steps)
-    for i, p in enumerate(params):
+
+    def update(i):   # (one parameter's update: parameters apart on several threads)
+        p = params[i]
         vmax_t = max_exp_avg_sqs[i] if amsgrad else None
         param, grad, exp_avg, exp_avg_sq, step_t, vmax = operands(
             tensors, p, grads[i], exp_avgs[i], exp_avg_sqs[i], state_steps[i], vmax_t)
@@ -191,7 +195,14 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             param.addcdiv_(exp_avg, denom, value=-step_size)
-        bump_versions(tensors, p, exp_avgs[i], exp_avg_sqs[i], state_steps[i], vmax_t)
+    if tensors or not params:
+        for i in range(len(params)):
+            update(i)
+    else:   # (Note [Parallel pieces]: the parameters' array updates are independent)
+        _par.each(xp_of(params[0]._data), update, [p._data.size for p in params])
+    for i, p in enumerate(params):
+        bump_versions(tensors, p, exp_avgs[i], exp_avg_sqs[i], state_steps[i],
+                      max_exp_avg_sqs[i] if amsgrad else None)
 
 
 def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,

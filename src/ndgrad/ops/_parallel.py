@@ -1,0 +1,176 @@
+"""Array kernels over large inputs, split into pieces that run on several threads.
+
+Note [Parallel pieces]
+~~~~~~~~~~~~~~~~~~~~~~
+NumPy runs every ufunc pass on one core; PyTorch splits its CPU kernels over its intra-op
+threads (`torch.set_num_threads`, by default one per core). NumPy releases the GIL inside a
+ufunc's loop, so a kernel made of passes over a large array runs on k cores when the array is
+cut into k contiguous pieces and each piece's passes run on a thread of their own: only each
+pass's Python call (~1 us) holds the GIL. `run(kernel, n)` calls kernel(lo, hi) for pieces of
+range(n): the first piece on the calling thread, the others on a pool of k - 1 worker threads,
+and returns when all are done (the results in order, for kernels that reduce). Only kernels of
+at least `GRAIN` elements a piece are split, so that a piece's passes are long against the
+~20-50 us it takes to hand a piece to a worker and wake it. A piece runs in a copy of the
+caller's context (NumPy's error state, ndgrad's quiet context); the kernels' scratch buffers
+are per thread (ops/_scratch.py). A piece never splits again (a kernel inside it runs whole),
+so nothing waits on the pool from inside it. `each` runs independent items (an optimizer's
+parameters) in groups of about equal size, one group a thread. A forked child starts without a pool (the parent's
+threads are not in it) and makes its own on first use. The element order within each piece is
+the order of the unsplit kernel, so results are bit for bit the same for elementwise kernels;
+kernels that reduce across pieces combine the partial results in a fixed order (the same for
+any thread count given the same pieces).
+"""
+import contextvars
+import os
+import queue
+import threading
+
+__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "each", "GRAIN"]
+
+GRAIN = 1 << 16  # elements a piece, at least
+
+
+def _default_threads():
+    env = os.environ.get("OMP_NUM_THREADS", "")  # (PyTorch's intra-op default honours it)
+    if env.strip().isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_THREADS = [_default_threads()]
+_POOL = [None]      # the worker pool, made on first use
+_LOCK = threading.Lock()
+_WORKER = threading.local()   # .inside: this thread is one of the pool's
+
+
+def threads():
+    """The number of threads a kernel is split over (torch.get_num_threads())."""
+    return _THREADS[0]
+
+
+def set_threads(n):
+    """torch.set_num_threads(n): kernels split over n threads from now on."""
+    if not isinstance(n, int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    with _LOCK:
+        old, _THREADS[0] = _THREADS[0], n
+        pool, _POOL[0] = _POOL[0], None
+    if pool is not None:   # (its workers end once they took the pieces queued before)
+        for _ in range(old - 1):
+            pool.put(None)
+
+
+def bounds(n, k=None, grain=GRAIN, align=64):
+    """range(n) cut into at most k pieces of at least `grain` elements (piece borders at
+    multiples of `align`), as (lo, hi) pairs; one piece where n is small or k is 1."""
+    k = _THREADS[0] if k is None else k
+    k = min(k, n // grain) if grain else k
+    if k <= 1 or getattr(_WORKER, "inside", False):
+        return ((0, n),)
+    step = -(-n // k)
+    step = -(-step // align) * align
+    return tuple((lo, min(lo + step, n)) for lo in range(0, n, step))
+
+
+def _pool():
+    """The task queue of the worker threads (started on first use: threads() - 1 of them)."""
+    pool = _POOL[0]
+    if pool is None:
+        with _LOCK:
+            pool = _POOL[0]
+            if pool is None:
+                pool = queue.SimpleQueue()
+                for i in range(_THREADS[0] - 1):
+                    threading.Thread(target=_work, args=(pool,), daemon=True,
+                                     name=f"ndgrad-kernel-{i}").start()
+                _POOL[0] = pool
+    return pool
+
+
+def _work(tasks):
+    """A worker: runs pieces until its pool is retired (None in its queue)."""
+    _WORKER.inside = True
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        ctx, kernel, i, lo, hi, done = task
+        try:
+            done.put((i, True, ctx.run(kernel, lo, hi)))
+        except BaseException as e:  # noqa: B036 (handed to the caller, which raises it)
+            done.put((i, False, e))
+
+
+def _forget_pool():   # (in a forked child: the parent's worker threads do not exist there)
+    _POOL[0] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def run(kernel, n, grain=GRAIN, align=64):
+    """kernel(lo, hi) for the pieces of range(n) (`bounds`), in parallel; their results in
+    order. Where there is one piece, kernel(0, n) on the calling thread."""
+    parts = bounds(n, None, grain, align)
+    if len(parts) == 1:
+        return [kernel(0, n)]
+    tasks, done = _pool(), queue.SimpleQueue()
+    for i, (lo, hi) in enumerate(parts[1:]):
+        tasks.put((contextvars.copy_context(), kernel, i, lo, hi, done))
+    _WORKER.inside = True   # (the caller's own piece does not split again either)
+    try:
+        first = kernel(*parts[0])
+    finally:   # (the other pieces end before the caller goes on, whatever happened here)
+        _WORKER.inside = False
+        got = sorted(done.get() for _ in parts[1:])   # (in piece order: finished in any)
+    for i, ok, r in got:
+        if not ok:
+            raise r
+    return [first] + [r for i, ok, r in got]
+
+
+def worth(xp, n, grain=GRAIN):
+    """Whether a kernel over n elements of xp's arrays splits: NumPy arrays (other array
+    modules run their kernels whole), at least two pieces of `grain`, more than one thread."""
+    return n >= 2 * grain and _THREADS[0] > 1 and xp.__name__ == "numpy" and \
+        not getattr(_WORKER, "inside", False)
+
+
+def map_into(xp, kernel, out, *ins, grain=GRAIN):
+    """kernel(out[lo:hi], *(a[lo:hi] for a in ins)) over the pieces of 1-d arrays of one
+    length (whole where `worth` says no); returns out."""
+    n = out.shape[0]
+    if not worth(xp, n, grain):
+        kernel(out, *ins)
+        return out
+
+    def piece(lo, hi):
+        kernel(out[lo:hi], *[a[lo:hi] for a in ins])
+    run(piece, n, grain)
+    return out
+
+
+def each(xp, fn, sizes, grain=GRAIN):
+    """fn(j) for every item j (of len(sizes)), items of these sizes in elements: in groups of
+    consecutive items of about equal total size on several threads where that is `worth` it,
+    else one after the other on the calling thread."""
+    starts, total = [], 0
+    for n in sizes:
+        starts.append(total)
+        total += n
+    if not worth(xp, total, grain):
+        for j in range(len(sizes)):
+            fn(j)
+        return
+
+    def group(lo, hi):   # (the items that start in [lo, hi); empty ones at the end: the last)
+        for j in range(len(sizes)):
+            if lo <= starts[j] < hi or starts[j] == hi == total:
+                fn(j)
+    run(group, total, grain, align=1)

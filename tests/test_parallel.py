@@ -1,0 +1,174 @@
+"""Kernels split over threads (ops/_parallel.py, Note [Parallel pieces]): the same bits for any
+thread count, pieces really on other threads, errors and warnings as on one thread, and
+torch.set_num_threads / get_num_threads as PyTorch has them."""
+import multiprocessing
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad.ops import _parallel as P
+
+F = ndgrad.nn.functional
+
+
+@pytest.fixture
+def threads():
+    before = ndgrad.get_num_threads()
+    yield
+    ndgrad.set_num_threads(before)
+
+
+def _bits(ts):
+    return [t.detach().numpy().tobytes() for t in ts]
+
+
+def _under(n, f):
+    ndgrad.set_num_threads(n)
+    return f()
+
+
+def test_pieces_run_on_other_threads(threads):
+    ndgrad.set_num_threads(3)
+    meet = threading.Barrier(3, timeout=60)   # (three pieces at once: three threads)
+
+    def kernel(lo, hi):
+        meet.wait()
+        return lo, hi, threading.get_ident()
+    seen = P.run(kernel, 3 * P.GRAIN)
+    assert [s[:2] for s in seen] == [(0, P.GRAIN), (P.GRAIN, 2 * P.GRAIN),
+                                     (2 * P.GRAIN, 3 * P.GRAIN)]
+    assert len({s[2] for s in seen}) == 3 and seen[0][2] == threading.get_ident()
+    ndgrad.set_num_threads(1)
+    assert P.run(lambda lo, hi: (lo, hi), 3 * P.GRAIN) == [(0, 3 * P.GRAIN)]
+
+
+def test_a_worker_does_not_split_again(threads):
+    ndgrad.set_num_threads(2)
+    inner = P.run(lambda lo, hi: len(P.bounds(4 * P.GRAIN)), 2 * P.GRAIN)
+    assert inner == [1, 1] and len(P.bounds(4 * P.GRAIN)) == 2   # (no piece splits again)
+
+
+def test_errors_reach_the_caller_and_the_pool_goes_on(threads):
+    ndgrad.set_num_threads(2)
+
+    def kernel(lo, hi):
+        if lo:
+            raise ValueError("in a worker's piece")
+        return lo
+
+    with pytest.raises(ValueError, match="in a worker's piece"):
+        P.run(kernel, 2 * P.GRAIN)
+    assert P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN) == [P.GRAIN, P.GRAIN]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
+    x = np.random.default_rng(0).standard_normal(3 * P.GRAIN + 17) * 4
+
+    def run():
+        t = ndgrad.tensor(x.astype(dtype), requires_grad=True)
+        y = F.gelu(t, approximate=approximate)
+        return _bits([y, *ndgrad.autograd.grad((y * y).sum(), t)])
+    assert _under(1, run) == _under(2, run) == _under(3, run)
+
+
+def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
+    r = np.random.default_rng(1)
+    x, w, b = (r.standard_normal(s).astype(np.float32) for s in ((64, 64, 128), 128, 128))
+    qkv = [r.standard_normal((16, 4, 64, 32)).astype(np.float32) for _ in range(3)]
+
+    def run():
+        ts = [ndgrad.tensor(a, requires_grad=True) for a in (x, w, b, *qkv)]
+        y = F.layer_norm(ts[0], (128,), ts[1], ts[2])
+        a = F.scaled_dot_product_attention(*ts[3:], is_causal=True)
+        return _bits([y, a, *ndgrad.autograd.grad((y * y).sum() + (a * a).sum(), ts)])
+    assert _under(1, run) == _under(2, run) == _under(3, run)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_optimizer_update_same_bits_for_any_thread_count(threads, amsgrad):
+    r = np.random.default_rng(2)
+    sizes = (5 * P.GRAIN + 3, 7, 0, 2 * P.GRAIN, (3, P.GRAIN // 2))
+    p0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
+    g0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
+
+    def run():
+        ps = [ndgrad.tensor(p, requires_grad=True) for p in p0]
+        opt = ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=amsgrad)
+        for _ in range(3):
+            for p, g in zip(ps, g0):
+                p.grad = ndgrad.tensor(g)
+            opt.step()
+        return _bits(ps) + [str([p._version for p in ps]).encode()]
+    assert _under(1, run) == _under(2, run) == _under(3, run)
+
+
+def test_each_runs_every_item_once_in_groups(threads):
+    ndgrad.set_num_threads(3)
+    sizes = [P.GRAIN, 0, 3, 2 * P.GRAIN, 5, 0]
+    done, lock = [], threading.Lock()
+
+    def item(j):
+        with lock:
+            done.append((j, threading.get_ident()))
+    P.each(np, item, sizes)
+    assert sorted(j for j, _ in done) == list(range(len(sizes)))
+    assert len({t for _, t in done}) > 1
+
+
+def test_pieces_keep_the_quiet_error_state(threads):
+    x = np.random.default_rng(3).standard_normal(4 * P.GRAIN).astype(np.float32) * 1e30
+    x[::7], x[1::7], x[2::7] = np.inf, -np.inf, np.nan
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # (an overflow warning from a worker would raise)
+            return _bits([F.gelu(ndgrad.tensor(x))])
+    assert _under(1, run) == _under(2, run)
+
+
+def _child(q):
+    q.put(P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork")
+def test_a_forked_child_makes_its_own_pool(threads):
+    ndgrad.set_num_threads(2)
+    P.run(lambda lo, hi: None, 2 * P.GRAIN)   # (the parent's pool exists)
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    child = ctx.Process(target=_child, args=(q,))
+    child.start()
+    try:
+        assert q.get(timeout=60) == [P.GRAIN, P.GRAIN]
+    finally:
+        child.join(60)
+
+
+def test_set_num_threads_as_pytorch(threads):
+    torch = pytest.importorskip("torch")
+    for bad in (0, -1, 2.5, "2"):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.set_num_threads(bad)
+        with pytest.raises(RuntimeError) as ours:
+            ndgrad.set_num_threads(bad)
+        assert str(ours.value) == str(theirs.value)
+    ndgrad.set_num_threads(3)
+    assert ndgrad.get_num_threads() == 3 and P.threads() == 3
+
+
+def test_blas_spin_set_only_before_numpy_and_never_over_the_users():
+    from ndgrad.backends import _configure_blas
+    env = {}
+    _configure_blas(env, loaded=False)
+    assert env == {"OPENBLAS_THREAD_TIMEOUT": "20"}
+    env = {"OPENBLAS_THREAD_TIMEOUT": "28"}
+    _configure_blas(env, loaded=False)
+    assert env == {"OPENBLAS_THREAD_TIMEOUT": "28"}
+    env = {}
+    _configure_blas(env, loaded=True)
+    assert env == {}
