@@ -166,6 +166,19 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+_HALF_NP = {}  # NumPy dtype -> whether it is float16 or bfloat16 (np_half)
+
+
+def np_half(np_dtype):
+    """Whether a NumPy dtype is float16 or bfloat16, the dtypes PyTorch's kernels compute in
+    float32. Cached: NumPy builds a dtype's name in Python (~1 us) and parses a string compared
+    with a dtype on every comparison ('bfloat16' slowly fails to parse without ml_dtypes)."""
+    h = _HALF_NP.get(np_dtype)
+    if h is None:
+        h = _HALF_NP[np_dtype] = np.dtype(np_dtype).name in ("float16", "bfloat16")
+    return h
+
+
 def from_numpy_dtype(np_dtype):
     """The ndgrad dtype of a NumPy dtype (TypeError for ones PyTorch lacks)."""
     try:

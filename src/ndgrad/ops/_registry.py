@@ -918,23 +918,9 @@ def apply(op, args, kwargs):
                     else:
                         b = args[1]
                         req3 = 0
-                        if n == 3:  # (a number of no higher category, as `b` below, or a
-                            c = args[2]  # Tensor as `b`: linear's bias)
-                            cc = c.__class__
-                            if isinstance(c, Tensor) and (cc is Tensor or not c._tf) and \
-                                    not op.simple:
-                                if (c.dtype is not dtype and (promote is not None or
-                                                              c.dtype._special)) or \
-                                        type(c._data) is not _ndarray:
-                                    return _apply(op, args, kwargs)
-                                req3 = 4 * c._requires_grad  # (a mask bit no recorder reads)
-                                c = c._data
-                            elif cc is tuple and 2 in op.shape_args:  # (split's sizes)
-                                for i in c:
-                                    if i.__class__ is not int:
-                                        return _apply(op, args, kwargs)
-                            elif cc not in _NUMBERS or (promote is not None and (
-                                    (cc is float and cat < 2) or (cc is int and cat < 1))):
+                        if n == 3:  # (its array or value, and its mask bit: _fast_third)
+                            c, req3 = _fast_third(op, args[2], dtype, cat)
+                            if c is _ONE_ARG:
                                 return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
                             e = b._data
@@ -956,13 +942,7 @@ def apply(op, args, kwargs):
                                 else:
                                     e = b
                                 requires = a._requires_grad + req3
-                            elif cb is tuple and 1 in op.shape_args:  # (a shape, dims, a
-                                for i in b:                           # basic index key)
-                                    if i.__class__ not in _KEY_ITEMS:
-                                        return _apply(op, args, kwargs)
-                                e = b
-                                requires = a._requires_grad + req3
-                            elif cb is str and 1 in op.shape_args:  # (gelu's approximate)
+                            elif _fast_plain(op, b, 1):  # (a shape, an index key, a string)
                                 e = b
                                 requires = a._requires_grad + req3
                             else:
@@ -1011,20 +991,58 @@ def apply(op, args, kwargs):
                                     else:
                                         _record(op, args, None, (result,))
                             elif not st.in_backward:  # (for autograd.explain)
-                                site = None
-                                if _sites.enabled:  # user_site(2), its usual case inlined
-                                    f = _getframe(2)  # (above fn, or out='s wrapper)
-                                    code = f.f_code
-                                    if _inside.get(code.co_filename) is False:
-                                        site = (code, f.f_lasti)
-                                    else:
-                                        site = user_site(2)
-                                result._nograd_at = (site, st.inference)
+                                _nograd_mark(result, st)
                         return result
                     return _finish(op, args, kwargs, out, _np, requires, 4)
     elif n > 3 and not kwargs and not _fw_state.levels and not _TF_MODES:
         return _apply_many(op, args, kwargs)
     return _apply(op, args, kwargs)
+
+
+def _fast_third(op, c, dtype, cat):
+    """apply's fast path, a third argument: (its array, 4 if it requires grad) for a Tensor of
+    the first's dtype (any dtype where the op does not promote) on NumPy, not to a simple op
+    (linear's bias); (c, 0) for a number of no higher category than the first Tensor's, None,
+    or what _fast_plain takes (split's sizes); else (_ONE_ARG, 0): the general path."""
+    cc = c.__class__
+    if isinstance(c, Tensor) and (cc is Tensor or not c._tf) and not op.simple:
+        if (c.dtype is not dtype and (op.promote is not None or c.dtype._special)) or \
+                type(c._data) is not _ndarray:
+            return _ONE_ARG, 0
+        return c._data, 4 * c._requires_grad  # (a mask bit no recorder reads)
+    if cc in _NUMBERS:
+        if op.promote is not None and ((cc is float and cat < 2) or (cc is int and cat < 1)):
+            return _ONE_ARG, 0
+        return c, 0
+    return (c, 0) if _fast_plain(op, c, 2) else (_ONE_ARG, 0)
+
+
+def _fast_plain(op, v, pos):
+    """Whether apply's fast path passes `v`, the argument at `pos` (1 or 2), as it is, where the
+    general path would too: a tuple of ints, slices, None and Ellipsis (view's shape, split's
+    sizes, a basic index key) or a string (gelu's approximate), not for a Tensor parameter."""
+    c = v.__class__
+    if (c is not tuple and c is not str) or pos not in op.shape_args:
+        return False
+    if c is tuple:
+        for i in v:
+            if i.__class__ not in _KEY_ITEMS:
+                return False
+    return True
+
+
+def _nograd_mark(result, st):
+    """apply's fast path: where `result` was made under no_grad from inputs that require grad,
+    for autograd.explain (user_site(2) with its usual case, the op's caller, inlined)."""
+    site = None
+    if _sites.enabled:
+        f = _getframe(3)  # (above fn, or out='s wrapper)
+        code = f.f_code
+        if _inside.get(code.co_filename) is False:
+            site = (code, f.f_lasti)
+        else:
+            site = user_site(3)
+    result._nograd_at = (site, st.inference)
 
 
 def _apply_many(op, args, kwargs):

@@ -5,6 +5,7 @@
 import math
 
 from .. import _dtype as D
+from .._dtype import np_half as _half
 from .._backend import numpy as _np, ufunc_reduce
 from .._tensor import _wrap_dim
 from ._inplace import inplace as _inplace_apply
@@ -307,7 +308,7 @@ def _gelu_fwd(xp, self, approximate):
 
 def _gelu_flat(xp, x, approximate):
     """GELU of the 1-d x, float32 for float16/bfloat16 inputs."""
-    if x.dtype in ("float16", "bfloat16"):
+    if _half(x.dtype):
         x = x.astype("float32")  # (PyTorch's float opmath)
     if approximate == "tanh":
         y = xp.tanh(_gelu_tanh_inner(xp, x))
@@ -339,7 +340,7 @@ def _gelu_backward_fwd(xp, grad_output, self, approximate):
 def _gelu_grad_flat(xp, g, x, approximate):
     """grad * GELU'(x) for the 1-d g and x, float32 for float16/bfloat16 inputs."""
     dt = _np.result_type(g, x)
-    if dt in ("float16", "bfloat16"):
+    if _half(dt):
         x, g = x.astype("float32"), g.astype("float32")
     if approximate == "tanh":
         t = xp.tanh(_gelu_tanh_inner(xp, x))

@@ -34,6 +34,7 @@ from .._creation import zeros_like as _zeros_like
 from ._registry import defop
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par
+from .._dtype import np_half as _half
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
            "max_pool2d", "max_pool3d",
@@ -674,7 +675,7 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     stat_shape = input.shape[:input.ndim - k] + (1,) * k
     dt = input.dtype
-    x, n = _ln_rows(input.astype("float32") if dt in ("float16", "bfloat16") else input, normalized_shape)
+    x, n = _ln_rows(input.astype("float32") if _half(dt) else input, normalized_shape)
     if x.size == 0:
         nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
         return xp.empty(input.shape, dt), nan, nan.copy()
@@ -697,11 +698,13 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
 def _ln_fwd_rows(xp, x, n, w, b, eps, out=None, mean=None, rstd=None):
     """Layer norm of the rows of x into out, their means and 1 / std into mean and rstd (new
     arrays where they are None); returns the three."""
-    mean = xp.matmul(x, _mean_vector(xp, n, x.dtype), out=mean)  # (row sums: matrix-vector)
-    out = xp.subtract(x, mean[:, None], out=out)
-    if rstd is None:
+    if out is None:  # (NumPy's ufuncs take an out= keyword slower than none)
+        mean = x @ _mean_vector(xp, n, x.dtype)  # (row sums as a matrix-vector product)
+        out = x - mean[:, None]
         rstd = _row_dot(xp, out, out)
     else:
+        xp.matmul(x, _mean_vector(xp, n, x.dtype), out=mean)
+        xp.subtract(x, mean[:, None], out=out)
         rstd[...] = _row_dot(xp, out, out)
     rstd /= n
     rstd += eps
@@ -717,7 +720,7 @@ def _ln_fwd_rows(xp, x, n, w, b, eps, out=None, mean=None, rstd=None):
 
 def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
     dt = input.dtype
-    opm = "float32" if dt in ("float16", "bfloat16") else dt
+    opm = "float32" if _half(dt) else dt
     x, n = _ln_rows(input.astype(opm, copy=False), normalized_shape)
     go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
                      normalized_shape)
@@ -829,7 +832,7 @@ _CAUSAL = {}  # (L, S, dtype) -> the additive causal mask (0 on and below the di
 
 
 def _causal_mask(xp, L, S, dtype):
-    key = (L, S, _np.dtype(dtype).str, xp.__name__)
+    key = (L, S, dtype, xp)  # (a dtype object or a name: either is a key of its own)
     m = _CAUSAL.get(key)
     if m is None:
         m = xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
@@ -870,7 +873,7 @@ def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot):
 
 
 def _sdpa_opmath(dt):
-    return "float32" if dt in ("float16", "bfloat16") else dt
+    return "float32" if _half(dt) else dt
 
 
 def _over_heads(kernel):
@@ -902,9 +905,13 @@ def _over_heads(kernel):
 def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     dt = query.dtype
     opm = _sdpa_opmath(dt)
-    q, k, v = (a.astype(opm, copy=False) for a in (query, key, value))
+    if opm is dt:
+        q, k, v = query, key, value
+    else:
+        q, k, v = (a.astype(opm, copy=False) for a in (query, key, value))
     groups = _kv_groups(q, k)
-    k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
+    if groups != 1:
+        k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
     s = _sdpa_scores(xp, q, k, is_causal, mask, scale, "sdpa_s")  # (Note [Scratch slots])
     if s.shape[-1] == 0:  # (no keys: zeros, as PyTorch's)
