@@ -129,8 +129,8 @@ def linear(input, weight, bias=None):
             f"{ws[1]}x{ws[0]})")
     if input.dtype is not weight.dtype:
         _linear_dtype_check(input, weight, bias)
-    if len(ws) != 2 or not xs or _batched(input) or _batched(weight) or \
-            (bias is not None and _batched(bias)):
+    if len(ws) != 2 or not xs or (input.__class__ is not _Tensor and _batched(input)) or \
+            _batched(weight) or (bias is not None and _batched(bias)):
         return K.linear(input, weight, bias)   # (vmap's batched tensors: the fused op's rule)
     if not _grad_state.enabled or not (input._requires_grad or weight._requires_grad or (
             bias is not None and bias._requires_grad)):

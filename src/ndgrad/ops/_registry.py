@@ -918,10 +918,12 @@ def apply(op, args, kwargs):
                     else:
                         b = args[1]
                         req3 = 0
-                        if n == 3:  # (its array or value, and its mask bit: _fast_third)
-                            c, req3 = _fast_third(op, args[2], dtype, cat)
-                            if c is _ONE_ARG:
-                                return _apply(op, args, kwargs)
+                        if n == 3:  # (a number, or _fast_third's array or value, mask bit)
+                            c = args[2]
+                            if c.__class__ not in _NUMBERS or promote is not None:
+                                c, req3 = _fast_third(op, c, dtype, cat)
+                                if c is _ONE_ARG:
+                                    return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
                             e = b._data
                             if (b.dtype is not dtype and (promote is not None or

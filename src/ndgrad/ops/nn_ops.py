@@ -931,8 +931,22 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         dead = total == 0
         total[dead] = 1.0
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
-    out /= total
+    if _heads_inside(query):  # (PyTorch's output follows such a query's layout)
+        o = out.shape
+        out = xp.divide(out, total, out=xp.empty((o[0], o[2], o[1], o[3]), out.dtype).swapaxes(1, 2))
+    else:
+        out /= total
     return out.astype(dt, copy=False), lse[..., 0]
+
+
+def _heads_inside(q):
+    """Whether the 4-d query is laid out as (batch, length, heads, dim), the heads of one
+    projection split by view and transpose (nanoGPT's): PyTorch's CPU kernel writes its output
+    in that layout too, whose transpose(1, 2).contiguous() is then no copy."""
+    if q.ndim != 4 or q.shape[1] < 2 or q.shape[2] < 2:
+        return False
+    st = q.strides
+    return st[0] >= st[2] > st[1] > st[3] > 0
 
 
 @_over_heads
