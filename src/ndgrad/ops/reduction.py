@@ -460,7 +460,7 @@ def _arg_fwd(kernel):
             return xp.reshape(r, (1,) * self.ndim) if keepdim else xp.asarray(r)
         if self.ndim == 0:
             return xp.zeros((), dtype="int64")
-        return f(self, axis=dim, keepdims=keepdim).astype("int64")
+        return f(self, axis=dim, keepdims=keepdim).astype("int64", copy=False)
     return fwd
 
 
