@@ -6,6 +6,7 @@
 import builtins
 
 from .. import _dtype as D
+from .._backend import numpy as _np
 from .._backend import ndarray as _ndarray, xp_of, ufunc_at, writeable, _MODULES as _DEVICE_MODULES, dense_order
 from .._tensor import Tensor, _make, _wrap_dim, Size
 from ..autograd.graph import _type_string
@@ -445,6 +446,16 @@ _INDEX_DTYPES = ("int64", "int32", "uint8", "bool")
 ERR_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
 
 
+def _int_list(k):
+    """Whether the list k holds Python ints only, each within int64 (torch.tensor's int64)."""
+    if not k:
+        return False
+    for i in k:
+        if i.__class__ is not int or not -0x8000000000000000 <= i <= 0x7FFFFFFFFFFFFFFF:
+            return False
+    return True
+
+
 def _normalize_key(key, self=None):
     """Tensors inside an index become arrays (byte tensors: bool masks); lists become arrays.
     Indexing `self` on a device, host indices (CPU tensors, NumPy arrays, lists) move to its
@@ -466,6 +477,8 @@ def _normalize_key(key, self=None):
                 raise IndexError(ERR_INDEX_DTYPE)
             d = k._data
             return place(d.astype(bool) if name == "uint8" else d)
+        if k.__class__ is list and _int_list(k):  # (x[:, [-1]]: int64, as torch.tensor(k))
+            return place(_np.array(k, dtype=_np.int64))  # host: a list index, placed as others
         if isinstance(k, (list, tuple)):
             from .._creation import tensor
             try:
@@ -548,13 +561,28 @@ def _basic_node(key):
     return "Alias"
 
 
+_BASIC_ITEMS = frozenset((int, slice, type(None), type(...)))  # (exact classes: no bool)
+
+
+def _basic_tuple(key):
+    """Whether key is a tuple of ints, slices, None and Ellipsis only (_normalize_key would give
+    it back as it is, and it has no advanced index)."""
+    if key.__class__ is not tuple:
+        return False
+    for k in key:
+        if k.__class__ not in _BASIC_ITEMS:
+            return False
+    return True
+
+
 def getitem(self, key):
-    key = _normalize_key(key, self)
-    if _has_advanced(key):
-        split = _split_ints(key)
-        if split is not None:   # (integers first, as PyTorch)
-            return getitem(getitem(self, split[0]), split[1])
-        return _index(self, key)
+    if not _basic_tuple(key):  # (generation's x[:, -1, :]: nothing to convert, no advanced index)
+        key = _normalize_key(key, self)
+        if _has_advanced(key):
+            split = _split_ints(key)
+            if split is not None:   # (integers first, as PyTorch)
+                return getitem(getitem(self, split[0]), split[1])
+            return _index(self, key)
     nd = self._data.ndim
     ks = key if isinstance(key, tuple) else (key,)
     dim = 0
