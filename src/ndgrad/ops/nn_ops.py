@@ -833,12 +833,14 @@ def _over_heads(kernel):
                 L * L * max(a.shape[-1] for a in arrays) >= _BLAS_ONE_THREAD or any(
                 a.shape[:k] != lead or a.ndim - k not in (1, 2) for a in arrays):
             return kernel(xp, *args)
-        n = math.prod(lead)
-        flat = [a.reshape((n,) + a.shape[k:]) for a in arrays]
-        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in flat], *rest), n,
+        n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
+        if flat:
+            n = math.prod(lead)
+            arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
+        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest), n,
                          grain=max(1, n * _par.GRAIN // work), align=1)
-        return tuple(xp.concatenate(outs).reshape(lead + outs[0].shape[1:])
-                     for outs in zip(*parts))
+        outs = [xp.concatenate(o) for o in zip(*parts)]
+        return tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in outs)
     return functools.wraps(kernel)(run)   # (defop reads the kernel's parameter names)
 
 
