@@ -79,13 +79,17 @@ def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
 def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
     r = np.random.default_rng(1)
     x, w, b = (r.standard_normal(s).astype(np.float32) for s in ((64, 64, 128), 128, 128))
-    qkv = [r.standard_normal((16, 4, 64, 32)).astype(np.float32) for _ in range(3)]
+    proj = r.standard_normal((16, 64, 384)).astype(np.float32)   # (a GPT's (B, T, 3C))
+    heads = [r.standard_normal((1, 64, 64, 32)).astype(np.float32) for _ in range(3)]
 
     def run():
-        ts = [ndgrad.tensor(a, requires_grad=True) for a in (x, w, b, *qkv)]
+        ts = [ndgrad.tensor(a, requires_grad=True) for a in (x, w, b, proj, *heads)]
         y = F.layer_norm(ts[0], (128,), ts[1], ts[2])
-        a = F.scaled_dot_product_attention(*ts[3:], is_causal=True)
-        return _bits([y, a, *ndgrad.autograd.grad((y * y).sum() + (a * a).sum(), ts)])
+        q, k, v = (t.view(16, 64, 4, 32).transpose(1, 2) for t in ts[3].split(128, 2))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (views: pieces of B)
+        a1 = F.scaled_dot_product_attention(*ts[4:], is_causal=True)  # (B = 1: of B H)
+        loss = (y * y).sum() + (a * a).sum() + (a1 * a1).sum()
+        return _bits([y, a, a1, *ndgrad.autograd.grad(loss, ts)])
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 

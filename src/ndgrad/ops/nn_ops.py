@@ -667,10 +667,6 @@ def _mean_vector(xp, n, dtype):
     return v
 
 
-_ROWS_ALIGN = 64   # (pieces of rows start at multiples of 64: BLAS's matrix-vector kernels
-                   # take rows in blocks, the last block of a piece another way)
-
-
 def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     stat_shape = input.shape[:input.ndim - k] + (1,) * k
@@ -679,43 +675,21 @@ def _ln_fwd(xp, input, normalized_shape, weight, bias, eps):
     if x.size == 0:
         nan = xp.full(stat_shape, xp.nan if n == 0 else 0.0, dtype=dt)
         return xp.empty(input.shape, dt), nan, nan.copy()
-    w = None if weight is None else weight.reshape(-1)
-    b = None if bias is None else bias.reshape(-1)
-    if _par.worth(xp, x.size * 6):
-        out = xp.empty(x.shape, x.dtype)
-        mean, rstd = xp.empty(x.shape[0], x.dtype), xp.empty(x.shape[0], x.dtype)
-
-        def rows(lo, hi):   # (rows apart: pieces on several threads, Note [Parallel pieces])
-            _ln_fwd_rows(xp, x[lo:hi], n, w, b, eps, out[lo:hi], mean[lo:hi], rstd[lo:hi])
-        _par.run(rows, x.shape[0], max(1, _par.GRAIN // (6 * n)), align=_ROWS_ALIGN)
-    else:  # (one piece: its arrays made as they come, generation's small layer norms)
-        out, mean, rstd = _ln_fwd_rows(xp, x, n, w, b, eps)
-    return (out.astype(dt, copy=False).reshape(input.shape),
-            mean.astype(dt, copy=False).reshape(stat_shape),
-            rstd.astype(dt, copy=False).reshape(stat_shape))
-
-
-def _ln_fwd_rows(xp, x, n, w, b, eps, out=None, mean=None, rstd=None):
-    """Layer norm of the rows of x into out, their means and 1 / std into mean and rstd (new
-    arrays where they are None); returns the three."""
-    if out is None:  # (NumPy's ufuncs take an out= keyword slower than none)
-        mean = x @ _mean_vector(xp, n, x.dtype)  # (row sums as a matrix-vector product)
-        out = x - mean[:, None]
-        rstd = _row_dot(xp, out, out)
-    else:
-        xp.matmul(x, _mean_vector(xp, n, x.dtype), out=mean)
-        xp.subtract(x, mean[:, None], out=out)
-        rstd[...] = _row_dot(xp, out, out)
+    mean = x @ _mean_vector(xp, n, x.dtype)  # (row sums as a matrix-vector product)
+    out = x - mean[:, None]
+    rstd = _row_dot(xp, out, out)
     rstd /= n
     rstd += eps
     xp.sqrt(rstd, out=rstd)
     xp.divide(1.0, rstd, out=rstd)
     out *= rstd[:, None]
-    if w is not None:
-        out *= w
-    if b is not None:
-        out += b
-    return out, mean, rstd
+    if weight is not None:
+        out *= weight.reshape(-1)
+    if bias is not None:
+        out += bias.reshape(-1)
+    return (out.astype(dt, copy=False).reshape(input.shape),
+            mean.astype(dt, copy=False).reshape(stat_shape),
+            rstd.astype(dt, copy=False).reshape(stat_shape))
 
 
 def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias, eps):
@@ -725,48 +699,30 @@ def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias,
     go, _ = _ln_rows(xp.broadcast_to(grad_out, input.shape).astype(opm, copy=False),
                      normalized_shape)
     r = rstd.reshape(-1, 1).astype(opm, copy=False)
-    m = mean.reshape(-1, 1).astype(opm, copy=False)
-    w = None if weight is None else weight.reshape(-1).astype(opm, copy=False)
-    split = _par.worth(xp, x.size * 10)
-    # xh = (x - mean) rstd and the input's gradient, row by row (on several threads: Note
-    # [Parallel pieces]); then the weight's and bias's, sums over all rows, whole
-    xh = xp.empty(x.shape, x.dtype) if split else \
-        _scratch_slot(xp, x.shape, x.dtype, "ln_xh")  # (Note [Scratch slots])
-    gi = xp.empty(x.shape, x.dtype)
-
-    def rows(lo, hi):
-        _ln_bwd_rows(xp, x[lo:hi], go[lo:hi], m[lo:hi], r[lo:hi], w, n, xh[lo:hi], gi[lo:hi])
-    if split:
-        _par.run(rows, x.shape[0], max(1, _par.GRAIN // (10 * max(n, 1))), align=_ROWS_ALIGN)
-    else:
-        rows(0, x.shape[0])
+    xh = xp.subtract(x, mean.reshape(-1, 1).astype(opm, copy=False),
+                     out=_scratch_slot(xp, x.shape, x.dtype, "ln_xh"))  # (Note [Scratch slots])
+    xh *= r
     gw = gb = xp.zeros(0, dt)
     ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
+    g = _scratch_slot(xp, x.shape, x.dtype, "ln_g")
     if weight is not None:
-        g = xp.multiply(go, xh, out=_scratch_slot(xp, x.shape, x.dtype, "ln_g"))
-        gw = (ones @ g).astype(dt, copy=False).reshape(weight.shape)
+        gw = (ones @ xp.multiply(go, xh, out=g)).astype(dt, copy=False).reshape(weight.shape)
     if bias is not None:
         gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
-    return gi.astype(dt, copy=False).reshape(input.shape), gw, gb
-
-
-def _ln_bwd_rows(xp, x, go, mean, r, w, n, xh, gi):
-    """The input's gradient of layer norm for these rows into gi, xh = (x - mean) rstd."""
-    xp.subtract(x, mean, out=xh)
-    xh *= r
-    if w is not None:
-        g = xp.multiply(go, w, out=_scratch_slot(xp, x.shape, x.dtype, "ln_gw"))
+    if weight is not None:
+        xp.multiply(go, weight.reshape(-1).astype(opm, copy=False), out=g)
     else:
-        g = go
-    if not n:
-        gi[...] = g
-        return
-    c = _row_dot(xp, g, xh)
-    c /= n
-    xp.multiply(xh, c[:, None], out=gi)
-    gi += (g @ xp.full(n, 1.0 / n, x.dtype))[:, None]
-    xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
-    gi *= r
+        g[...] = go
+    if n:
+        c = _row_dot(xp, g, xh)
+        c /= n
+        gi = xh * c[:, None]
+        gi += (g @ xp.full(n, 1.0 / n, opm))[:, None]
+        xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
+        gi *= r
+    else:
+        gi = g
+    return gi.astype(dt, copy=False).reshape(input.shape), gw, gb
 
 
 def _ln_double(grad, grad_out, input, normalized_shape, weight, bias, eps):
@@ -876,11 +832,16 @@ def _sdpa_opmath(dt):
     return "float32" if _half(dt) else dt
 
 
+_BLAS_ONE_THREAD = 1 << 18  # (m n k of a GEMM OpenBLAS runs on one thread: the pieces' GEMMs
+                            # must, else two callers' BLAS threads share the cores)
+
+
 def _over_heads(kernel):
     """kernel(xp, *arrays, dropout_p, is_causal, attn_mask, scale) run on pieces of the heads
     (Note [Parallel pieces]), as PyTorch's CPU kernels split attention over them, where every
     array has the same leading (batch, head) dims (logsumexp: one trailing dim, the others
-    two) and there is no mask; elsewhere (masks, grouped heads, small inputs, other array
+    two) and there is no mask, and each head's GEMMs are small enough for BLAS to run them on
+    one thread; elsewhere (masks, grouped heads, small inputs or large heads, other array
     modules) the kernel runs whole. Its outputs are arrays over the same leading dims."""
     nargs = kernel.__code__.co_argcount - 5   # (xp and the four trailing arguments)
 
@@ -888,16 +849,20 @@ def _over_heads(kernel):
         arrays, rest = args[:nargs], args[nargs:]
         lead = arrays[0].shape[:-2]
         k = len(lead)
-        work = math.prod(lead) * max(a.shape[-2] for a in arrays) ** 2 * 8  # (element-passes)
-        if rest[2] is not None or k == 0 or not _par.worth(xp, work) or any(
+        L = max(a.shape[-2] for a in arrays)
+        work = math.prod(lead) * L * L * 8  # (element-passes)
+        if rest[2] is not None or k == 0 or not _par.worth(xp, work) or \
+                L * L * max(a.shape[-1] for a in arrays) >= _BLAS_ONE_THREAD or any(
                 a.shape[:k] != lead or a.ndim - k not in (1, 2) for a in arrays):
             return kernel(xp, *args)
-        n = math.prod(lead)
-        flat = [a.reshape((n,) + a.shape[k:]) for a in arrays]
-        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in flat], *rest), n,
+        n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
+        if flat:
+            n = math.prod(lead)
+            arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
+        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest), n,
                          grain=max(1, n * _par.GRAIN // work), align=1)
-        return tuple(xp.concatenate(outs).reshape(lead + outs[0].shape[1:])
-                     for outs in zip(*parts))
+        outs = [xp.concatenate(o) for o in zip(*parts)]
+        return tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in outs)
     return functools.wraps(kernel)(run)   # (defop reads the kernel's parameter names)
 
 
