@@ -1038,12 +1038,18 @@ def _nograd_mark(result, st):
     for autograd.explain (user_site(2) with its usual case, the op's caller, inlined)."""
     site = None
     if _sites.enabled:
-        f = _getframe(3)  # (above fn, or out='s wrapper)
-        code = f.f_code
-        if _inside.get(code.co_filename) is False:
-            site = (code, f.f_lasti)
-        else:
-            site = user_site(3)
+        f = _getframe(3)  # (above fn, or out='s wrapper; then up while inside ndgrad:
+        inside = _inside  # a module's forward, F.linear's checks)
+        while f is not None:
+            code = f.f_code
+            flag = inside.get(code.co_filename)
+            if flag is False:
+                site = (code, f.f_lasti)
+                break
+            if flag is None:  # (a file not seen yet: user_site records it)
+                site = user_site(3)
+                break
+            f = f.f_back
     result._nograd_at = (site, st.inference)
 
 
