@@ -64,6 +64,22 @@ def test_errors_reach_the_caller_and_the_pool_goes_on(threads):
     assert P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN) == [P.GRAIN, P.GRAIN]
 
 
+def test_an_interrupt_in_the_callers_piece_waits_for_the_others(threads):
+    ndgrad.set_num_threads(2)
+    ended = []
+
+    def kernel(lo, hi):
+        if lo == 0:
+            raise KeyboardInterrupt
+        threading.Event().wait(0.05)
+        ended.append(lo)
+
+    with pytest.raises(KeyboardInterrupt):
+        P.run(kernel, 2 * P.GRAIN)
+    assert ended == [P.GRAIN]   # (the worker's piece had ended: nothing writes on afterwards)
+    assert P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN) == [P.GRAIN, P.GRAIN]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
