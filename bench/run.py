@@ -714,6 +714,20 @@ def main(argv=None):
     _write(args, libs, rows, mem, deleted)
 
 
+def _blas_config():
+    """OpenBLAS's kernel choice and the environment settings it read (this machine's environment
+    may set OPENBLAS_CORETYPE: that, not the CPU, then picks the GEMM kernels)."""
+    env = ", ".join(f"{k}={os.environ[k]}" for k in sorted(os.environ) if k.startswith("OPENBLAS"))
+    core = "?"
+    try:
+        cfg = next(c for c in np.show_config(mode="dicts")["Build Dependencies"].values()
+                   if isinstance(c, dict) and "openblas" in str(c.get("name", "")).lower())
+        core = cfg.get("openblas configuration", "?")
+    except Exception:  # noqa: BLE001 (a report line only)
+        pass
+    return f"({core}; {env or 'no OPENBLAS_* settings'})"
+
+
 def _write(args, libs, rows, mem, deleted=None):
     cmd = "python bench/run.py" + (" --quick" if args.quick else "") + \
           (f" --only {args.only}" if args.only else "") + \
@@ -724,7 +738,9 @@ def _write(args, libs, rows, mem, deleted=None):
          f"Python {platform.python_version()}, NumPy {np.__version__}, ndgrad "
          f"{getattr(ndgrad, '__version__', '?')}"
          + (f", PyTorch {torch.__version__} (CPU, default {TORCH_THREADS} threads)"
-            if torch is not None else ", PyTorch not installed"), "",
+            if torch is not None else ", PyTorch not installed") + "  ",
+         f"ndgrad's kernels on {ndgrad.get_num_threads()} threads; NumPy's OpenBLAS "
+         f"{_blas_config()}", "",
          "Times are min / median over interleaved rounds, each timed step after an untimed "
          "step of the same library (WARM_MAX in run.py); ratios are of the minima / of the "
          "medians. "

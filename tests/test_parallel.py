@@ -64,6 +64,22 @@ def test_errors_reach_the_caller_and_the_pool_goes_on(threads):
     assert P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN) == [P.GRAIN, P.GRAIN]
 
 
+def test_an_interrupt_in_the_callers_piece_waits_for_the_others(threads):
+    ndgrad.set_num_threads(2)
+    ended = []
+
+    def kernel(lo, hi):
+        if lo == 0:
+            raise KeyboardInterrupt
+        threading.Event().wait(0.05)
+        ended.append(lo)
+
+    with pytest.raises(KeyboardInterrupt):
+        P.run(kernel, 2 * P.GRAIN)
+    assert ended == [P.GRAIN]   # (the worker's piece had ended: nothing writes on afterwards)
+    assert P.run(lambda lo, hi: hi - lo, 2 * P.GRAIN) == [P.GRAIN, P.GRAIN]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
@@ -93,16 +109,20 @@ def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
-@pytest.mark.parametrize("amsgrad", [False, True])
-def test_optimizer_update_same_bits_for_any_thread_count(threads, amsgrad):
+@pytest.mark.parametrize("make", [
+    lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2),
+    lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=True),
+    lambda ps: ndgrad.optim.SGD(ps, lr=1e-2, momentum=0.9)],   # (its fused multiply-add splits)
+    ids=["AdamW", "AdamW-amsgrad", "SGD-momentum"])
+def test_optimizer_update_same_bits_for_any_thread_count(threads, make):
     r = np.random.default_rng(2)
-    sizes = (5 * P.GRAIN + 3, 7, 0, 2 * P.GRAIN, (3, P.GRAIN // 2))
+    sizes = (9 * P.GRAIN + 3, 7, 0, 2 * P.GRAIN, (3, P.GRAIN // 2))
     p0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
     g0 = [r.standard_normal(n).astype(np.float32) for n in sizes]
 
     def run():
         ps = [ndgrad.tensor(p, requires_grad=True) for p in p0]
-        opt = ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=amsgrad)
+        opt = make(ps)
         for _ in range(3):
             for p, g in zip(ps, g0):
                 p.grad = ndgrad.tensor(g)

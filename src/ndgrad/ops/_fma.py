@@ -195,7 +195,7 @@ def _certified(a, b, c, out, dt, xp):
 _WORK_MIN = 1 << 16     # (smaller temporaries come from NumPy's allocator cache)
 _CHUNK = 1 << 18        # float64 work arrays of at most 2 MiB each
 _WORK_MAX = 1 << 22     # larger temporaries are allocated (16 MiB and up: no cache that big)
-_GRAIN = 1 << 15        # elements a thread's piece, at least (Note [Parallel pieces])
+_GRAIN = 1 << 17        # elements a thread's piece, at least (Note [Parallel pieces])
 _local = threading.local()
 
 

@@ -41,7 +41,7 @@ def _default_threads():
 
 
 _THREADS = [_default_threads()]
-_POOL = [None]      # the worker pool, made on first use
+_POOL = [queue.SimpleQueue(), 0]   # the workers' task queue, the workers started
 _LOCK = threading.Lock()
 _WORKER = threading.local()   # .inside: this thread is one of the pool's
 
@@ -57,12 +57,8 @@ def set_threads(n):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
-    with _LOCK:
-        old, _THREADS[0] = _THREADS[0], n
-        pool, _POOL[0] = _POOL[0], None
-    if pool is not None:   # (its workers end once they took the pieces queued before)
-        for _ in range(old - 1):
-            pool.put(None)
+    _THREADS[0] = n   # (the pool grows to n - 1 workers when next used; it never shrinks:
+                      # idle workers wait on its queue, and a call hands out n - 1 pieces)
 
 
 def bounds(n, k=None, grain=GRAIN, align=64):
@@ -78,28 +74,22 @@ def bounds(n, k=None, grain=GRAIN, align=64):
 
 
 def _pool():
-    """The task queue of the worker threads (started on first use: threads() - 1 of them)."""
-    pool = _POOL[0]
-    if pool is None:
+    """The task queue of the worker threads, with threads() - 1 of them started."""
+    need = _THREADS[0] - 1
+    if _POOL[1] < need:
         with _LOCK:
-            pool = _POOL[0]
-            if pool is None:
-                pool = queue.SimpleQueue()
-                for i in range(_THREADS[0] - 1):
-                    threading.Thread(target=_work, args=(pool,), daemon=True,
-                                     name=f"ndgrad-kernel-{i}").start()
-                _POOL[0] = pool
-    return pool
+            while _POOL[1] < need:
+                threading.Thread(target=_work, args=(_POOL[0],), daemon=True,
+                                 name=f"ndgrad-kernel-{_POOL[1]}").start()
+                _POOL[1] += 1
+    return _POOL[0]
 
 
 def _work(tasks):
-    """A worker: runs pieces until its pool is retired (None in its queue)."""
+    """A worker: runs the pieces put in the queue."""
     _WORKER.inside = True
     while True:
-        task = tasks.get()
-        if task is None:
-            return
-        ctx, kernel, i, lo, hi, done = task
+        ctx, kernel, i, lo, hi, done = tasks.get()
         try:
             done.put((i, True, ctx.run(kernel, lo, hi)))
         except BaseException as e:  # noqa: B036 (handed to the caller, which raises it)
@@ -107,7 +97,7 @@ def _work(tasks):
 
 
 def _forget_pool():   # (in a forked child: the parent's worker threads do not exist there)
-    _POOL[0] = None
+    _POOL[:] = [queue.SimpleQueue(), 0]
 
 
 if hasattr(os, "register_at_fork"):
