@@ -421,3 +421,25 @@ def test_no_orphan_workers(tmp_path, mode):
         assert "KeyboardInterrupt" in err
         assert err.count("Traceback") == 1, err   # the workers print nothing
     assert _wait_gone(pids), f"orphan workers {pids}"
+
+
+class Threads(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return ndgrad.get_num_threads()
+
+
+def test_workers_run_their_kernels_on_one_thread_as_pytorchs():
+    torch = pytest.importorskip("torch")
+
+    class TorchThreads(torch.utils.data.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return torch.get_num_threads()
+    theirs = [int(t) for t in torch.utils.data.DataLoader(TorchThreads(), num_workers=2)]
+    ours = [int(t) for t in DataLoader(Threads(), num_workers=2)]
+    assert ours == theirs == [1, 1]

@@ -196,3 +196,13 @@ def test_blas_spin_set_only_before_numpy_and_never_over_the_users():
     env = {}
     _configure_blas(env, loaded=True)
     assert env == {}
+
+
+def test_config_reports_the_threads_as_pytorchs_does(threads):
+    torch = pytest.importorskip("torch")
+    ndgrad.set_num_threads(3)
+    for name in ("show", "parallel_info", "_cxx_flags"):
+        assert isinstance(getattr(ndgrad.__config__, name)(), str)
+        assert isinstance(getattr(torch.__config__, name)(), str)
+    assert "get_num_threads() : 3" in ndgrad.__config__.parallel_info()
+    assert "at::get_num_threads() : " in torch.__config__.parallel_info()

@@ -462,7 +462,7 @@ del _named, _tensor_methods, _n, _f
 _LAZY_SUBMODULES = frozenset(("_dynamo", "_inductor", "hub", "profiler", "library", "export",
                               "nested", "multiprocessing", "_jit_internal", "xpu",
                               "mps", "types", "_utils", "_logging", "_subclasses", "fx",
-                              "onnx"))
+                              "onnx", "__config__"))
 
 
 def __getattr__(name):

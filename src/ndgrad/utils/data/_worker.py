@@ -158,6 +158,8 @@ def _worker_loop(kind, dataset, index_queue, data_queue, done_event, auto_collat
                  persistent_workers, parent_pid):
     global _worker_info
     try:
+        from ...ops import _parallel
+        _parallel.set_threads(1)   # (as PyTorch's workers: torch.set_num_threads(1))
         seed = base_seed + worker_id
         _seed_worker(seed, base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,

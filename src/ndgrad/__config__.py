@@ -1,0 +1,54 @@
+"""torch.__config__: how this build computes (PyTorch's show(), parallel_info(), _cxx_flags()):
+here NumPy's version and BLAS, and ndgrad's kernel threads (ops/_parallel.py)."""
+
+
+def _blas():
+    import numpy as np
+    try:
+        deps = np.show_config(mode="dicts")["Build Dependencies"]
+        blas = deps.get("blas", {})
+        return f"{blas.get('name', '?')} {blas.get('openblas configuration', blas.get('version', ''))}".strip()
+    except Exception:  # noqa: BLE001 (a report line: NumPy's config format differs by version)
+        return "?"
+
+
+def show():
+    """A human-readable description of this build's configuration."""
+    import platform
+    import numpy as np
+    from . import __version__
+    return (f"ndgrad {__version__}, pure Python on NumPy {np.__version__} "
+            f"(Python {platform.python_version()}):\n"
+            f"  - BLAS: {_blas()}\n"
+            f"  - CPU capability usage: {_capability()}\n"
+            f"  - kernel threads: {_threads()}\n")
+
+
+def _capability():
+    from .backends import get_cpu_capability
+    return get_cpu_capability()
+
+
+def _threads():
+    from .ops import _parallel
+    return _parallel.threads()
+
+
+def parallel_info():
+    """The parallelization settings, as PyTorch's report lays them out."""
+    import os
+    t = _threads()
+    return (f"ndgrad kernel threads (ops/_parallel.py):\n"
+            f"\tget_num_threads() : {t}\n"
+            f"\tget_num_interop_threads() : {t}\n"
+            f"NumPy's BLAS: {_blas()}\n"
+            f"\tOPENBLAS_NUM_THREADS : {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}\n"
+            f"hardware_concurrency() : {os.cpu_count()}\n"
+            f"Environment variables:\n"
+            f"\tOMP_NUM_THREADS : {os.environ.get('OMP_NUM_THREADS', '[not set]')}\n"
+            f"ATen parallel backend: ndgrad's own thread pool\n")
+
+
+def _cxx_flags():
+    """PyTorch's C++ build flags (torch.utils.benchmark reads them): none, pure Python."""
+    return ""
