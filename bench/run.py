@@ -715,17 +715,10 @@ def main(argv=None):
 
 
 def _blas_config():
-    """OpenBLAS's kernel choice and the environment settings it read (this machine's environment
-    may set OPENBLAS_CORETYPE: that, not the CPU, then picks the GEMM kernels)."""
+    """OpenBLAS's kernels as it runs and the environment settings it read (this machine's
+    environment may set OPENBLAS_CORETYPE: that, not the CPU, then picks the GEMM kernels)."""
     env = ", ".join(f"{k}={os.environ[k]}" for k in sorted(os.environ) if k.startswith("OPENBLAS"))
-    core = "?"
-    try:
-        cfg = next(c for c in np.show_config(mode="dicts")["Build Dependencies"].values()
-                   if isinstance(c, dict) and "openblas" in str(c.get("name", "")).lower())
-        core = cfg.get("openblas configuration", "?")
-    except Exception:  # noqa: BLE001 (a report line only)
-        pass
-    return f"({core}; {env or 'no OPENBLAS_* settings'})"
+    return f"({ndgrad.__config__._blas()}; {env or 'no OPENBLAS_* settings'})"
 
 
 def _write(args, libs, rows, mem, deleted=None):

@@ -3,13 +3,40 @@ here NumPy's version and BLAS, and ndgrad's kernel threads (ops/_parallel.py).""
 
 
 def _blas():
+    """NumPy's BLAS as it runs: OpenBLAS's own report (its kernels are chosen when it loads, by
+    the CPU or OPENBLAS_CORETYPE), else the name NumPy was built with."""
+    runtime = _openblas_config()
+    if runtime:
+        return runtime
     import numpy as np
     try:
-        deps = np.show_config(mode="dicts")["Build Dependencies"]
+        deps = np.show_config(mode="dicts")["Build Dependencies"]  # host: NumPy's build
         blas = deps.get("blas", {})
-        return f"{blas.get('name', '?')} {blas.get('openblas configuration', blas.get('version', ''))}".strip()
+        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
     except Exception:  # noqa: BLE001 (a report line: NumPy's config format differs by version)
         return "?"
+
+
+def _openblas_config():
+    """openblas_get_config() of the OpenBLAS bundled with NumPy's wheel, or None."""
+    import ctypes
+    import glob
+    import os
+    import numpy as np
+    here = os.path.dirname(np.__file__)  # host: NumPy's build
+    for lib in sorted(glob.glob(os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*"))
+                      + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            dll = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_config64_", "scipy_openblas_get_config",
+                     "openblas_get_config64_", "openblas_get_config"):
+            f = getattr(dll, name, None)
+            if f is not None:
+                f.restype = ctypes.c_char_p
+                return f().decode(errors="replace").strip()
+    return None
 
 
 def show():
@@ -17,7 +44,7 @@ def show():
     import platform
     import numpy as np
     from . import __version__
-    return (f"ndgrad {__version__}, pure Python on NumPy {np.__version__} "
+    return (f"ndgrad {__version__}, pure Python on NumPy {np.__version__} "  # host: NumPy's build
             f"(Python {platform.python_version()}):\n"
             f"  - BLAS: {_blas()}\n"
             f"  - CPU capability usage: {_capability()}\n"
