@@ -856,6 +856,9 @@ def _over_heads(kernel):
     nargs = kernel.__code__.co_argcount - 5   # (xp and the four trailing arguments)
 
     def run(xp, *args):
+        a = args[0]   # (a quick no first: the work below 2 pieces, counting the query's rows)
+        if a.ndim < 3 or (a.size // max(a.shape[-1], 1)) * a.shape[-2] * 8 < 2 * _par.GRAIN:
+            return kernel(xp, *args)
         arrays, rest = args[:nargs], args[nargs:]
         lead = arrays[0].shape[:-2]
         k = len(lead)
