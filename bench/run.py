@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
 
-import ndgrad  # noqa: E402  (first, as `import torch` is in a program: it configures NumPy's BLAS)
+import ndgrad  # noqa: E402
 import numpy as np  # noqa: E402
 
 try:

@@ -185,19 +185,6 @@ def test_set_num_threads_as_pytorch(threads):
     assert ndgrad.get_num_threads() == 3 and P.threads() == 3
 
 
-def test_blas_spin_set_only_before_numpy_and_never_over_the_users():
-    from ndgrad.backends import _configure_blas
-    env = {}
-    _configure_blas(env, loaded=False)
-    assert env == {"OPENBLAS_THREAD_TIMEOUT": "20"}
-    env = {"OPENBLAS_THREAD_TIMEOUT": "28"}
-    _configure_blas(env, loaded=False)
-    assert env == {"OPENBLAS_THREAD_TIMEOUT": "28"}
-    env = {}
-    _configure_blas(env, loaded=True)
-    assert env == {}
-
-
 def test_config_reports_the_threads_as_pytorchs_does(threads):
     torch = pytest.importorskip("torch")
     ndgrad.set_num_threads(3)

@@ -6,8 +6,6 @@
     out.backward()
     x.grad  # tensor([[4.5000, 4.5000], [4.5000, 4.5000]])
 """
-from .backends import _configure_blas
-_configure_blas()  # (first, before NumPy loads: Note [NumPy's BLAS] in backends.py)
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
                      complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
                      uint16, uint32, uint64, bfloat16, float8_e4m3fn, float8_e5m2,

@@ -8,7 +8,6 @@ works under the torch alias too.
     with torch.backends.cudnn.flags(enabled=False): ...
 """
 import contextlib
-import os
 import sys
 import types
 
@@ -164,25 +163,6 @@ def get_cpu_capability():
 
 
 cpu = _module("cpu", "The CPU: its SIMD capability.", get_cpu_capability=get_cpu_capability)
-
-
-# Note [NumPy's BLAS]
-# ~~~~~~~~~~~~~~~~~~~
-# NumPy's wheels bundle OpenBLAS, whose worker threads spin ~2^28 cycles (~0.1 s) after each
-# GEMM before they sleep: in a training step they always spin, on the cores that the array
-# kernels' pieces (ops/_parallel.py) need between the GEMMs. OpenBLAS reads the spin from
-# OPENBLAS_THREAD_TIMEOUT when NumPy is loaded, so ndgrad, imported before NumPy (as `import
-# torch` usually is, or through the alias runner), sets it to 20 (2^20 cycles, ~0.4 ms: about
-# what GNU OpenMP's threads spin under PyTorch) where the user has not set it. (GPT step on 2
-# cores: the split kernels gained nothing with the default, ~10 % with this.) With NumPy
-# already loaded, or the variable set, nothing changes.
-
-
-def _configure_blas(environ=None, loaded=None):
-    """Note [NumPy's BLAS]: OpenBLAS's thread spin, before NumPy is loaded."""
-    environ = os.environ if environ is None else environ
-    if not (("numpy" in sys.modules) if loaded is None else loaded):
-        environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 
 def _opt_einsum_available():
