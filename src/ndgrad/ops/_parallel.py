@@ -14,11 +14,12 @@ at least `GRAIN` elements a piece are split, so that a piece's passes are long a
 caller's context (NumPy's error state, ndgrad's quiet context); the kernels' scratch buffers
 are per thread (ops/_scratch.py). A piece never splits again (a kernel inside it runs whole),
 so nothing waits on the pool from inside it. `each` runs independent items (an optimizer's
-parameters) in groups of about equal size, one group a thread. A forked child starts without a pool (the parent's
-threads are not in it) and makes its own on first use. The element order within each piece is
-the order of the unsplit kernel, so results are bit for bit the same for elementwise kernels;
-kernels that reduce across pieces combine the partial results in a fixed order (the same for
-any thread count given the same pieces).
+parameters) in groups of about equal size, one group a thread. A forked child starts without a
+pool (the parent's threads are not in it) and makes its own on first use. Each piece computes
+its elements as the unsplit kernel would, so results are bit for bit the same for any thread
+count; a kernel whose pieces would reduce across each other (sums over rows split between
+pieces) must not split that way. A piece's kernel calls no BLAS routine that OpenBLAS would run
+on several threads: two callers' BLAS threads on the same cores stall each other.
 """
 import contextvars
 import os

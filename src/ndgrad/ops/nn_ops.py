@@ -911,7 +911,8 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
     if _heads_inside(query):  # (PyTorch's output follows such a query's layout)
         o = out.shape
-        out = xp.divide(out, total, out=xp.empty((o[0], o[2], o[1], o[3]), out.dtype).swapaxes(1, 2))
+        laid = xp.empty((o[0], o[2], o[1], o[3]), out.dtype).swapaxes(1, 2)
+        out = xp.divide(out, total, out=laid)
     else:
         out /= total
     return out.astype(dt, copy=False), lse[..., 0]
