@@ -9,7 +9,7 @@ component (a loop over the B components, never over elements). Autograd: as the 
 layout's (Note [Nested tensors and autograd]), the nested tensor is its buffer to the engine.
 """
 from .._backend import numpy as _np
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 
 __all__ = ["StridedNestedTensor", "strided_from_list"]
 
@@ -228,7 +228,7 @@ class StridedNestedTensor(Tensor):
         return _make(cat([c.reshape(-1) for c in comps]), [tuple(c.shape) for c in comps])
 
     def transpose(self, dim0, dim1):
-        d0, d1 = (_canon(self.dim(), d) for d in (dim0, dim1))
+        d0, d1 = (_wrap_dim(d, self.dim()) for d in (dim0, dim1))
         if d0 == 0 or d1 == 0:
             raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
         return self._with_components(c.transpose(d0 - 1, d1 - 1) for c in self.unbind())
@@ -245,7 +245,7 @@ class StridedNestedTensor(Tensor):
         return self._with_components(c.reshape(shape[1:]) for c in self.unbind())
 
     def unsqueeze(self, dim):
-        d = _canon(self.dim() + 1, dim)
+        d = _wrap_dim(dim, self.dim() + 1)
         if d == 0:
             raise RuntimeError("unsqueeze(): For nested tensors, unsqueezing dimension 0 is not "
                                "supported at the moment if you need this feature, please open "
@@ -264,13 +264,6 @@ def _dt(name):
 
 def _int64():
     return _dt("int64")
-
-
-def _canon(ndim, d):
-    if not -ndim <= d < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {d})")
-    return d + ndim if d < 0 else d
 
 
 def _make(buffer, sizes):
@@ -334,7 +327,7 @@ def _torch_function(func, args, kwargs):
     nt = nts[0]
     if name in ("softmax", "log_softmax"):
         x, dim = args[0], args[1]
-        d = _canon(x.dim(), dim)
+        d = _wrap_dim(dim, x.dim())
         if d == 0:
             raise RuntimeError(f"Cannot apply {name} across nested dimension 0")
         return x._with_components(func(c, d - 1, *args[2:], **kwargs) for c in x.unbind())
@@ -390,10 +383,10 @@ def _torch_function(func, args, kwargs):
             raise RuntimeError("NestedTensor always requires keepdim=True for now.")
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
         for d in dims:
-            if _canon(x.dim(), d) != x.dim() - 1:
+            if _wrap_dim(d, x.dim()) != x.dim() - 1:
                 raise RuntimeError("NestedTensor can only be reduced across the last dimension "
-                                   f"for now got dimension {_canon(x.dim(), d)} instead.")
-        inner = tuple(_canon(x.dim(), d) - 1 for d in dims)
+                                   f"for now got dimension {_wrap_dim(d, x.dim())} instead.")
+        inner = tuple(_wrap_dim(d, x.dim()) - 1 for d in dims)
         return x._with_components(func(c, inner, True, *args[3:], **kwargs)
                                   for c in x.unbind())
     base = name[:-1] if name.endswith("_") and not name.endswith("__") else name

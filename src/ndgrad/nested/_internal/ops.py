@@ -7,7 +7,7 @@ the input's structure, or raises PyTorch's error. An op with no handler raises P
 `NotImplementedError: aten.<op>.default`.
 """
 from ..._backend import numpy as _np
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _wrap_dim
 from .nested_tensor import NestedTensor, _like, _make_njt, to_padded, nested_from_padded
 
 __all__ = ["jagged_torch_function"]
@@ -98,20 +98,13 @@ def _pointwise(func, args, kwargs):
 
 
 # ------------------------------------------------------------------------------- dims
-def _canon(ndim, d):
-    if not -ndim <= d < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-ndim}, {ndim - 1}], but got {d})")
-    return d + ndim if d < 0 else d
-
-
 def _inner(nt, d):
     """values' dim of the nested tensor's dim d (the batch dim: the ragged one's)."""
     return nt._ragged_idx - 1 if d == 0 else d - 1
 
 
 def _wrap_jagged_dim(nt, d, op, allow_ragged=False, allow_batch=False):
-    d = _canon(nt.dim(), d)
+    d = _wrap_dim(d, nt.dim())
     if d == nt._ragged_idx and not allow_ragged:
         raise RuntimeError(f"{op}(): not supported for NestedTensor on ragged dim")
     if d == 0 and not allow_batch:
@@ -122,7 +115,7 @@ def _wrap_jagged_dim(nt, d, op, allow_ragged=False, allow_batch=False):
 # ------------------------------------------------------------------------------- reductions
 def _reduce(func, name, nt, dims, keepdim, rest, identity, **kw):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    wrapped = [_canon(nt.dim(), d) for d in dims]
+    wrapped = [_wrap_dim(d, nt.dim()) for d in dims]
     r = nt._ragged_idx
     on_batch = 0 in wrapped
     on_ragged = r in wrapped
@@ -188,7 +181,7 @@ def _select_reduce(func, nt, dim=None, keepdim=False):
     name = func.__name__.split("_")[0]
     if dim is None:
         return func(nt._values, None, keepdim)
-    d = _canon(nt.dim(), dim)
+    d = _wrap_dim(dim, nt.dim())
     r = nt._ragged_idx
     if d == 0:
         raise RuntimeError(f"{name}(): reducing along the batch dimension but not the ragged "
@@ -213,7 +206,7 @@ def _softmax(func, nt, dim, *rest, **kw):
     if isinstance(dim, (tuple, list)):
         raise RuntimeError(f"{name}(): not supported for dimensions of type 'tuple' for "
                            "NestedTensor")
-    d = _canon(nt.dim(), dim)
+    d = _wrap_dim(dim, nt.dim())
     r = nt._ragged_idx
     if d == 0:
         raise RuntimeError(f"{name}(): not supported when reducing across the batch dimension "
@@ -275,7 +268,7 @@ def _bmm(func, a, b):
 # ------------------------------------------------------------------------------- shape ops
 def transpose(nt, dim0, dim1):
     n = nt.dim()
-    dim0, dim1 = _canon(n, dim0), _canon(n, dim1)
+    dim0, dim1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     r = nt._ragged_idx
     if dim0 == r or dim1 == r:
         if dim0 == 0 or dim1 == 0:
@@ -288,7 +281,7 @@ def transpose(nt, dim0, dim1):
 
 
 def unbind(nt, dim=0):
-    if _canon(nt.dim(), dim) != 0:
+    if _wrap_dim(dim, nt.dim()) != 0:
         raise RuntimeError("unbind(): only supported for NestedTensor on dim=0")
     from ... import split
     r = nt._ragged_idx
@@ -318,7 +311,7 @@ def _batch_groups(nt, sizes):
 
 
 def split_with_sizes(nt, sizes, dim, op="split"):
-    d = _canon(nt.dim(), dim)
+    d = _wrap_dim(dim, nt.dim())
     if d == 0 and op == "chunk":
         return _batch_groups(nt, sizes)
     _wrap_jagged_dim(nt, d, op)
@@ -327,7 +320,7 @@ def split_with_sizes(nt, sizes, dim, op="split"):
 
 
 def chunk(nt, chunks, dim=0):
-    d = _canon(nt.dim(), dim)
+    d = _wrap_dim(dim, nt.dim())
     n = nt._size[0] if d == 0 else nt._size[d]
     if d == nt._ragged_idx:
         raise RuntimeError("chunk(): not supported for NestedTensor on ragged dim")
@@ -347,7 +340,7 @@ def split(nt, split_size, dim=0):
 
 
 def unsqueeze(nt, dim):
-    d = _canon(nt.dim() + 1, dim)
+    d = _wrap_dim(dim, nt.dim() + 1)
     if d == 0:
         raise RuntimeError("unsqueeze(): not supported for NestedTensor on dim=0")
     r = nt._ragged_idx
@@ -386,7 +379,7 @@ def permute(nt, *dims):
         raise ValueError(f"permute(): number of dimensions in the tensor input ({n}) does not "
                          f"match the length of the desired ordering of dimensions "
                          f"({len(dims)}).")
-    dims = tuple(_canon(n, d) for d in dims)
+    dims = tuple(_wrap_dim(d, n) for d in dims)
     if len(set(dims)) != n:
         raise ValueError("permute(): duplicate dims are not allowed.")
     if dims[0] != 0:
@@ -398,7 +391,7 @@ def permute(nt, *dims):
 def stack(tensors, dim=0):
     tensors = list(tensors)
     nt = next(t for t in tensors if _is_njt(t))
-    d = _canon(nt.dim() + 1, dim)
+    d = _wrap_dim(dim, nt.dim() + 1)
     if d == 0:
         raise RuntimeError("stack(): not supported for NestedTensor on dim=0")
     if d == nt._ragged_idx:
@@ -503,7 +496,7 @@ def _h_unbind(func, nt, dim=0, *rest):
 
 
 def _h_split(func, nt, dim, sizes, *rest):
-    return split_with_sizes(nt, sizes, dim, "chunk" if _canon(nt.dim(), dim) == 0 else "split")
+    return split_with_sizes(nt, sizes, dim, "chunk" if _wrap_dim(dim, nt.dim()) == 0 else "split")
 
 
 def _h_cat(func, *args, dim=0, **kw):
