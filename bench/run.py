@@ -9,7 +9,8 @@ engine can at best reach). All libraries run in this one process, interleaved ro
 runs the same number of steps, so the last result of each is checked against the NumPy one: a
 fast wrong answer does not count. W7 (memory) runs each library in a fresh subprocess.
 
-Each timed step follows an untimed step of the same library (see WARM_MAX).
+Each timed step follows a pause in which the threads of the library before it go idle, then
+untimed steps of the same library (see SETTLE).
 
 Libraries: `ndgrad`; `torch` (CPU, default threads) and `torch-1t` (torch.set_num_threads(1)),
 when PyTorch is installed; `numpy` (the floor). Ratios: of the minima over rounds / of the
@@ -17,6 +18,7 @@ medians.
 """
 import argparse
 import gc
+import math
 import os
 import platform
 import resource
@@ -617,12 +619,21 @@ def _check(results, rtol, atol):
     return verdict
 
 
-# Each timed step follows an untimed step of the same library (below WARM_MAX seconds a step):
-# it then finds its own code and data in the caches, as in a program that runs one library,
-# whatever the library before it left there; and PyTorch's OpenMP workers, which spin on the
-# other core for a while after its multi-threaded steps (slowing the NumPy floor of W2 that
-# runs right after by up to 3x: bench/NOTES.md), spin through the untimed step. A step longer
-# than WARM_MAX (W3 at 10^5 and 10^6 ops) is not repeated: its caches warm up within it.
+# Before a library's timed step, the worker threads of the library that ran before get SETTLE
+# seconds, idle, to stop: NumPy's OpenBLAS workers spin for about 0.1 s after a multi-threaded
+# GEMM (2^28 cycles, OpenBLAS's default THREAD_TIMEOUT) and PyTorch's OpenMP workers for a
+# while after its kernels. Still spinning, they take the second core from the next library's
+# steps: without the pause PyTorch's GPT step took 34 ms in some rounds and 46 in others, where
+# it takes 37-40 ms run alone, and PyTorch's workers slowed the NumPy floor of W2 that ran right
+# after it by up to 3x (bench/NOTES.md). Then untimed steps of the same library, about
+# WARM_TIME seconds of the fastest library's steps (the same number for every library: their
+# results are compared after the same number of steps), wake its threads (a virtual CPU idle
+# for the pause wakes slowly: one untimed step of a millisecond left W6's medians 1.5-4x its
+# minima) and bring its code and data into the caches, as in a program that runs one library.
+# Where even the fastest library's step takes WARM_MAX or more (W3 at 10^5 and 10^6 ops) no
+# step is repeated: its caches warm up within it.
+SETTLE = 0.15
+WARM_TIME = 0.05
 WARM_MAX = 0.1
 
 
@@ -639,14 +650,20 @@ def bench(name, make, libs, rounds, quick, rtol=2e-3, atol=1e-4):
             print(f"{name}: {lib} n/a ({e})", file=sys.stderr)
     times = {lib: [] for lib in steps}
     last = {}
-    for _ in range(rounds):
+    warm = 1   # untimed steps before each timed one (see SETTLE)
+    for r in range(rounds):
         for lib, step in steps.items():
             _threads(lib)
-            if not times[lib] or times[lib][-1] * per[lib] < WARM_MAX:
-                step()  # untimed: see WARM_MAX
+            if len(steps) > 1:
+                time.sleep(SETTLE)   # (see SETTLE)
+            for _ in range(warm):
+                step()
             t0 = time.perf_counter()
             last[lib] = step()
             times[lib].append((time.perf_counter() - t0) / per[lib])
+        if r == 0:   # (from the first round's steps: WARM_TIME of the fastest library's)
+            fastest = min(t[0] * per[lib] for lib, t in times.items())
+            warm = 0 if fastest >= WARM_MAX else min(200, math.ceil(WARM_TIME / fastest))
     gc.collect()
     return times, _check(first or last, rtol, atol)
 
@@ -734,8 +751,9 @@ def _write(args, libs, rows, mem, deleted=None):
             if torch is not None else ", PyTorch not installed") + "  ",
          f"ndgrad's kernels on {ndgrad.get_num_threads()} threads; NumPy's OpenBLAS "
          f"{_blas_config()}", "",
-         "Times are min / median over interleaved rounds, each timed step after an untimed "
-         "step of the same library (WARM_MAX in run.py); ratios are of the minima / of the "
+         "Times are min / median over interleaved rounds, each timed step after a pause in "
+         "which the other libraries' threads go idle and untimed steps of the same library "
+         "(SETTLE in run.py); ratios are of the minima / of the "
          "medians. "
          "`ok` = the result matches the hand-written NumPy reference.", ""]
     hdr = ["workload", "unit"] + [lib for lib in libs] + \
