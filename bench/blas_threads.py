@@ -21,7 +21,6 @@ and only numpy.matmul's GEMMs are split (docs/performance.md, "OpenBLAS's waitin
 """
 import argparse
 import ctypes
-import glob
 import os
 import subprocess
 import sys
@@ -36,18 +35,14 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _openblas():
-    """NumPy's bundled OpenBLAS (its wheel's numpy.libs) and its set_num_threads, or None."""
-    import numpy as np
-    here = os.path.dirname(np.__file__)
-    for lib in sorted(glob.glob(os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*"))):
-        dll = ctypes.CDLL(lib)
-        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                     "openblas_set_num_threads"):
-            f = getattr(dll, name, None)
-            if f is not None:
-                f.argtypes = [ctypes.c_int]
-                return f
-    return None
+    """NumPy's bundled OpenBLAS's set_num_threads (torch.__config__ finds the library), or
+    None."""
+    from ndgrad.__config__ import _openblas_function
+    f = _openblas_function("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                           "openblas_set_num_threads64_", "openblas_set_num_threads")
+    if f is not None:
+        f.argtypes = [ctypes.c_int]
+    return f
 
 
 def _own_gemms():

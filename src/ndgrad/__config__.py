@@ -17,8 +17,9 @@ def _blas():
         return "?"
 
 
-def _openblas_config():
-    """openblas_get_config() of the OpenBLAS bundled with NumPy's wheel, or None."""
+def _openblas_function(*names):
+    """The first of these C functions that the OpenBLAS bundled with NumPy's wheel exports (a
+    ctypes function), or None."""
     import ctypes
     import glob
     import os
@@ -30,13 +31,22 @@ def _openblas_config():
             dll = ctypes.CDLL(lib)
         except OSError:
             continue
-        for name in ("scipy_openblas_get_config64_", "scipy_openblas_get_config",
-                     "openblas_get_config64_", "openblas_get_config"):
+        for name in names:
             f = getattr(dll, name, None)
             if f is not None:
-                f.restype = ctypes.c_char_p
-                return f().decode(errors="replace").strip()
+                return f
     return None
+
+
+def _openblas_config():
+    """openblas_get_config() of the OpenBLAS bundled with NumPy's wheel, or None."""
+    import ctypes
+    f = _openblas_function("scipy_openblas_get_config64_", "scipy_openblas_get_config",
+                           "openblas_get_config64_", "openblas_get_config")
+    if f is None:
+        return None
+    f.restype = ctypes.c_char_p
+    return f().decode(errors="replace").strip()
 
 
 def show():
