@@ -256,13 +256,37 @@ def fmod(input, other):
 def _pow_self_grad(grad, self, exponent):
     if exponent == 0:  # (zeros, as PyTorch's pow_backward: also where grad is inf or nan)
         return _zeros_like(grad)
-    return grad * _cj(exponent * self ** (exponent - 1))
+    # (the op by name, not `**`: run on the arrays (ops/_raw.py), `**` would be NumPy's power,
+    # not pow's forward with PyTorch's written forms)
+    return grad * _cj(exponent * _pow_scalar(self, exponent - 1))
+
+
+# PyTorch's CPU kernel for a tensor to a number power (PowKernel.cpp), float32 and float64:
+# x ** 3 is (x * x) * x, x ** -2 is 1 / (x * x), x ** -0.5 is 1 / sqrt(x), each rounded as
+# written; x ** 2, ** -1 and ** 0.5 are NumPy's own x * x, 1 / x and sqrt(x) (PyTorch's float32
+# sqrt comes from MKL, within 0.75 ulp: ndgrad keeps the correctly rounded one, see
+# ops/_fma.sqrt). Other exponents are std::pow in double for float32, rounded once: computed in
+# float64 here too (NumPy's float32 power differs from it in the last bit for ~20 % of
+# arguments; PyTorch's vectorized pow for ~2 %). float16 and complex: NumPy's power, as
+# PyTorch's (its float16 kernel is pow in float).
+_POW_AS_WRITTEN = {
+    3: lambda xp, x: xp.multiply(x * x, x),
+    -2: lambda xp, x: xp.divide(1, x * x),
+    -0.5: lambda xp, x: xp.divide(1, xp.sqrt(x)),
+}
 
 
 def _pow_scalar_fwd(xp, self, exponent):
     if _is_int(self) and isinstance(exponent, int) and not isinstance(exponent, bool) \
             and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    dt = self.dtype
+    if dt.kind == "f" and dt.itemsize >= 4 and exponent.__class__ in (int, float):
+        f = _POW_AS_WRITTEN.get(exponent)
+        if f is not None:
+            return f(xp, self)
+        if dt.itemsize == 4 and exponent not in (2, -1, 0.5, 1, 0):
+            return xp.power(self.astype("float64"), exponent).astype(dt)
     return xp.power(self, exponent)
 
 
