@@ -11,7 +11,9 @@ for bit (the values that seeded programs see):
   differed from PyTorch's in ~90 % of a cumsum's outputs;
 - a float arange (_creation._arange_float): ATen's kernel by chunks over the intra-op threads,
   pairs of 256-bit vectors and a scalar tail, each value a fused multiply-add in double; NumPy's
-  arange differed for ~20 % of the values of arange(0, 100, 0.1).
+  arange differed for ~20 % of the values of arange(0, 100, 0.1);
+- rad2deg: the float32 product with 180 / pi rounded to float32 (NumPy's float32 rad2deg takes
+  180 / pi computed in float32, and differed in ~80 % of the results).
 """
 import warnings
 
@@ -145,3 +147,13 @@ def test_arange_bits_as_pytorch(threads, dtype):
     finally:
         torch.set_num_threads(before[0])
         ndgrad.set_num_threads(before[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_rad2deg(dtype):
+    x = (np.random.default_rng(6).standard_normal(5000) * 100).astype(dtype)
+    mine = ndgrad.tensor(x).rad2deg().numpy()
+    if dtype == "float32":
+        assert _same_c(mine, x * np.float32(180 / np.pi))
+    torch = pytest.importorskip("torch")
+    assert _same_c(mine, torch.tensor(x).rad2deg().numpy())

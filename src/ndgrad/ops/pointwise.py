@@ -1384,7 +1384,18 @@ def _sinc_grad(grad, self, result):
 sinc = _unary("sinc", lambda xp, self: xp.sinc(self), _sinc_grad)
 deg2rad = _unary("deg2rad", lambda xp, self: xp.deg2rad(self),
                  lambda grad: grad * (math.pi / 180), node_name="Deg2RadBackward0")
-rad2deg = _unary("rad2deg", lambda xp, self: xp.rad2deg(self),
+_F32_180_PI = _np.float32(180 / math.pi)  # host: a NumPy scalar constant
+
+
+def _rad2deg_fwd(xp, self):
+    # PyTorch multiplies by 180 / pi rounded to the opmath type; NumPy's float32 rad2deg takes
+    # 180 / pi computed in float32, another constant (it differed in ~80 % of the results)
+    if self.dtype == _F32_180_PI.dtype:
+        return xp.multiply(self, _F32_180_PI)
+    return xp.rad2deg(self)
+
+
+rad2deg = _unary("rad2deg", _rad2deg_fwd,
                  lambda grad: grad * (180 / math.pi), node_name="Rad2DegBackward0")
 
 
