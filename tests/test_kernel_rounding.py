@@ -13,7 +13,10 @@ for bit (the values that seeded programs see):
   pairs of 256-bit vectors and a scalar tail, each value a fused multiply-add in double; NumPy's
   arange differed for ~20 % of the values of arange(0, 100, 0.1);
 - rad2deg: the float32 product with 180 / pi rounded to float32 (NumPy's float32 rad2deg takes
-  180 / pi computed in float32, and differed in ~80 % of the results).
+  180 / pi computed in float32, and differed in ~80 % of the results);
+- float16 mul and div by a Python float, and float16 lerp: computed in float32 (PyTorch's opmath)
+  with the number and the difference unrounded, then rounded to float16 once (NumPy rounded the
+  number, and lerp's difference, to float16 first: a third of x * 0.1 differed).
 """
 import warnings
 
@@ -157,3 +160,40 @@ def test_rad2deg(dtype):
         assert _same_c(mine, x * np.float32(180 / np.pi))
     torch = pytest.importorskip("torch")
     assert _same_c(mine, torch.tensor(x).rad2deg().numpy())
+
+
+def test_float16_opmath():
+    r = np.random.default_rng(7)
+    x, y = ((r.standard_normal(5000) * 3).astype(np.float16) for _ in range(2))
+    f4 = np.float32
+    X, Y = x.astype(f4), y.astype(f4)
+    t, u = ndgrad.tensor(x), ndgrad.tensor(y)
+    assert _same_c((t * 0.1).numpy(), (X * f4(0.1)).astype(np.float16))
+    assert _same_c((0.1 * t).numpy(), (X * f4(0.1)).astype(np.float16))
+    assert _same_c((t / 0.3).numpy(), (X / f4(0.3)).astype(np.float16))
+    for inplace in (lambda v: v.mul_(0.1), lambda v: v.__imul__(0.1)):
+        v = t.clone()
+        inplace(v)
+        assert _same_c(v.numpy(), (X * f4(0.1)).astype(np.float16))
+    v = t.clone()
+    v /= 0.3
+    assert _same_c(v.numpy(), (X / f4(0.3)).astype(np.float16))
+    assert _same_c((t + 0.1).numpy(), x + np.float16(0.1))   # (add rounds the number: PyTorch's)
+    # lerp: the float32 lerp of the widened operands, rounded once
+    want = ndgrad.lerp(ndgrad.tensor(X), ndgrad.tensor(Y), 0.3).numpy().astype(np.float16)
+    assert _same_c(ndgrad.lerp(t, u, 0.3).numpy(), want)
+    assert _same_c(t.clone().lerp_(u, 0.3).numpy(), want)
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.7, "tensor"])
+def test_float16_bits_as_pytorch(weight):
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(8)
+    x, y, w = ((r.standard_normal(5000) * 3).astype(np.float16) for _ in range(3))
+    T, U, N, V = torch.tensor(x), torch.tensor(y), ndgrad.tensor(x), ndgrad.tensor(y)
+    tw, nw = (torch.tensor(w), ndgrad.tensor(w)) if weight == "tensor" else (weight, weight)
+    assert _same_c(ndgrad.lerp(N, V, nw).numpy(), torch.lerp(T, U, tw).numpy())
+    assert _same_c(N.clone().lerp_(V, nw).numpy(), T.clone().lerp_(U, tw).numpy())
+    assert _same_c((N * 0.1).numpy(), (T * 0.1).numpy())
+    assert _same_c((N / 0.3).numpy(), (T / 0.3).numpy())
+    assert _same_c(N.clone().mul_(0.1).numpy(), T.clone().mul_(0.1).numpy())

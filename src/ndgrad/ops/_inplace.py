@@ -105,6 +105,7 @@ def _direct(self, ufunc, other):
         return False
     data = self._data
     xp = xp_of(data)
+    other = _number(ufunc, data, other)
     try:
         if xp is _np:
             _into(getattr(_np, ufunc), data, other)
@@ -114,6 +115,18 @@ def _direct(self, ufunc, other):
         return False                 # array: raised before any write
     bump_version(self._vc)
     return True
+
+
+_F16 = _np.dtype("float16")  # host: a dtype constant
+_OPMATH = frozenset(("multiply", "true_divide"))
+
+
+def _number(ufunc, data, other):
+    """A Python float operand as PyTorch's in-place mul_ and div_ take it for a float16 tensor:
+    in float32, their opmath (pointwise._opmath_number), else as it is."""
+    if other.__class__ is float and data.dtype == _F16 and ufunc in _OPMATH:
+        return _np.float32(other)
+    return other
 
 
 def _into(uf, data, other):
@@ -150,7 +163,7 @@ def inplace_operator(fn):
             if data.__class__ is ndarray:
                 oc = other.__class__
                 if oc is float or oc is int:
-                    e = other
+                    e = _number(ufunc, data, other)
                 elif isinstance(other, Tensor) and other.dtype is self.dtype:
                     e = other._data
                     if e.__class__ is not ndarray or e.ndim > data.ndim:

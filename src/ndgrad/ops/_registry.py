@@ -937,7 +937,7 @@ def apply(op, args, kwargs):
                             if not op.tensor_only and ((cb is float and cat >= 2) or (
                                     cb is int and cat >= 1) or cb is bool or b is None):
                                 if cat >= 2 and cb is not bool and b is not None and \
-                                        op.name in _SCALAR_OPERAND:
+                                        op.name in _SCALAR_OPERAND and dtype is not _F16:
                                     e = _SCALAR_ARRAYS.get((b, d.dtype))  # (cached, else made)
                                     if e is None:
                                         e = _scalar_array(b, d.dtype)
@@ -1132,6 +1132,7 @@ _ONE_ARG = object()  # apply's marker: the op was called with one argument
 # Ops whose forward is one ufunc of (tensor, number): NumPy takes a 0-d array of the tensor's
 # dtype faster than a Python number (which it converts to exactly that), bench W1/W3.
 _SCALAR_OPERAND = frozenset({"add", "sub", "mul", "div", "rsub"})
+_F16 = D.float16  # (its number stays a number: mul's and div's float32 opmath, pointwise.py)
 _SCALAR_ARRAYS = {}  # (number, numpy dtype) -> read-only 0-d array
 
 

@@ -145,11 +145,26 @@ def subtract(input, other, alpha=1):
     return _sub(input, other, alpha)
 
 
-mul = defop("mul", lambda xp, self, other: xp.multiply(self, other), promote="binary",
+def _opmath_number(ufunc):
+    """ufunc(self, other) as PyTorch's mul and div kernels compute a float16 tensor with a Python
+    float: the number kept in float32 (their opmath, as the tensor's elements are), the result
+    rounded to float16 once. NumPy rounds the number to float16 first (a weak scalar), which
+    differed for a third of x * 0.1. (add and sub round the number to float16 in PyTorch too.)"""
+    def forward(xp, self, other):
+        if other.__class__ is float and self.dtype == _F16_NP:
+            return getattr(xp, ufunc)(self, _np.float32(other)).astype(_F16_NP)
+        return getattr(xp, ufunc)(self, other)
+    return forward
+
+
+_F16_NP = _np.dtype("float16")  # host: a dtype constant
+
+
+mul = defop("mul", _opmath_number("multiply"), promote="binary",
             self=lambda grad, other: grad * _cj(other),
             other=lambda grad, self: grad * _cj(self))
 multiply = mul
-_div = defop("div", lambda xp, self, other: xp.true_divide(self, other), promote="binary_float",
+_div = defop("div", _opmath_number("true_divide"), promote="binary_float",
              self=lambda grad, other: grad / _cj(other),
              other=lambda grad, self, other: -grad * _cj(self) / _cj(other * other))
 
