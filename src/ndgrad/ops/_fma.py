@@ -57,6 +57,21 @@ def scalar(value, arr):
     return dt.type(value) if dt.itemsize >= 4 else np.float32(value)
 
 
+# ufuncs whose float16 kernels in PyTorch keep a Python number in float32, their opmath (mul,
+# div); add and sub round it to float16 first, as NumPy does with a weak scalar
+_OPMATH_NUMBER = frozenset(("multiply", "true_divide"))
+
+
+def number_operand(ufunc, arr, value):
+    """`value` as PyTorch's `ufunc` kernel takes it with a float16 array: a Python float stays in
+    float32 for mul and div (the caller rounds the float32 result to float16 once); anything
+    else as it is."""
+    if value.__class__ is float and arr.dtype.itemsize == 2 and arr.dtype.kind == "f" and \
+            ufunc in _OPMATH_NUMBER:
+        return np.float32(value)
+    return value
+
+
 # Note [fused multiply-add without fma]
 # NumPy has no fma.
 #

@@ -12,6 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor, bump_version
 from .._backend import xp_of, numpy as _np, QUIET_RUN as _QRUN, entered as _entered, writeable
 from ._registry import defop, _NOT_OPERANDS
+from ._fma import number_operand as _number_operand
 from ..autograd._prof_state import HUB as _HUB
 
 __all__ = ["inplace", "make_inplace", "inplace_operator"]
@@ -105,7 +106,7 @@ def _direct(self, ufunc, other):
         return False
     data = self._data
     xp = xp_of(data)
-    other = _number(ufunc, data, other)
+    other = _number_operand(ufunc, data, other)
     try:
         if xp is _np:
             _into(getattr(_np, ufunc), data, other)
@@ -115,18 +116,6 @@ def _direct(self, ufunc, other):
         return False                 # array: raised before any write
     bump_version(self._vc)
     return True
-
-
-_F16 = _np.dtype("float16")  # host: a dtype constant
-_OPMATH = frozenset(("multiply", "true_divide"))
-
-
-def _number(ufunc, data, other):
-    """A Python float operand as PyTorch's in-place mul_ and div_ take it for a float16 tensor:
-    in float32, their opmath (pointwise._opmath_number), else as it is."""
-    if other.__class__ is float and data.dtype == _F16 and ufunc in _OPMATH:
-        return _np.float32(other)
-    return other
 
 
 def _into(uf, data, other):
@@ -163,7 +152,7 @@ def inplace_operator(fn):
             if data.__class__ is ndarray:
                 oc = other.__class__
                 if oc is float or oc is int:
-                    e = _number(ufunc, data, other)
+                    e = _number_operand(ufunc, data, other)
                 elif isinstance(other, Tensor) and other.dtype is self.dtype:
                     e = other._data
                     if e.__class__ is not ndarray or e.ndim > data.ndim:

@@ -146,18 +146,15 @@ def subtract(input, other, alpha=1):
 
 
 def _opmath_number(ufunc):
-    """ufunc(self, other) as PyTorch's mul and div kernels compute a float16 tensor with a Python
-    float: the number kept in float32 (their opmath, as the tensor's elements are), the result
-    rounded to float16 once. NumPy rounds the number to float16 first (a weak scalar), which
-    differed for a third of x * 0.1. (add and sub round the number to float16 in PyTorch too.)"""
+    """ufunc(self, other) as PyTorch's kernel computes a float16 tensor with a Python float
+    (_fma.number_operand: mul and div in float32, the result rounded to float16 once; NumPy
+    would round the number to float16 first, which differed for a third of x * 0.1)."""
     def forward(xp, self, other):
-        if other.__class__ is float and self.dtype == _F16_NP:
-            return getattr(xp, ufunc)(self, _np.float32(other)).astype(_F16_NP)
+        o = _fma.number_operand(ufunc, self, other)
+        if o is not other:
+            return getattr(xp, ufunc)(self, o).astype(self.dtype)
         return getattr(xp, ufunc)(self, other)
     return forward
-
-
-_F16_NP = _np.dtype("float16")  # host: a dtype constant
 
 
 mul = defop("mul", _opmath_number("multiply"), promote="binary",

@@ -738,7 +738,7 @@ _CUM_ACC = {_np.dtype(a): _np.dtype(b) for a, b in (("float16", "float32"),
                                                    ("complex64", "complex128"))}
 
 
-def _cum(xp, scan, self, dim):
+def _cum(scan, self, dim):
     if not self.ndim:
         return self.copy()
     acc = _CUM_ACC.get(self.dtype)
@@ -748,7 +748,7 @@ def _cum(xp, scan, self, dim):
 
 
 def _cumsum_fwd(xp, self, dim, dtype=None):
-    return _cum(xp, xp.cumsum, _int_to_long(self, dtype), dim)
+    return _cum(xp.cumsum, _int_to_long(self, dtype), dim)
 
 
 _cumsum = defop("cumsum", _cumsum_fwd,
@@ -761,7 +761,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def _cumprod_fwd(xp, self, dim, dtype=None):
-    return _cum(xp, xp.cumprod, _int_to_long(self, dtype), dim)
+    return _cum(xp.cumprod, _int_to_long(self, dtype), dim)
 
 
 def _cumprod_zero_grad(grad, self, dim):
