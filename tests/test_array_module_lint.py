@@ -45,6 +45,7 @@ HOST_MODULES = {
     "nn/parallel/distributed.py": "gradient buckets are flattened into host MPI buffers",
     "_dtype.py": "the dtype table maps torch dtypes to NumPy's dtype objects",
     "backends.py": "reads NumPy's build configuration",
+    "ops/_blas.py": "calls the BLAS of NumPy's own build on host arrays",
     "utils/data/_worker.py": "DataLoader workers seed NumPy's global RNG, as PyTorch's do",
     "random/_mt19937.py": "PyTorch's CPU generator: the mt19937 stream and its transforms are the host's "
                "(draws for other devices are moved once)",

@@ -4,7 +4,18 @@ random, near-tie, subnormal, zero, infinite and overflowing operands (optim/_ker
 import numpy as np
 import pytest
 
-from ndgrad.ops import _fma as K
+from ndgrad.ops import _blas, _fma as K
+
+
+@pytest.fixture(autouse=True, params=["blas", "emulated"])
+def fma_route(request, monkeypatch):
+    """Each test on both routes of a scalar fused multiply-add: BLAS's axpy where this machine's
+    passes its check (Note [fused axpy]), and the exact emulation (ops/_fma.py)."""
+    if request.param == "emulated":
+        monkeypatch.setattr(_blas, "_ROUTES", {"f": None, "d": None})
+    elif _blas.axpy(np.dtype("float32")) is None:
+        pytest.skip("this NumPy's BLAS has no axpy shown to round once")
+    return request.param
 
 
 def _torch():

@@ -20,22 +20,8 @@ def _blas():
 def _openblas_function(*names):
     """The first of these C functions that the OpenBLAS bundled with NumPy's wheel exports (a
     ctypes function), or None."""
-    import ctypes
-    import glob
-    import os
-    import numpy as np
-    here = os.path.dirname(np.__file__)  # host: NumPy's build
-    for lib in sorted(glob.glob(os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*"))
-                      + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
-        try:
-            dll = ctypes.CDLL(lib)
-        except OSError:
-            continue
-        for name in names:
-            f = getattr(dll, name, None)
-            if f is not None:
-                return f
-    return None
+    from .ops._blas import openblas_function
+    return openblas_function(*names)
 
 
 def _openblas_config():

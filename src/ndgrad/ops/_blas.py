@@ -1,0 +1,152 @@
+"""NumPy's bundled OpenBLAS, called directly (ctypes, the standard library's): the level-1 axpy,
+y += a * x, whose SIMD kernels round each element once, as a fused multiply-add.
+
+Note [fused axpy]
+~~~~~~~~~~~~~~~~~
+PyTorch's add(alpha), sub(alpha) and scalar-weight lerp kernels are fused multiply-adds with a
+scalar factor (ops/_fma.py), and NumPy has no fma: ndgrad emulates it exactly in about seven
+float64 passes. OpenBLAS's saxpy and daxpy on an FMA-capable CPU (its Haswell, Zen, SkylakeX
+and later kernels) compute y[i] + a * x[i] with one rounding in their vector loop: one pass,
+about 20 x less time than the emulation. Only in their vector loop: OpenBLAS's Haswell kernel
+finishes the last n % 32 elements in plain C (two roundings), and it splits an axpy longer than
+10^4 elements between its threads, each piece with such a tail. So ndgrad calls it in pieces
+of `_PIECE` elements (below OpenBLAS's threading threshold, a multiple of every kernel's
+vector loop) and runs the last piece's ragged end in a padded `_PAD`-element buffer, all of
+which the vector loop covers.
+
+Whether a given build does all that is not assumed: the first call checks the route against
+inputs on which a fused and an unfused multiply-add differ in every element
+(`_fused_everywhere`), over lengths and misalignments that reach every path of the kernels. A library without these functions, another integer width, an older CPU's kernels
+(Sandy Bridge's have no FMA) or any element off: the route is off, and ops/_fma.py keeps its
+exact emulation.
+"""
+import ctypes
+import sys
+import threading
+
+import numpy as np  # host: the BLAS of NumPy's own build
+
+__all__ = ["openblas_function", "axpy"]
+
+_PIECE = 8192      # elements a call (OpenBLAS threads axpy above 10^4; a multiple of 64)
+_PAD = 64          # the ragged end's buffer (a multiple of every kernel's vector loop)
+
+
+def openblas_function(*names):
+    """The first of these C functions that the OpenBLAS bundled with NumPy's wheel exports (a
+    ctypes function), or None."""
+    import glob
+    import os
+    here = os.path.dirname(np.__file__)
+    for lib in sorted(glob.glob(os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*"))
+                      + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            dll = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for name in names:
+            f = getattr(dll, name, None)
+            if f is not None:
+                return f
+    return None
+
+
+_ROUTES = {}       # dtype char -> the checked route (a function) or None
+_LOCK = threading.Lock()
+_local = threading.local()   # each thread's buffer for the ragged end
+_I64 = ctypes.c_int64
+
+
+def _raw(char):
+    """The Fortran axpy for float ('s') or double ('d') and its scalar's ctypes type."""
+    if sys.byteorder != "little":   # (an int64 count read by an LP64 build: its low word)
+        return None, None
+    f = openblas_function(*(p + char + s for p, s in (("scipy_", "axpy_64_"), ("", "axpy_64_"),
+                                                      ("scipy_", "axpy_"))))
+    if f is None:
+        return None, None
+    scal = ctypes.c_float if char == "s" else ctypes.c_double
+    ptr = ctypes.POINTER(_I64)
+    f.restype = None
+    f.argtypes = [ptr, ctypes.POINTER(scal), ctypes.c_void_p, ptr, ctypes.c_void_p, ptr]
+    return f, scal
+
+
+def _route(f, scal, dtype):
+    """y += a * x (y, x contiguous 1-d arrays of `dtype`, y not overlapping x) through the
+    Fortran axpy `f`, in pieces of _PIECE elements and a padded ragged end (Note [fused
+    axpy])."""
+    size, char = dtype.itemsize, dtype.char
+    one = ctypes.byref(_I64(1))
+    piece = ctypes.byref(_I64(_PIECE))
+    pad = ctypes.byref(_I64(_PAD))
+
+    def axpy(a, x, y):
+        n = x.size
+        xa, ya = x.ctypes.data, y.ctypes.data
+        ar = ctypes.byref(scal(a))
+        whole = n - n % _PAD
+        step = _PIECE * size
+        full = whole - whole % _PIECE
+        for off in range(0, full * size, step):
+            f(piece, ar, xa + off, one, ya + off, one)
+        if full < whole:
+            f(ctypes.byref(_I64(whole - full)), ar, xa + full * size, one, ya + full * size, one)
+        if whole < n:
+            t = n - whole
+            pad_ = getattr(_local, char, None)   # (the lanes past the end: any values)
+            if pad_ is None:
+                buf = np.zeros((2, _PAD), dtype)
+                pad_ = buf[0], buf[1], buf.ctypes.data, buf.ctypes.data + _PAD * size
+                setattr(_local, char, pad_)
+            bx, by, bxa, bya = pad_
+            bx[:t] = x[whole:]
+            by[:t] = y[whole:]
+            f(pad, ar, bxa, one, bya, one)
+            y[whole:] = by[:t]
+    return axpy
+
+
+def _fused_everywhere(axpy, dtype):
+    """Whether axpy rounds every element once, on inputs where one rounding and two differ in
+    every element: a = 1 + 2^-h, x = 1 + 2^-k with h + k the precision p and y = -1, so
+    a * x + y is 2^-h + 2^-k + 2^-p exactly, and 2^-h + 2^-k after the product's own rounding
+    (a tie, to even)."""
+    p = np.finfo(dtype).nmant + 1
+    h = p // 2
+    a = dtype.type(1 + 2.0 ** -h)
+    one = dtype.type(1 + 2.0 ** (h - p))
+    want = dtype.type(2.0 ** -h + 2.0 ** (h - p) + 2.0 ** -p)
+    for n in list(range(1, 2 * _PAD + 2)) + [_PIECE - 1, _PIECE + 37, 3 * _PIECE, 3 * 10 ** 4 + 5]:
+        for skip in (0, 1, 3):    # views off the allocation's alignment
+            x = np.full(n + skip, one, dtype)[skip:]
+            y = np.full(n + skip, -1, dtype)[skip:]
+            axpy(a, x, y)
+            if not (y == want).all():
+                return False
+    return True
+
+
+def axpy(dtype):
+    """y += a * x with one rounding per element for float32 or float64 (a function (a, x, y) on
+    contiguous 1-d arrays, y not overlapping x), or None where this NumPy's BLAS cannot be
+    shown to round so (Note [fused axpy])."""
+    char = dtype.char
+    try:
+        return _ROUTES[char]
+    except KeyError:
+        pass
+    with _LOCK:
+        if char not in _ROUTES:
+            route = None
+            try:
+                f, scal = _raw({"f": "s", "d": "d"}[char])
+                if f is not None:
+                    route = _route(f, scal, dtype)
+                    with np.errstate(all="ignore"):
+                        if not _fused_everywhere(route, dtype):
+                            route = None
+            except Exception:   # noqa: BLE001 (any failure of the foreign call: the emulation)
+                route = None
+            _ROUTES[char] = route
+    return _ROUTES[char]
