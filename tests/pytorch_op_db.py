@@ -235,6 +235,8 @@ class _AtenOp:
         fn = getattr(ndgrad, name, None)
         if fn is None:
             fn = getattr(ndgrad.nn.functional, name, None)
+        if fn is None:     # (ATen-only entry points: ndgrad's torch.ops.aten has them)
+            fn = getattr(ndgrad.ops.aten, name, None)
         self.fn = fn if callable(fn) else _Missing(f"torch.ops.aten.{name}")
 
     def __call__(self, *args, **kwargs):

@@ -84,7 +84,7 @@ _PRIVATE = ("a private ATen entry point (torch.ops.aten.* or torch._*), outside 
 MISSING = {name: _PRIVATE for name in (
     "_batch_norm_with_update", "_chunk_cat", "_native_batch_norm_legit",
     "_segment_reduce.lengths", "_segment_reduce.offsets", "_softmax_backward_data",
-    "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "_upsample_bilinear2d_aa",
+    "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
     "max_pool2d_with_indices_backward", "native_dropout_backward", "slice",
     "torch.ops.aten._safe_softmax.default",
 )}

@@ -46,6 +46,8 @@ HOST_MODULES = {
     "_dtype.py": "the dtype table maps torch dtypes to NumPy's dtype objects",
     "backends.py": "reads NumPy's build configuration",
     "ops/_blas.py": "calls the BLAS of NumPy's own build on host arrays",
+    "ops/_upsample_tables.py": "interpolation's index and weight tables: small host arrays "
+                               "built from shapes, moved to the device by the kernels",
     "utils/data/_worker.py": "DataLoader workers seed NumPy's global RNG, as PyTorch's do",
     "random/_mt19937.py": "PyTorch's CPU generator: the mt19937 stream and its transforms are the host's "
                "(draws for other devices are moved once)",

@@ -202,6 +202,8 @@ def _lazy_namespaces():
     from .. import nn, linalg, special, fft
     g = globals()
     g["_nn"] = _ns("_nn", nn.functional)
+    from ..nn._aten import UPSAMPLE
+    vars(g["_nn"]).update(UPSAMPLE)     # (ATen's upsample_* entry points live only here)
     g["_linalg"] = _ns("_linalg", linalg)
     g["_special"] = _ns("_special", special)
     g["_fft"] = _ns("_fft", fft)

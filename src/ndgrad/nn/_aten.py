@@ -598,3 +598,52 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     fn = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
     return fn(input, weight, bias, stride, padding, dilation, groups)
 
+
+
+# ---------------------------------------------------------------- upsampling (torch._C._nn and
+# torch.ops.aten only: no torch-level names)
+
+def _upsample_entry(name, op, nd):
+    """ATen's upsample_*(input, output_size, align_corners, *scales) and its .vec overload
+    (input, output_size, align_corners, scale_factors): ops/upsample.py's op."""
+    scale_names = {1: ("scales",), 2: ("scales_h", "scales_w"),
+                   3: ("scales_d", "scales_h", "scales_w")}[nd]
+
+    def entry(input, output_size, align_corners, *args, **kwargs):
+        vec = "scale_factors" in kwargs or (len(args) == 1 and (
+            isinstance(args[0], (list, tuple)) or (args[0] is None and output_size is None)))
+        if vec:
+            factors = kwargs.pop("scale_factors", args[0] if args else None)
+            if (output_size is None) == (factors is None):
+                raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+            if factors is None:
+                scales = (None,) * nd
+            else:
+                scales = tuple(float(f) for f in factors)
+                output_size = [int(n * f) for n, f in zip(input.shape[2:], scales)]
+        else:
+            scales = list(args) + [None] * (nd - len(args))
+            for i, k in enumerate(scale_names):
+                if k in kwargs:
+                    scales[i] = kwargs.pop(k)
+            scales = tuple(scales)
+        if kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        return op(input, tuple(int(n) for n in output_size), bool(align_corners), scales)
+    entry.__name__ = entry.__qualname__ = name
+    return entry
+
+
+def _upsample_entries():
+    from ..ops import upsample as U
+    return {name: _upsample_entry(name, op, nd) for name, op, nd in (
+        ("upsample_linear1d", U.upsample_linear1d, 1),
+        ("upsample_bilinear2d", U.upsample_bilinear2d, 2),
+        ("upsample_trilinear3d", U.upsample_trilinear3d, 3),
+        ("upsample_bicubic2d", U.upsample_bicubic2d, 2),
+        ("_upsample_bilinear2d_aa", U.upsample_bilinear2d_aa, 2),
+        ("_upsample_bicubic2d_aa", U.upsample_bicubic2d_aa, 2))}
+
+
+UPSAMPLE = _upsample_entries()
+globals().update(UPSAMPLE)

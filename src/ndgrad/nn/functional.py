@@ -1142,47 +1142,10 @@ def _nearest_index(n_in, n_out, scale, exact=False):
     return _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)  # host: shape table
 
 
-def _linear_matrix(n_in, n_out, align_corners, scale, dtype):
-    m = _np.zeros((n_out, n_in), dtype=_np.float64)  # host: shape table
-    j = _np.arange(n_out)  # host: shape table
-    if align_corners:
-        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)  # host: shape table
-    else:
-        s = (1.0 / scale) if scale else n_in / n_out
-        src = _np.maximum((j + 0.5) * s - 0.5, 0)  # host: shape table
-    i0 = _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)  # host: shape table
-    i1 = _np.minimum(i0 + 1, n_in - 1)  # host: shape table
-    lam = src - i0
-    _np.add.at(m, (j, i0), 1 - lam)  # host: shape table
-    _np.add.at(m, (j, i1), lam)  # host: shape table
-    return m.astype(dtype.np)
-
-
-def _cubic_matrix(n_in, n_out, align_corners, scale, dtype, A=-0.75):
-    """Bicubic (Keys, A = -0.75) resampling along one axis, border indices clamped (torch)."""
-    j = _np.arange(n_out)  # host: shape table
-    if align_corners:
-        src = j * ((n_in - 1) / (n_out - 1)) if n_out > 1 else _np.zeros(n_out)  # host: shape table
-    else:
-        s = (1.0 / scale) if scale else n_in / n_out
-        src = (j + 0.5) * s - 0.5
-    i0 = _np.floor(src).astype(_np.int64)  # host: shape table
-    t = src - i0
-
-    def near(x):  # |x| <= 1
-        return ((A + 2) * x - (A + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
-    m = _np.zeros((n_out, n_in))  # host: shape table
-    for k, w in zip((-1, 0, 1, 2), (far(t + 1), near(t), near(1 - t), far(2 - t))):
-        _np.add.at(m, (j, _np.clip(i0 + k, 0, n_in - 1)), w)  # host: shape table
-    return m.astype(dtype.np)
-
-
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the spatial dims: nearest, linear, bilinear (separable, so two small matmuls)."""
+    """Resize the spatial dims: nearest, area, and the linear and cubic modes (with antialias)
+    rounded as PyTorch's CPU kernels (ops/upsample.py)."""
     nd = input.ndim - 2
     if size is None and scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
@@ -1191,6 +1154,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
     in_sizes = input.shape[2:]
     if size is not None:
         out_sizes = _pair(size, nd)
@@ -1212,12 +1178,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             pool = adaptive_avg_pool2d if nd == 2 else adaptive_avg_pool1d
         return pool(input, out_sizes)
     if mode in ("linear", "bilinear", "trilinear", "bicubic"):
-        ac = bool(align_corners)
-        make = _cubic_matrix if mode == "bicubic" else _linear_matrix
-        for i in range(nd):
-            m = _const(input, make(in_sizes[i], out_sizes[i], ac, scales[i], input.dtype))
-            out = matmul(out.transpose(2 + i, -1), m.t()).transpose(2 + i, -1)
-        return out
+        from ..ops import upsample as U
+        want = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}[mode]
+        if nd != want:
+            raise NotImplementedError(
+                f"Got {input.ndim}D input, but {mode} mode needs {want + 2}D input")
+        op = {"linear": U.upsample_linear1d, "bilinear": U.upsample_bilinear2d,
+              "trilinear": U.upsample_trilinear3d, "bicubic": U.upsample_bicubic2d}[mode]
+        if antialias:
+            op = U.upsample_bilinear2d_aa if mode == "bilinear" else U.upsample_bicubic2d_aa
+        return op(input, out_sizes, bool(align_corners), scales)
     if mode == "lanczos":
         raise NotImplementedError("interpolate: mode 'lanczos' is not implemented in ndgrad")
     raise NotImplementedError(   # (PyTorch's words for a mode it does not know)

@@ -1442,7 +1442,10 @@ _BF16_NATIVE = frozenset((
     "clone", "contiguous", "cat", "stack", "index_select", "gather", "take", "getitem",
     "index", "masked_select", "flip", "roll", "repeat", "tile", "tril", "triu", "to_device",
     "to_dtype", "zeros_like", "ones_like", "empty_like", "full_like", "where", "constant_pad_nd",
-    "fill", "scatter", "index_put", "narrow_copy", "movedim_copy", "diag", "diag_embed"))
+    "fill", "scatter", "index_put", "narrow_copy", "movedim_copy", "diag", "diag_embed",
+    # (compute in float32 themselves, their weight tables in bfloat16 as PyTorch's: upsample.py)
+    "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d",
+    "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"))
 
 
 # ops whose Python float operands PyTorch casts to bfloat16 before its float32 compute (its
