@@ -46,6 +46,8 @@ HOST_MODULES = {
     "_dtype.py": "the dtype table maps torch dtypes to NumPy's dtype objects",
     "backends.py": "reads NumPy's build configuration",
     "ops/_blas.py": "calls the BLAS of NumPy's own build on host arrays",
+    "ops/_cascade.py": "PyTorch's CPU summation order, followed on host arrays only (a "
+                       "device sums with its own kernels)",
     "ops/_upsample_tables.py": "interpolation's index and weight tables: small host arrays "
                                "built from shapes, moved to the device by the kernels",
     "utils/data/_worker.py": "DataLoader workers seed NumPy's global RNG, as PyTorch's do",

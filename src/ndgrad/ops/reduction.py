@@ -12,6 +12,7 @@ from .._backend import numpy as _np, xp_of, ufunc_accumulate, ufunc_reduce
 from .._tensor import Tensor, _wrap_dim, _make
 from ..return_types import make as _return_type
 from ._registry import defop
+from . import _cascade
 from .shape import expand, reshape, _expand
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
@@ -110,8 +111,20 @@ def _to_f16(a):
 
 # ---------------------------------------------------------------- sum, mean, prod
 
+def _cascade_sum(a, dim, keepdim):
+    """PyTorch's float sum of a host array (ops/_cascade.py, Note [cascade sum]), or None
+    where that module does not follow its loop (NumPy's sum then: the same value within
+    rounding)."""
+    r = _cascade.sum(a, dim)
+    if r is None or not keepdim:
+        return r
+    return r.reshape(tuple(1 if dim is None or i in dim else n for i, n in enumerate(a.shape)))
+
+
 def _sum_fwd(xp, self, dim, keepdim, dtype=None):
-    return xp.sum(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
+    a = _int_to_long(self, dtype)
+    r = _cascade_sum(a, dim, keepdim) if a.dtype.kind == "f" else None
+    return xp.sum(a, axis=dim, keepdims=keepdim) if r is None else r
 
 
 _sum_all = defop("sum", _f16_acc(lambda xp, self, dtype=None: _sum_fwd(xp, self, None, False,
@@ -163,6 +176,10 @@ def _np_mean(xp, a, axis, keepdims):
 def _mean_fwd(xp, self, dim, keepdim, dtype=None):
     if dtype is not None:
         self = self.astype(dtype.np)
+    if self.dtype.kind == "f":   # (PyTorch's CPU mean: its sum, divided by the count)
+        r = _cascade_sum(self, dim, keepdim)
+        if r is not None:
+            return r / self.dtype.type(_count(self.shape, dim))
     return _np_mean(xp, self, dim, keepdim)
 
 

@@ -1,0 +1,213 @@
+"""PyTorch's CPU float sum, step for step (aten/src/ATen/native/cpu/SumKernel.cpp), on NumPy.
+
+Note [cascade sum]
+~~~~~~~~~~~~~~~~~~
+PyTorch sums float32 and float64 in their own type with a cascade: `multi_row_sum` adds
+elements one by one into a level-0 accumulator in chunks of `step` = 2^max(4, ceil(log2 n) / 4)
+elements, adds each chunk's sum into level 1, level 1 into level 2 every `step` chunks, level 2
+into 3 every `step`^2, and folds the levels into level 0 at the end. `row_sum` runs that on four
+interleaved accumulators (element i into accumulator i % 4) and adds them up; a contiguous row
+runs it on vectors of 256 bits (8 float32 or 4 float64 lanes: PyTorch registers this kernel
+without an AVX-512 build), then adds the scalar tail and the lanes one by one. A reduction over
+the leading dims runs `multi_row_sum` down each column for the columns in blocks of 4 vectors,
+`row_sum` for the next whole vectors and for the last columns. A whole-tensor sum of more than
+32768 elements on several threads is cut into one contiguous piece a thread, each piece summed
+so, and the pieces added in order.
+
+NumPy's sum is pairwise and differs from that in the last bits (most outputs of a float32
+mean over a 7x7 plane). `sum` here computes PyTorch's order with whole-array steps: a
+sequential sum of k terms is k - 1 array additions, vectorized over everything that PyTorch
+sums independently (rows, lanes, accumulators, chunks). The reductions it covers: over trailing
+dims or leading dims of a C-contiguous array (the two shapes PyTorch's kernel gives contiguous
+reductions, and per index of the dims before them), the whole array; reduced dims that are
+not adjacent return None (the caller sums with NumPy).
+"""
+import numpy as np
+
+from . import _parallel
+
+__all__ = ["sum"]
+
+_GRAIN = 32768       # at::internal::GRAIN_SIZE
+
+
+def _lanes(dtype):
+    return 32 // dtype.itemsize
+
+
+def _ceil_log2(n):
+    return 0 if n <= 1 else int(n - 1).bit_length()
+
+
+def _seq(x, axis):
+    """((0 + t0) + t1) + ... over `axis` of x, in one NumPy reduction: NumPy adds the terms of
+    a C-contiguous array's axis one after the other, in order, when at least two elements lie
+    after that axis (pairwise summation is for a reduction along the innermost elements only;
+    a single trailing element is made two). Starting from 0 only turns an all -0.0 sum into
+    +0.0: `+ 0`."""
+    inner = 1
+    for n in x.shape[axis + 1:]:
+        inner *= n
+    if x.size == x.shape[axis]:           # one sequence: NumPy's scalars, one at a time
+        acc = x.dtype.type(0)
+        for t in x.reshape(-1):
+            acc = acc + t
+        return np.asarray(acc).reshape(x.shape[:axis] + x.shape[axis + 1:])
+    if x.shape[axis] == 1:
+        return np.take(x, 0, axis=axis) + x.dtype.type(0)
+    if inner < 2:
+        twice = np.repeat(x[..., None], 2, axis=-1)
+        return np.add.reduce(twice, axis=axis)[..., 0] + x.dtype.type(0)
+    if inner < 256 and x.shape[axis] <= 64 and x.size >= 4096 * x.shape[axis]:
+        # (short inner runs make NumPy's reduction slow: a few whole-array additions instead)
+        cut = (slice(None),) * axis
+        acc = x[cut + (0,)] + x.dtype.type(0)
+        for k in range(1, x.shape[axis]):
+            acc += x[cut + (k,)]
+        return acc
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    return np.add.reduce(x, axis=axis) + x.dtype.type(0)
+
+
+def _multi_row_sum(y, k=0):
+    """multi_row_sum along axis k of y (the axes before k: independent rows): the level
+    cascade, for every element of the other axes at once."""
+    size = y.shape[k]
+    lead, rest = y.shape[:k], y.shape[k + 1:]
+    zero = np.zeros(lead + rest, y.dtype)
+    power = max(4, _ceil_log2(size) // 4)
+    step = 1 << power
+    full = size // step
+    cut = (slice(None),) * k
+
+    def groups(x, n):     # x's first n * step along k as (n, step)
+        return x[cut + (slice(0, n * step),)].reshape(lead + (n, step) + rest)
+    acc1 = acc2 = acc3 = zero
+    if full:
+        c = _seq(groups(y, full), k + 1)                  # each chunk's sum
+        g1 = full // step
+        if g1:                                            # level 1: groups of `step` chunks
+            s1 = _seq(groups(c, g1), k + 1)
+            g2 = g1 // step
+            if g2:                                        # level 2: groups of `step` of those
+                acc3 = _seq(_seq(groups(s1, g2), k + 1), k)
+            if g1 % step:
+                acc2 = _seq(s1[cut + (slice(g2 * step, None),)], k)
+        if full % step:
+            acc1 = _seq(c[cut + (slice(g1 * step, None),)], k)
+    acc0 = _seq(y[cut + (slice(full * step, None),)], k) if size > full * step else zero
+    for acc in (acc1, acc2, acc3):   # (a level never reached adds +0: nothing, as acc0 is
+        if acc is not zero:          # never -0.0 here)
+            acc0 = acc0 + acc
+    return acc0
+
+
+def _row_sum(x, k=0):
+    """row_sum along axis k of x: four interleaved cascades (element i into the (i % 4)-th),
+    the leftover elements into the first, then the four added in order."""
+    m = x.shape[k]
+    ilp = m // 4
+    cut = (slice(None),) * k
+    y = x[cut + (slice(0, ilp * 4),)].reshape(x.shape[:k] + (ilp, 4) + x.shape[k + 1:])
+    parts = _multi_row_sum(y, k)                          # (..., 4, ...)
+    return _seq(np.concatenate([parts[cut + (slice(0, 1),)], x[cut + (slice(ilp * 4, None),)],
+                                parts[cut + (slice(1, None),)]], axis=k), k)
+
+
+def _short_row(v):
+    """_inner for one row shorter than one chunk of vectors (fewer than 16 groups of four
+    vectors: no level of the cascade is reached), in a few NumPy calls."""
+    lanes = _lanes(v.dtype)
+    nvec = v.size // lanes
+    ilp = nvec // 4
+    vec = v[:nvec * lanes].reshape(nvec, lanes)
+    parts = np.add.reduce(vec[:ilp * 4].reshape(ilp, 4, lanes), axis=0) if ilp else \
+        np.zeros((4, lanes), v.dtype)                     # (in order: one chunk's running sums)
+    lane = np.add.reduce(np.concatenate([parts[:1] + v.dtype.type(0), vec[ilp * 4:],
+                                         parts[1:]]), axis=0)
+    acc = v.dtype.type(0)
+    for t in v[nvec * lanes:]:                            # the tail, then the lanes
+        acc = acc + t
+    for t in lane:
+        acc = acc + t
+    return acc
+
+
+def _inner(a):
+    """Sums of the rows of a C-contiguous (rows, n) array (vectorized_inner_sum). Short rows
+    are summed down the columns of the transpose (long inner loops for NumPy; a long row's
+    transpose costs more than it saves)."""
+    rows, n = a.shape
+    lanes = _lanes(a.dtype)
+    t, k = (np.ascontiguousarray(a.T), 0) if n * rows > n * 2 and n < 256 else (a, 1)
+    cut = (slice(None),) * k
+    if n < lanes:                                         # (scalar_inner_sum)
+        return _row_sum(t, k)
+    nvec = n // lanes
+    body = t[cut + (slice(0, nvec * lanes),)]
+    shape = (nvec, lanes, rows) if k == 0 else (rows, nvec, lanes)
+    vec = _row_sum(body.reshape(shape), k)                # (lanes, rows) or (rows, lanes)
+    tail = t[cut + (slice(nvec * lanes, None),)]
+    if k == 1:
+        return _seq(np.ascontiguousarray(np.concatenate([tail, vec], axis=1).T), 0)
+    return _seq(np.concatenate([tail, vec]), 0)           # the tail, then the lanes
+
+
+def _outer(a):
+    """Sums down the middle axis of a C-contiguous (batch, n, cols) array, per column
+    (vectorized_outer_sum for each batch index; fewer columns than a vector:
+    scalar_outer_sum, in fours)."""
+    cols = a.shape[2]
+    lanes = _lanes(a.dtype)
+    block = 4 * lanes if cols >= lanes else 4
+    whole = cols - cols % block
+    vec = whole + (cols - whole) // lanes * lanes if cols >= lanes else whole
+    parts = []
+    if whole:
+        parts.append(_multi_row_sum(a[:, :, :whole], 1))
+    if vec > whole:
+        parts.append(_row_sum(a[:, :, whole:vec], 1))
+    if vec < cols:
+        parts.append(_row_sum(a[:, :, vec:], 1))
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def sum(a, axis):
+    """PyTorch's sum of float32/float64 NumPy array `a` over `axis` (None or a tuple of dims),
+    or None where its loop is not one of those followed here (Note [cascade sum])."""
+    if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or \
+            not a.flags.c_contiguous or a.size == 0:
+        return None
+    nd = a.ndim
+    dims = tuple(range(nd)) if axis is None else tuple(sorted(d % nd for d in axis))
+    shape = tuple(s for d, s in enumerate(a.shape) if d not in dims)
+    dims = tuple(d for d in dims if a.shape[d] != 1)      # (unit dims: nothing to add)
+    keep = [d for d in range(nd) if d not in dims and a.shape[d] != 1]
+    n = 1
+    for d in dims:
+        n *= a.shape[d]
+    if not dims:
+        return a.reshape(shape).copy()
+    if not keep:                                          # the whole array
+        flat = a.reshape(-1)
+        threads = _parallel.threads()
+        if n < 64 * _lanes(a.dtype) and n >= _lanes(a.dtype):
+            return np.asarray(_short_row(flat)).reshape(shape)
+        if n <= _GRAIN or threads == 1:
+            return _inner(flat[None])[0].reshape(shape)
+        k = min(threads, -(-n // _GRAIN))
+        piece = -(-n // k)
+        total = a.dtype.type(0)
+        for lo in range(0, n, piece):   # (each thread's piece from zero, added in order)
+            total = total + _inner(flat[None, lo:lo + piece])[0]
+        return np.asarray(total).reshape(shape)
+    if list(dims) != list(range(dims[0], dims[-1] + 1)):
+        return None                                       # (reduced dims apart: not followed)
+    lead = 1
+    for d in range(dims[0]):
+        lead *= a.shape[d]
+    trail = a.size // (lead * n)
+    if trail == 1:                                        # the trailing dims
+        return _inner(a.reshape(lead, n)).reshape(shape)
+    return _outer(a.reshape(lead, n, trail)).reshape(shape)   # leading or middle dims

@@ -1,0 +1,88 @@
+"""float32/float64 sum and mean as PyTorch's CPU kernel computes them, bit for bit: its cascade
+(ops/_cascade.py, Note [cascade sum]) over rows, columns, middle dims and whole tensors, on one
+or more threads."""
+import numpy as np
+import pytest
+
+import ndgrad
+from ndgrad.ops import _cascade, _parallel
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip("PyTorch's sum kernel with 256-bit vectors (its AVX2 build)")
+    return torch
+
+
+LENGTHS = [1, 2, 3, 5, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 100, 127, 128, 129, 255, 256,
+           511, 512, 513, 1000, 1023, 1024, 4095, 4096, 4097, 5000, 65535, 65536, 70000,
+           262144, 300001, 1048577]
+
+SHAPES = [((4, 49), (1,)), ((8, 64, 7, 7), (2, 3)), ((3, 1000), (1,)), ((2, 5, 3), (2,)),
+          ((7, 33), (1,)), ((1000, 3), (0,)), ((100, 7), (0,)), ((50, 64), (0,)),
+          ((50, 70), (0,)), ((513, 45), (0,)), ((5000, 40), (0,)), ((20, 8, 9), (0, 1)),
+          ((64, 10), (0,)), ((128, 512), (0,)), ((3, 300000), (1,)), ((300000, 2), (0,)),
+          ((100000, 33), (0,)), ((5, 6, 7), (1,)), ((4, 300, 40), (1,)), ((6, 17, 5, 3), (1, 2)),
+          ((2, 3, 4), (0, 1, 2)), ((9, 1, 12), (0, 1))]
+
+
+def _data(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-2, 2, shape)).astype(dtype)
+
+
+@pytest.fixture
+def threads():
+    torch = _torch()
+    before = (_parallel.threads(), torch.get_num_threads())
+    yield lambda n: (_parallel.set_threads(n), torch.set_num_threads(n))
+    _parallel.set_threads(before[0])
+    torch.set_num_threads(before[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_whole_tensor_sums(dtype, nthreads, threads):
+    torch = _torch()
+    threads(nthreads)
+    for i, n in enumerate(LENGTHS):
+        x = _data((n,), dtype, i)
+        want = torch.from_numpy(x).sum().numpy()
+        got = ndgrad.from_numpy(x).sum().numpy()
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got == want, n
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, dim", SHAPES)
+def test_sums_and_means_over_dims(shape, dim, dtype, threads):
+    torch = _torch()
+    threads(2)
+    x = _data(shape, dtype, len(shape))
+    assert _cascade.sum(x, dim) is not None      # (each of these follows PyTorch's loop)
+    for op in ("sum", "mean"):
+        for keepdim in (False, True):
+            want = getattr(torch.from_numpy(x), op)(dim, keepdim=keepdim).numpy()
+            got = getattr(ndgrad.from_numpy(x), op)(dim, keepdim=keepdim).numpy()
+            assert got.shape == want.shape
+            assert (got == want).all(), (op, keepdim, int((got != want).sum()))
+
+
+def test_layouts_not_followed_fall_back_to_numpy():
+    x = _data((4, 5, 6), "float32", 0)
+    assert _cascade.sum(x, (0, 2)) is None                 # reduced dims apart
+    assert _cascade.sum(np.asfortranarray(x), (0,)) is None
+    got = ndgrad.from_numpy(x).sum((0, 2)).numpy()
+    np.testing.assert_allclose(got, x.sum((0, 2)), rtol=1e-6)
+
+
+def test_signed_zeros_and_specials():
+    torch = _torch()
+    for vals in ([-0.0] * 20, [-0.0, 0.0], [np.inf, 1.0, -np.inf] * 5, [np.nan] + [1.0] * 40,
+                 [3e38, 3e38, -3e38] * 4):
+        x = np.array(vals, np.float32)
+        want = torch.from_numpy(x).sum().numpy()
+        got = ndgrad.from_numpy(x).sum().numpy()
+        assert (np.isnan(got) and np.isnan(want)) or (
+            got == want and np.signbit(got) == np.signbit(want)), vals
