@@ -86,3 +86,42 @@ def test_signed_zeros_and_specials():
         got = ndgrad.from_numpy(x).sum().numpy()
         assert (np.isnan(got) and np.isnan(want)) or (
             got == want and np.signbit(got) == np.signbit(want)), vals
+
+
+POOLS = [((8, 64, 7, 7), (1, 1)), ((2, 16, 13, 17), (5, 7)), ((2, 16, 32, 32), (8, 8)),
+         ((2, 3, 224, 224), (7, 7)), ((3, 9, 7), (2, 3)), ((1, 2, 4, 6), (8, 9)),
+         ((2, 3, 10, 10), (10, 3)), ((0, 3, 5, 5), (2, 2))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape, size", POOLS)
+def test_adaptive_avg_pool_windows_in_pytorchs_order(shape, size, dtype):
+    # each window a running sum in row-major order, divided by its height, then its width
+    torch = _torch()
+    x = _data(shape, "float32", 7)
+    tx = torch.from_numpy(x).to(getattr(torch, dtype))
+    nx = ndgrad.from_numpy(x).to(getattr(ndgrad, dtype))
+    want = torch.nn.functional.adaptive_avg_pool2d(tx, size).float().numpy()
+    got = ndgrad.nn.functional.adaptive_avg_pool2d(nx, size)
+    assert got.dtype == nx.dtype
+    assert (got.float().numpy() == want).all()
+    if len(shape) == 4 and shape[0]:
+        want = torch.nn.functional.interpolate(tx, size=size, mode="area").float().numpy()
+        got = ndgrad.nn.functional.interpolate(nx, size=size, mode="area").float().numpy()
+        assert (got == want).all()
+    y = _data(shape[1:], "float32", 8)
+    want = torch.nn.functional.adaptive_avg_pool1d(torch.from_numpy(y), size[1]).numpy()
+    assert (ndgrad.nn.functional.adaptive_avg_pool1d(ndgrad.from_numpy(y), size[1]).numpy()
+            == want).all()
+
+
+@pytest.mark.parametrize("shape, size", [((1, 2, 9, 9), (4, 5)), ((3, 9, 7), (2, 3)),
+                                         ((1, 1, 4, 6), (8, 9))])
+def test_adaptive_avg_pool_gradients(shape, size):
+    from ndgrad.autograd import gradcheck, gradgradcheck
+    x = ndgrad.tensor(_data(shape, "float64", 9), requires_grad=True)
+
+    def f(t):
+        return ndgrad.nn.functional.adaptive_avg_pool2d(t, size)
+    assert type(f(x).grad_fn).__name__ == "AdaptiveAvgPool2DBackward0"
+    assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))

@@ -635,20 +635,16 @@ def adaptive_avg_pool2d(input, output_size):
     oh, ow = _pair(output_size)
     oh = H if oh is None else oh
     ow = W if ow is None else ow
-    if oh and H % oh == 0 and ow and W % ow == 0 and input.ndim == 4:
-        return avg_pool2d(input, (H // oh, W // ow))
-    mh = _const(input, _adaptive_matrix(H, oh, input.dtype))
-    mw = _const(input, _adaptive_matrix(W, ow, input.dtype))
-    return matmul(matmul(mh, input), mw.t())
+    from ..ops.adaptive_pool import adaptive_avg_pool2d as pool   # (PyTorch's window sums)
+    return pool(input, (oh, ow))
 
 
 def adaptive_avg_pool1d(input, output_size):
     _one_int("adaptive_avg_pool1d", output_size)
     _adaptive_avg_check("adaptive_avg_pool2d", (1,) + _pair(output_size, 1))  # (ATen's 2-d)
-    L = input.shape[-1]
     o = _pair(output_size, 1)[0]
-    m = _const(input, _adaptive_matrix(L, o, input.dtype))
-    return matmul(input, m.t())
+    # (ATen's: the 2-d pool of one row)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
 def _adaptive_max2d_checked(input, output_size):

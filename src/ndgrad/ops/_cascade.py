@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _parallel
 
-__all__ = ["sum"]
+__all__ = ["sum", "sequential"]
 
 _GRAIN = 32768       # at::internal::GRAIN_SIZE
 
@@ -211,3 +211,9 @@ def sum(a, axis):
     if trail == 1:                                        # the trailing dims
         return _inner(a.reshape(lead, n)).reshape(shape)
     return _outer(a.reshape(lead, n, trail)).reshape(shape)   # leading or middle dims
+
+
+def sequential(x, axis):
+    """((0 + t0) + t1) + ... over `axis` of a host array x: a plain running sum in order (the
+    window sums of PyTorch's adaptive average pooling)."""
+    return _seq(x, axis)
