@@ -125,3 +125,16 @@ def test_adaptive_avg_pool_gradients(shape, size):
         return ndgrad.nn.functional.adaptive_avg_pool2d(t, size)
     assert type(f(x).grad_fn).__name__ == "AdaptiveAvgPool2DBackward0"
     assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nansum_is_the_sum_with_nans_as_zeros(dtype):
+    torch = _torch()
+    rng = np.random.default_rng(11)
+    for shape, dim in [((8, 300), 1), ((300, 40), 0), ((1000,), None), ((5, 70, 9), 1),
+                       ((40000,), None)]:
+        x = _data(shape, dtype, 12)
+        x[rng.random(shape) < 0.1] = np.nan
+        kw = {} if dim is None else dict(dim=dim)
+        want = torch.from_numpy(x).nansum(**kw).numpy()
+        assert (ndgrad.from_numpy(x).nansum(**kw).numpy() == want).all(), (shape, dim)

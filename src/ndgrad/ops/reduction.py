@@ -145,7 +145,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _nansum_fwd(xp, self, dim, keepdim, dtype=None):
-    return xp.nansum(_int_to_long(self, dtype), axis=dim, keepdims=keepdim)
+    a = _int_to_long(self, dtype)
+    if a.dtype.kind == "f" and type(a) is _np.ndarray:   # (PyTorch's: NaNs loaded as 0, then
+        r = _cascade_sum(xp.where(xp.isnan(a), a.dtype.type(0), a), dim, keepdim)   # its sum)
+        if r is not None:
+            return r
+    return xp.nansum(a, axis=dim, keepdims=keepdim)
 
 
 def _nansum_grad(grad, self, self_shape, dim, keepdim):
