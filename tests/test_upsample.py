@@ -229,3 +229,41 @@ def test_cpu_without_fma_rounds_each_step(mode, shape, kw, monkeypatch):
     plain = F.interpolate(x, mode=mode, **kw).numpy()
     np.testing.assert_allclose(plain, fused, rtol=1e-4, atol=1e-5)
     assert (plain != fused).any()
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nearest_picks_pytorchs_pixels(mode, dtype):
+    # the source index in float32 (or the compute type) through floorf, as PyTorch's kernels:
+    # computed in double, 1 of 12 1-d sizes up to 90 picked another pixel (2 -> 82, 26 -> 22)
+    torch = _torch()
+    F_ = torch.nn.functional
+    for n_in in range(1, 40, 3):
+        for n_out in range(1, 90, 3):
+            x = np.arange(n_in, dtype=dtype).reshape(1, 1, n_in)
+            want = F_.interpolate(torch.from_numpy(x), size=n_out, mode=mode).numpy()
+            got = F.interpolate(ndgrad.from_numpy(x), size=n_out, mode=mode).numpy()
+            assert (got == want).all(), (n_in, n_out)
+    rng = np.random.default_rng(12)
+    for shape, kw in [((1, 2, 2, 3), dict(size=(82, 5))), ((1, 2, 13, 5), dict(size=(65, 64))),
+                      ((1, 5, 40, 50), dict(size=(100, 90))), ((1, 2, 7, 9), dict(scale_factor=1.7)),
+                      ((1, 2, 4, 100), dict(scale_factor=0.3)), ((1, 2, 3, 4, 5), dict(size=(2, 8, 82)))]:
+        x = rng.standard_normal(shape).astype(dtype)
+        want = F_.interpolate(torch.from_numpy(x), mode=mode, **kw).numpy()
+        got = F.interpolate(ndgrad.from_numpy(x), mode=mode, **kw).numpy()
+        assert (got == want).all(), (shape, kw)
+
+
+def test_empty_sizes_are_refused_as_pytorch():
+    torch = _torch()
+    for shape, kw in [((1, 2, 3), dict(size=0, mode="linear")),
+                      ((1, 2, 3, 4), dict(size=(0, 2), mode="bilinear")),
+                      ((1, 2, 3, 4, 5), dict(size=(2, 0, 3), mode="nearest")),
+                      ((1, 2, 0, 4), dict(size=(2, 3), mode="nearest")),
+                      ((1, 2, 3, 100), dict(scale_factor=0.3, mode="bicubic")),
+                      ((1, 2, 3, 4), dict(size=(0, 2), mode="bilinear", antialias=True))]:
+        with pytest.raises(RuntimeError) as want:
+            torch.nn.functional.interpolate(torch.ones(shape), **kw)
+        with pytest.raises(RuntimeError) as got:
+            F.interpolate(ndgrad.ones(shape), **kw)
+        assert str(got.value) == str(want.value)

@@ -1132,12 +1132,6 @@ def pad(input, pad, mode="constant", value=None):
     return out
 
 
-def _nearest_index(n_in, n_out, scale, exact=False):
-    s = (1.0 / scale) if scale else n_in / n_out
-    src = (_np.arange(n_out) + 0.5) * s if exact else _np.arange(n_out) * s  # host: shape table
-    return _np.minimum(_np.floor(src).astype(_np.int64), n_in - 1)  # host: shape table
-
-
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims: nearest, area, and the linear and cubic modes (with antialias)
@@ -1161,10 +1155,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sf = _pair(scale_factor, nd)
         out_sizes = tuple(int(math.floor(n * f)) for n, f in zip(in_sizes, sf))
         scales = (None,) * nd if recompute_scale_factor else sf
+    if mode != "area" and 1 <= nd <= 3 and min(tuple(in_sizes) + tuple(out_sizes)) <= 0:
+        names = ("D", "H", "W")[3 - nd:]
+
+        def sizes(v):
+            return ", ".join(f"{k}: {n}" for k, n in zip(names, v))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({sizes(in_sizes)}){' and' if nd == 1 else ''} output "
+                           f"({sizes(out_sizes)})")
     out = input
     if mode in ("nearest", "nearest-exact"):
+        from ..ops.upsample import _channels_last_input
+        from ..ops._upsample_tables import nearest_table
+        # (PyTorch's channels-last kernel for 2-d outputs of out_h + out_w <= 128: its indices
+        # in float32; the generic kernel's in the compute type)
+        last = nd == 2 and ((_channels_last_input(input._data) and input.shape[1] > 3) or
+                            sum(out_sizes) <= 128)
         for i in range(nd):
-            idx = _nearest_index(in_sizes[i], out_sizes[i], scales[i], mode == "nearest-exact")
+            idx = nearest_table(in_sizes[i], out_sizes[i], scales[i], mode == "nearest-exact",
+                                input.dtype.np, last)
             out = K.take(out, _xp(out).asarray(idx), 2 + i)
         return out
     if mode == "area":

@@ -189,3 +189,30 @@ def pixel_groups(th, tw, ft, limit=64):
     return [(rows, cols, tuple(np.full(1, ft(a[i]) * ft(b[j]), ft) for i in (0, 1)
                                for j in (0, 1)))
             for a, rows in hk for b, cols in wk]
+
+
+def nearest_table(n_in, n_out, scale, exact, dtype, channels_last):
+    """The input index of every output index for nearest and nearest-exact (PyTorch's two
+    kernels compute it differently: the channels-last kernel's `nearest_idx` in float32, with
+    shortcuts for equal and doubled sizes; the generic kernel's table in the compute type, the
+    index through `floorf` in both)."""
+    i = np.arange(n_out)
+    if channels_last:
+        f4 = np.float32
+        s = f4(1.0 / scale) if scale is not None and scale > 0 else f4(n_in) / f4(n_out)
+        if exact:
+            src = ((i + 0.5) * np.float64(s)).astype(f4)
+        elif n_out == n_in:
+            return i
+        elif n_out == 2 * n_in:
+            return i >> 1
+        else:
+            src = i.astype(f4) * s
+    else:
+        ft = opmath(dtype)
+        s = _scale(n_in, n_out, False, scale, ft)
+        if exact:
+            src = _source(s, n_out, False, False, ft, fuses()) + ft(0.5)
+        else:
+            src = s * i.astype(ft)
+    return np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), n_in - 1)
