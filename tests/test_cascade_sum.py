@@ -138,3 +138,23 @@ def test_nansum_is_the_sum_with_nans_as_zeros(dtype):
         kw = {} if dim is None else dict(dim=dim)
         want = torch.from_numpy(x).nansum(**kw).numpy()
         assert (ndgrad.from_numpy(x).nansum(**kw).numpy() == want).all(), (shape, dim)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, size", [((2, 3, 5, 6, 7), (2, 3, 4)), ((3, 9, 7, 5), (2, 3, 5)),
+                                         ((1, 2, 8, 8, 8), (4, 4, 4)),
+                                         ((1, 2, 3, 4, 5), (6, 7, 8))])
+def test_adaptive_avg_pool3d_windows_in_pytorchs_order(shape, size, dtype):
+    torch = _torch()
+    x = _data(shape, dtype, 13)
+    want = torch.nn.functional.adaptive_avg_pool3d(torch.from_numpy(x), size).numpy()
+    got = ndgrad.nn.functional.adaptive_avg_pool3d(ndgrad.from_numpy(x), size).numpy()
+    assert (got == want).all()
+    xx = ndgrad.tensor(_data(shape, "float64", 14), requires_grad=True)
+    if xx.numel() < 200:
+        from ndgrad.autograd import gradcheck, gradgradcheck
+
+        def f(t):
+            return ndgrad.nn.functional.adaptive_avg_pool3d(t, size)
+        assert type(f(xx).grad_fn).__name__ == "AdaptiveAvgPool3DBackward0"
+        assert gradcheck(f, (xx,)) and gradgradcheck(f, (xx,))

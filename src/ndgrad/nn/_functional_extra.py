@@ -14,7 +14,7 @@ from .._backend import xp_of
 from .._tensor import _make
 from ..ops._registry import defop
 from . import functional as _F
-from .functional import (_pair, _const, _index, _check_p, _assign, _adaptive_matrix,
+from .functional import (_pair, _const, _index, _check_p, _assign,
                          _adaptive_max, _unpool_size, _max_unpool, avg_pool3d, max_pool3d, relu,
                          matmul)
 
@@ -62,7 +62,7 @@ def _sizes(output_size, input, nd):
 # ---------------------------------------------------------------- 3-d pooling
 
 def adaptive_avg_pool3d(input, output_size):
-    """Adaptive average pooling over (D, H, W): one averaging matrix per spatial dim."""
+    """Adaptive average pooling over (D, H, W), each window summed as PyTorch's kernel."""
     given = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
     if given == (1, 1, 1):   # ATen's shortcut, before its checks (as in 2-d)
         return input.mean((-1, -2, -3), keepdim=True)
@@ -73,14 +73,8 @@ def adaptive_avg_pool3d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
     outs = _sizes(output_size, input, 3)
-    sizes = tuple(input.shape[-3:])
-    if all(o and n % o == 0 for n, o in zip(sizes, outs)) and input.ndim == 5:
-        return avg_pool3d(input, tuple(n // o for n, o in zip(sizes, outs)))
-    out = input
-    for d, (n, o) in enumerate(zip(sizes, outs)):   # contract dim -3 + d with its matrix
-        m = _const(input, _adaptive_matrix(n, o, input.dtype))
-        out = matmul(out.transpose(-3 + d, -1), m.t()).transpose(-3 + d, -1)
-    return out
+    from ..ops.adaptive_pool import adaptive_avg_pool3d as pool   # (PyTorch's window sums)
+    return pool(input, tuple(outs))
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):

@@ -577,15 +577,6 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return y.squeeze(0) if unb else y
 
 
-def _adaptive_matrix(size, out, dtype):
-    m = _np.zeros((out, size), dtype=dtype.np)  # host: averaging weights from the shape
-    for i in range(out):
-        a = (i * size) // out
-        b = -(-((i + 1) * size) // out)
-        m[i, a:b] = 1.0 / (b - a)
-    return m
-
-
 def _list_with_default(output_size, input):
     """nn.functional's: None entries from the input's trailing sizes (and its error for an
     input of too few dims)."""

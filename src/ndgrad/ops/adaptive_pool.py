@@ -1,16 +1,18 @@
-"""adaptive_avg_pool2d as PyTorch's CPU kernel computes it (aten/src/ATen/native/cpu/
+"""adaptive_avg_pool2d and 3d as PyTorch's CPU kernels compute them (aten/src/ATen/native/cpu/
 AdaptiveAvgPoolKernel.cpp): output (i, j) averages the window of rows floor(i H / oh) to
 ceil((i + 1) H / oh) and the columns likewise, as a running sum over the window in row-major
 order in the compute type (float32 for float16/bfloat16), divided by the window's height and
 then by its width. The same values bit for bit; the gradient spreads each output's gradient
 evenly over its window (the exact adjoint, through two averaging matrices)."""
+import itertools
+
 import numpy as np
 
 from .._backend import xp_of
 from ._registry import defop
 from . import _cascade
 
-__all__ = ["adaptive_avg_pool2d"]
+__all__ = ["adaptive_avg_pool2d", "adaptive_avg_pool3d"]
 
 
 def _windows(size, out):
@@ -29,50 +31,65 @@ def _matrix(size, out):
 
 
 def _forward(xp, self, output_size):
-    input = self
-    dt = input.dtype
+    """The pooled array: outputs grouped by their windows' sizes (at most a few per dim), each
+    group's windows gathered with the window's elements first, then summed one by one."""
+    dt = self.dtype
     ft = np.float64 if dt == np.float64 else np.float32
-    x = input.astype(ft, copy=False)
-    if x.ndim == 3:
+    nd = len(output_size)
+    x = self.astype(ft, copy=False)
+    if x.ndim == nd + 1:
         x = x[None]
-    n, c, h, w = x.shape
-    oh, ow = output_size
-    out = xp.empty((n, c, oh, ow), ft)
+    lead = x.shape[:2]
+    out = xp.empty(lead + tuple(output_size), ft)
     if out.size == 0:
-        return out.reshape(input.shape[:-2] + (oh, ow)).astype(dt, copy=False)
-    h0, h1 = _windows(h, oh)
-    w0, w1 = _windows(w, ow)
-    for kh in np.unique(h1 - h0).tolist():  # host: window table
-        rows = np.flatnonzero(h1 - h0 == kh)  # host: window table
-        ih = h0[rows][:, None] + np.arange(kh)  # host: window table
-        for kw in np.unique(w1 - w0).tolist():  # host: window table
-            cols = np.flatnonzero(w1 - w0 == kw)  # host: window table
-            iw = w0[cols][:, None] + np.arange(kw)  # host: window table
-            win = x[:, :, xp.asarray(ih.reshape(-1))][..., xp.asarray(iw.reshape(-1))]
-            win = win.reshape(n, c, rows.size, kh, cols.size, kw)
-            terms = xp.ascontiguousarray(win.transpose(3, 5, 0, 1, 2, 4)).reshape(
-                kh * kw, n, c, rows.size, cols.size)
-            if type(terms) is np.ndarray:    # (row-major order within the window, one by one)
-                total = _cascade.sequential(terms, 0)
-            else:
-                total = terms.sum(axis=0)
-            out[:, :, xp.asarray(rows)[:, None], xp.asarray(cols)[None, :]] = \
-                total / ft(kh) / ft(kw)
-    return out.reshape(input.shape[:-2] + (oh, ow)).astype(dt, copy=False)
+        return out.reshape(self.shape[:-nd] + tuple(output_size)).astype(dt, copy=False)
+    groups = []                                  # per dim: [(window size, outputs, indices)]
+    for size, o in zip(x.shape[2:], output_size):
+        lo, hi = _windows(size, o)
+        groups.append([(k, np.flatnonzero(hi - lo == k),  # host: window table
+                        lo[hi - lo == k][:, None] + np.arange(k))  # host: window table
+                       for k in np.unique(hi - lo).tolist()])  # host: window table
+    for combo in itertools.product(*groups):
+        win = x
+        for d, (k, _, idx) in enumerate(combo):   # (gather dim by dim: (.., outs, k, ..))
+            win = xp.take(win, xp.asarray(idx.reshape(-1)), axis=2 + 2 * d)
+            win = win.reshape(win.shape[:2 + 2 * d] + (idx.shape[0], k) +
+                              win.shape[3 + 2 * d:])
+        # window axes first in row-major order, then the batch, channel and output axes
+        order = [3 + 2 * d for d in range(nd)] + [0, 1] + [2 + 2 * d for d in range(nd)]
+        ks = [k for k, _, _ in combo]
+        terms = xp.ascontiguousarray(win.transpose(order)).reshape(
+            (-1,) + lead + tuple(len(rows) for _, rows, _ in combo))
+        total = _cascade.sequential(terms, 0) if type(terms) is np.ndarray else \
+            terms.sum(axis=0)
+        for k in ks:                             # (divided by each window size in turn)
+            total = total / ft(k)
+        at = tuple(xp.asarray(rows).reshape((-1,) + (1,) * (nd - 1 - d))
+                   for d, (_, rows, _) in enumerate(combo))
+        out[(slice(None), slice(None)) + at] = total
+    return out.reshape(self.shape[:-nd] + tuple(output_size)).astype(dt, copy=False)
 
 
 def _grad(grad, self_shape, output_size):
+    """Each output's gradient spread evenly over its window: one averaging matrix per dim."""
     from .linalg import matmul
     from .._tensor import _make
     xp = xp_of(grad._data)
     dt = grad._data.dtype
-    h, w = self_shape[-2:]
-    mh = _make(xp.asarray(_matrix(h, output_size[0]).astype(dt)))
-    mw = _make(xp.asarray(_matrix(w, output_size[1]).astype(dt)))
-    return matmul(mh.t(), matmul(grad, mw))
+    nd = len(output_size)
+    g = grad
+    for d, (size, o) in enumerate(zip(self_shape[-nd:], output_size)):
+        m = _make(xp.asarray(_matrix(size, o).astype(dt)))
+        ax = grad.ndim - nd + d
+        g = matmul(g.transpose(ax, -1), m).transpose(ax, -1)
+    return g
 
 
-adaptive_avg_pool2d = defop("adaptive_avg_pool2d", _forward,
-                            node_name="AdaptiveAvgPool2DBackward0",
-                            self=lambda grad, self_shape, output_size: _grad(
-                                grad, self_shape, tuple(output_size)))
+def _op(name, node):
+    return defop(name, _forward, node_name=node,
+                 self=lambda grad, self_shape, output_size: _grad(grad, self_shape,
+                                                                  tuple(output_size)))
+
+
+adaptive_avg_pool2d = _op("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0")
+adaptive_avg_pool3d = _op("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0")
