@@ -820,7 +820,7 @@ def _bad_args(op, args, kwargs, exc):
 _PKG = __name__.split(".")[0]  # "ndgrad" (read, not spelt: a vendored copy stays quiet)
 _QUIET_MODULES = frozenset([f"{_PKG}.ops.{m}" for m in (
     "pointwise", "reduction", "linalg", "activation", "nn_ops", "sampling", "indexing",
-    "tensor_api", "complex", "special")] + [f"{_PKG}.{m}" for m in (
+    "tensor_api", "complex", "special", "upsample", "adaptive_pool")] + [f"{_PKG}.{m}" for m in (
         "nn.functional", "nn._functional_extra", "fft")])
 
 
