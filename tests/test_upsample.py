@@ -235,7 +235,7 @@ def test_cpu_without_fma_rounds_each_step(mode, shape, kw, monkeypatch):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_nearest_picks_pytorchs_pixels(mode, dtype):
     # the source index in float32 (or the compute type) through floorf, as PyTorch's kernels:
-    # computed in double, 1 of 12 1-d sizes up to 90 picked another pixel (2 -> 82, 26 -> 22)
+    # computed in double, about 1 in 60 1-d cases tried picked another pixel (2 -> 82, 26 -> 22)
     torch = _torch()
     F_ = torch.nn.functional
     for n_in in range(1, 40, 3):
