@@ -119,6 +119,11 @@ GRAD_CASES = [
     ("bicubic", (1, 2, 4, 5), dict(scale_factor=1.7)),
     ("bicubic", (1, 1, 9, 8), dict(size=(4, 5), antialias=True)),
     ("trilinear", (1, 1, 3, 4, 3), dict(size=(5, 3, 4))),
+    ("nearest", (1, 2, 5), dict(size=9)),
+    ("nearest", (1, 2, 4, 5), dict(size=(7, 3))),
+    ("nearest-exact", (1, 2, 4, 5), dict(scale_factor=1.7)),
+    ("nearest", (1, 1, 3, 4, 3), dict(size=(5, 3, 4))),
+    ("nearest-exact", (1, 1, 3, 4, 3), dict(size=(2, 7, 5))),
 ]
 
 

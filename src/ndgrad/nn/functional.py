@@ -1162,6 +1162,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         # in float32; the generic kernel's in the compute type)
         last = nd == 2 and ((_channels_last_input(input._data) and input.shape[1] > 3) or
                             sum(out_sizes) <= 128)
+        if 1 <= nd <= 3:
+            from ..ops.upsample import NEAREST
+            return NEAREST[(mode == "nearest-exact", nd)](input, tuple(out_sizes),
+                                                          tuple(scales), last)
         for i in range(nd):
             idx = nearest_table(in_sizes[i], out_sizes[i], scales[i], mode == "nearest-exact",
                                 input.dtype.np, last)

@@ -36,7 +36,8 @@ import numpy as np
 from .._backend import xp_of
 from ._registry import defop
 from . import _blas
-from ._upsample_tables import fuses, madd, opmath, tables, matrix, pixel_groups
+from ._upsample_tables import fuses, madd, opmath, tables, matrix, pixel_groups, \
+    nearest_table
 
 __all__ = ["upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
            "upsample_bicubic2d", "upsample_bilinear2d_aa", "upsample_bicubic2d_aa"]
@@ -270,3 +271,43 @@ upsample_bicubic2d = _op("upsample_bicubic2d", "UpsampleBicubic2DBackward0", "cu
 upsample_bilinear2d_aa = _op("_upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0",
                              "aa_linear")
 upsample_bicubic2d_aa = _op("_upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0", "aa_cubic")
+
+
+# ---------------------------------------------------------------- nearest, nearest-exact
+
+def _nearest_tables(in_sizes, output_size, scales, exact, dtype, channels_last):
+    return [nearest_table(n, o, s, exact, dtype, channels_last)
+            for n, o, s in zip(in_sizes, output_size, scales)]
+
+
+def _nearest_op(name, node, exact):
+    """A gather per dim by PyTorch's source indices (ops/_upsample_tables.nearest_table; the
+    caller says whether PyTorch would run its channels-last kernel); the gradient adds each
+    output's gradient into its source (a 0/1 matrix per dim)."""
+    def forward(xp, input, output_size, scales, channels_last):
+        out = input
+        for d, idx in enumerate(_nearest_tables(input.shape[2:], output_size, scales, exact,
+                                                input.dtype, channels_last)):
+            out = xp.take(out, xp.asarray(idx), axis=2 + d)
+        return out
+
+    def grad_input(grad, input_shape, output_size, scales, channels_last):
+        from .linalg import matmul
+        from .._tensor import _make
+        dt = grad.dtype.np
+        xp = xp_of(grad._data)
+        g = grad
+        for d, idx in enumerate(_nearest_tables(tuple(input_shape[2:]), output_size, scales,
+                                                exact, dt, channels_last)):
+            taps = [(idx, np.ones(idx.size))]  # host: the 0/1 matrix's entries
+            m = _make(xp.asarray(matrix(taps, input_shape[2 + d], dt)))
+            g = matmul(g.transpose(2 + d, -1), m).transpose(2 + d, -1)
+        return g
+    forward.__name__ = f"_{name}_fwd"
+    return defop(name, forward, node_name=node, input=grad_input)
+
+
+NEAREST = {(exact, nd): _nearest_op(
+    f"{'_' if exact else ''}upsample_nearest{'_exact' if exact else ''}{nd}d",
+    f"UpsampleNearest{'Exact' if exact else ''}{nd}DBackward0", exact)
+    for exact in (False, True) for nd in (1, 2, 3)}
