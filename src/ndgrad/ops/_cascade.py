@@ -26,13 +26,15 @@ import numpy as np
 
 from . import _parallel
 
-__all__ = ["sum", "sequential"]
+__all__ = ["sum", "sequential", "lanes"]
 
 _GRAIN = 32768       # at::internal::GRAIN_SIZE
 
 
-def _lanes(dtype):
-    return 32 // dtype.itemsize
+def lanes(dtype):
+    """The lanes of PyTorch's CPU vectors where a kernel has no AVX-512 build (its AVX2 build
+    runs on AVX-512 CPUs too): 256 bits, 8 float32 or 4 float64."""
+    return 32 // np.dtype(dtype).itemsize
 
 
 def _ceil_log2(n):
@@ -118,16 +120,16 @@ def _row_sum(x, k=0):
 def _short_row(v):
     """_inner for one row shorter than one chunk of vectors (fewer than 16 groups of four
     vectors: no level of the cascade is reached), in a few NumPy calls."""
-    lanes = _lanes(v.dtype)
-    nvec = v.size // lanes
+    w = lanes(v.dtype)
+    nvec = v.size // w
     ilp = nvec // 4
-    vec = v[:nvec * lanes].reshape(nvec, lanes)
-    parts = np.add.reduce(vec[:ilp * 4].reshape(ilp, 4, lanes), axis=0) if ilp else \
-        np.zeros((4, lanes), v.dtype)                     # (in order: one chunk's running sums)
+    vec = v[:nvec * w].reshape(nvec, w)
+    parts = np.add.reduce(vec[:ilp * 4].reshape(ilp, 4, w), axis=0) if ilp else \
+        np.zeros((4, w), v.dtype)                     # (in order: one chunk's running sums)
     lane = np.add.reduce(np.concatenate([parts[:1] + v.dtype.type(0), vec[ilp * 4:],
                                          parts[1:]]), axis=0)
     acc = v.dtype.type(0)
-    for t in v[nvec * lanes:]:                            # the tail, then the lanes
+    for t in v[nvec * w:]:                            # the tail, then the lanes
         acc = acc + t
     for t in lane:
         acc = acc + t
@@ -139,16 +141,16 @@ def _inner(a):
     are summed down the columns of the transpose (long inner loops for NumPy; a long row's
     transpose costs more than it saves)."""
     rows, n = a.shape
-    lanes = _lanes(a.dtype)
+    w = lanes(a.dtype)
     t, k = (np.ascontiguousarray(a.T), 0) if n * rows > n * 2 and n < 256 else (a, 1)
     cut = (slice(None),) * k
-    if n < lanes:                                         # (scalar_inner_sum)
+    if n < w:                                         # (scalar_inner_sum)
         return _row_sum(t, k)
-    nvec = n // lanes
-    body = t[cut + (slice(0, nvec * lanes),)]
-    shape = (nvec, lanes, rows) if k == 0 else (rows, nvec, lanes)
+    nvec = n // w
+    body = t[cut + (slice(0, nvec * w),)]
+    shape = (nvec, w, rows) if k == 0 else (rows, nvec, w)
     vec = _row_sum(body.reshape(shape), k)                # (lanes, rows) or (rows, lanes)
-    tail = t[cut + (slice(nvec * lanes, None),)]
+    tail = t[cut + (slice(nvec * w, None),)]
     if k == 1:
         return _seq(np.ascontiguousarray(np.concatenate([tail, vec], axis=1).T), 0)
     return _seq(np.concatenate([tail, vec]), 0)           # the tail, then the lanes
@@ -159,10 +161,10 @@ def _outer(a):
     (vectorized_outer_sum for each batch index; fewer columns than a vector:
     scalar_outer_sum, in fours)."""
     cols = a.shape[2]
-    lanes = _lanes(a.dtype)
-    block = 4 * lanes if cols >= lanes else 4
+    w = lanes(a.dtype)
+    block = 4 * w if cols >= w else 4
     whole = cols - cols % block
-    vec = whole + (cols - whole) // lanes * lanes if cols >= lanes else whole
+    vec = whole + (cols - whole) // w * w if cols >= w else whole
     parts = []
     if whole:
         parts.append(_multi_row_sum(a[:, :, :whole], 1))
@@ -192,7 +194,7 @@ def sum(a, axis):
     if not keep:                                          # the whole array
         flat = a.reshape(-1)
         threads = _parallel.threads()
-        if n < 64 * _lanes(a.dtype) and n >= _lanes(a.dtype):
+        if n < 64 * lanes(a.dtype) and n >= lanes(a.dtype):
             return np.asarray(_short_row(flat)).reshape(shape)
         if n <= _GRAIN or threads == 1:
             return _inner(flat[None])[0].reshape(shape)
@@ -217,3 +219,4 @@ def sequential(x, axis):
     """((0 + t0) + t1) + ... over `axis` of a host array x: a plain running sum in order (the
     window sums of PyTorch's adaptive average pooling)."""
     return _seq(x, axis)
+

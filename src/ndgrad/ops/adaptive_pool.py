@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 
-from .._backend import xp_of
 from ._registry import defop
 from . import _cascade
+from .upsample import through_matrices
 
 __all__ = ["adaptive_avg_pool2d", "adaptive_avg_pool3d"]
 
@@ -72,17 +72,9 @@ def _forward(xp, self, output_size):
 
 def _grad(grad, self_shape, output_size):
     """Each output's gradient spread evenly over its window: one averaging matrix per dim."""
-    from .linalg import matmul
-    from .._tensor import _make
-    xp = xp_of(grad._data)
-    dt = grad._data.dtype
     nd = len(output_size)
-    g = grad
-    for d, (size, o) in enumerate(zip(self_shape[-nd:], output_size)):
-        m = _make(xp.asarray(_matrix(size, o).astype(dt)))
-        ax = grad.ndim - nd + d
-        g = matmul(g.transpose(ax, -1), m).transpose(ax, -1)
-    return g
+    return through_matrices(grad, [_matrix(size, o) for size, o in
+                                            zip(self_shape[-nd:], output_size)])
 
 
 def _op(name, node):

@@ -35,18 +35,12 @@ import numpy as np
 
 from .._backend import xp_of
 from ._registry import defop
-from . import _blas
+from . import _blas, _cascade
 from ._upsample_tables import fuses, madd, opmath, tables, matrix, pixel_groups, \
     nearest_table
 
 __all__ = ["upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
            "upsample_bicubic2d", "upsample_bilinear2d_aa", "upsample_bicubic2d_aa"]
-
-
-def _lanes(dtype):
-    """The channels-last kernel's vector lanes: its AVX2 build (PyTorch registers these kernels
-    without an AVX-512 build, so AVX-512 CPUs run it too), 256 bits."""
-    return 32 // np.dtype(dtype).itemsize
 
 
 # ---------------------------------------------------------------- kernels
@@ -132,7 +126,7 @@ def _channels_last_2d(xp, x, tabs, ft, fused):
     (h0, _), (h1, _) = tabs[0]
     (w0, _), (w1, _) = tabs[1]
     n, c = x.shape[:2]
-    nv = c - c % _lanes(ft) if fused else 0
+    nv = c - c % _cascade.lanes(ft) if fused else 0
     a = xp.ascontiguousarray(xp.moveaxis(x, (0, 1), (2, 3)))     # (H, W, N, C)
     out = xp.empty((h0.size, w0.size, n, c), ft)
     for rows, cols, wts in pixel_groups(tabs[0], tabs[1], ft):
@@ -238,19 +232,28 @@ def _threads():
 
 # ---------------------------------------------------------------- the adjoint
 
-def _adjoint(grad, input_shape, output_size, align_corners, scales, kind):
-    """The input's gradient: grad through the transpose of every dim's weight matrix."""
+def through_matrices(grad, matrices):
+    """grad (a Tensor) contracted with one (n_out, n_in) host matrix per trailing dim, in ndgrad
+    ops (differentiable to any order): the adjoint of a resampling that weights each dim's
+    inputs by its matrix (the gradients of the upsample and adaptive pooling ops)."""
     from .linalg import matmul
     from .._tensor import _make
+    xp = xp_of(grad._data)
+    dt = grad._data.dtype
+    g = grad
+    for k, m in enumerate(matrices):
+        ax = grad.ndim - len(matrices) + k
+        g = matmul(g.transpose(ax, -1), _make(xp.asarray(m.astype(dt)))).transpose(ax, -1)
+    return g
+
+
+def _adjoint(grad, input_shape, output_size, align_corners, scales, kind):
+    """The input's gradient: grad through the transpose of every dim's weight matrix."""
     dt = grad.dtype.np
     tabs = tables(kind, tuple(input_shape[2:]), output_size, align_corners, scales, dt,
                    fuses())
-    g = grad
-    xp = xp_of(grad._data)
-    for d, taps in enumerate(tabs):
-        m = _make(xp.asarray(matrix(taps, input_shape[2 + d], dt)))
-        g = matmul(g.transpose(2 + d, -1), m).transpose(2 + d, -1)
-    return g
+    return through_matrices(grad, [matrix(taps, n, dt) for taps, n in
+                                            zip(tabs, input_shape[2:])])
 
 
 def _op(name, node, kind):
@@ -292,17 +295,12 @@ def _nearest_op(name, node, exact):
         return out
 
     def grad_input(grad, input_shape, output_size, scales, channels_last):
-        from .linalg import matmul
-        from .._tensor import _make
         dt = grad.dtype.np
-        xp = xp_of(grad._data)
-        g = grad
-        for d, idx in enumerate(_nearest_tables(tuple(input_shape[2:]), output_size, scales,
-                                                exact, dt, channels_last)):
-            taps = [(idx, np.ones(idx.size))]  # host: the 0/1 matrix's entries
-            m = _make(xp.asarray(matrix(taps, input_shape[2 + d], dt)))
-            g = matmul(g.transpose(2 + d, -1), m).transpose(2 + d, -1)
-        return g
+        idx = _nearest_tables(tuple(input_shape[2:]), output_size, scales, exact, dt,
+                              channels_last)
+        return through_matrices(grad, [
+            matrix([(i, np.ones(i.size))], n, dt)  # host: the 0/1 matrices' entries
+            for i, n in zip(idx, input_shape[2:])])
     forward.__name__ = f"_{name}_fwd"
     return defop(name, forward, node_name=node, input=grad_input)
 
