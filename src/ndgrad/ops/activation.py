@@ -55,17 +55,70 @@ def _reduce_keep(xp, ufunc, a, dim):
     return ufunc_reduce(xp, ufunc, a, dim, True)
 
 
+_BLOCK_BYTES = 1 << 20     # a block of rows that stays in a core's L2 cache across the passes
+
+
+def _row_blocks(xp, a, dim, other=None):
+    """Rows a block for a softmax (or its backward, with `other` the gradient: the same shape,
+    dtype and layout) over the last dim of a large C-contiguous host array, or 0.
+
+    NumPy runs each operation as one pass over the whole array: five passes over the 28 MB of
+    a (700, 10000) float32 batch of logits (bench W10's cross-entropy) go through memory five
+    times. Run block by block, the same operations on each row give the same bits, and a
+    block's passes after the first read it from cache: log_softmax's forward 9.8 -> 5.5 ms."""
+    if xp.__name__ != "numpy" or a.ndim < 2 or dim not in (-1, a.ndim - 1) or \
+            a.nbytes < 4 * _BLOCK_BYTES or not a.flags.c_contiguous or (other is not None and (
+                other.shape != a.shape or other.dtype != a.dtype or
+                not other.flags.c_contiguous)):
+        return 0
+    rows = a.size // a.shape[-1]
+    block = max(1, _BLOCK_BYTES // (a.shape[-1] * a.itemsize))
+    return block if block < rows else 0
+
+
+def _by_blocks(xp, kernel, block, out, *ins):
+    """kernel(xp, out_rows, *in_rows) over blocks of `block` rows of out and the inputs (all of
+    one shape, C-contiguous), viewed as (rows, n)."""
+    n = out.shape[-1]
+    flat = [x.reshape(-1, n) for x in (out,) + ins]
+    for i in range(0, flat[0].shape[0], block):
+        kernel(xp, *(x[i:i + block] for x in flat))
+    return out
+
+
+def _softmax_rows(xp, out, a):
+    xp.subtract(a, ufunc_reduce(xp, xp.maximum, a, 1, True), out=out)
+    xp.exp(out, out=out)
+    xp.divide(out, ufunc_reduce(xp, xp.add, out, 1, True), out=out)
+
+
 def _softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
+    block = _row_blocks(xp, self, dim)
+    if block:
+        return _by_blocks(xp, _softmax_rows, block, xp.empty_like(self), self)
     # (ufunc reductions: NumPy's functions and the arrays' methods add a Python layer)
     e = xp.exp(self - _reduce_keep(xp, xp.maximum, self, dim))
     return e / _reduce_keep(xp, xp.add, e, dim)
 
 
+def _log_softmax_blocks(xp, a, block):
+    work = xp.empty((block, a.shape[-1]), a.dtype)     # (each block's exponentials)
+
+    def rows(xp, out, a):
+        xp.subtract(a, ufunc_reduce(xp, xp.maximum, a, 1, True), out=out)
+        lse = ufunc_reduce(xp, xp.add, xp.exp(out, out=work[:out.shape[0]]), 1, True)
+        xp.subtract(out, xp.log(lse, out=lse), out=out)
+    return _by_blocks(xp, rows, block, xp.empty_like(a), a)
+
+
 def _log_softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
+    block = _row_blocks(xp, self, dim)
+    if block:
+        return _log_softmax_blocks(xp, self, block)
     # (short rows: computed on the transposed copy, the result copied back to C order)
     rows = _short_rows(self, dim)
     a, axis = (self.T.copy(), 0) if rows else (self, dim)
@@ -83,12 +136,32 @@ def _log_softmax_fwd(xp, self, dim):
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data: the backward of softmax and
 # log_softmax in one op instead of four (cross_entropy, bench W2), with PyTorch's formulas for
 # the double backward.
+def _softmax_backward_rows(xp, out, go, y):
+    xp.multiply(go, y, out=out)
+    s = ufunc_reduce(xp, xp.add, out, 1, True)
+    xp.subtract(out, y * s, out=out)
+
+
 def _softmax_backward_fwd(xp, grad_output, output, dim):
+    block = _row_blocks(xp, output, dim, grad_output)
+    if block:
+        return _by_blocks(xp, _softmax_backward_rows, block, xp.empty_like(output), grad_output,
+                          output)
     gy = grad_output * output
     return gy - output * _reduce_keep(xp, xp.add, gy, dim)
 
 
+def _log_softmax_backward_rows(xp, out, go, y):
+    xp.exp(y, out=out)
+    out *= ufunc_reduce(xp, xp.add, go, 1, True)
+    xp.subtract(go, out, out=out)
+
+
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
+    block = _row_blocks(xp, output, dim, grad_output)
+    if block:
+        return _by_blocks(xp, _log_softmax_backward_rows, block, xp.empty_like(output),
+                          grad_output, output)
     if not output.ndim:  # (0-d: NumPy's results are scalars)
         return grad_output - xp.exp(output) * _reduce_keep(xp, xp.add, grad_output, dim)
     g = xp.exp(output)  # (one temporary, the passes in place)
