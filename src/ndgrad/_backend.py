@@ -8,6 +8,7 @@ Op code never names `numpy`: it receives `xp` (the module of its inputs' arrays)
 so one forward serves CPU and GPU arrays alike (Chainer's `get_array_module`, read once per op
 from the first tensor argument instead of scanning every argument).
 """
+import functools
 import os
 import re
 
@@ -230,6 +231,132 @@ def dense_order(a):
                 return None
             expected *= a.shape[d]
     return order
+
+
+# ------------------------------------------------ memory formats: PyTorch's channels-last layouts
+# A tensor's memory format is its array's strides (NumPy keeps any layout, and its ufuncs give
+# their result the layout of their input): channels_last is the (N, H, W, C) memory order of an
+# (N, C, H, W) array, channels_last_3d (N, D, H, W, C) of an (N, C, D, H, W) one.
+
+CHANNELS_LAST = {"channels_last": (4, (0, 2, 3, 1)), "channels_last_3d": (5, (0, 2, 3, 4, 1))}
+
+
+def format_contiguous(a, name):
+    """a.is_contiguous(memory_format=name) as c10 computes it from sizes and strides (dims of
+    size 1 are free); preserve_format asks for plain contiguity, as PyTorch's does."""
+    spec = CHANNELS_LAST.get(name)
+    if spec is None:
+        return bool(a.flags.c_contiguous)
+    nd, perm = spec
+    if a.ndim != nd:
+        return False
+    expected = a.itemsize
+    for d in reversed(perm):
+        n = a.shape[d]
+        if n != 1:
+            if a.strides[d] != expected:
+                return False
+            expected *= n
+    return True
+
+
+def suggest_format(a):
+    """PyTorch's suggest_memory_format(): "channels_last" ("channels_last_3d") where a 4-d (5-d)
+    array's strides are ordered as that layout's (c10's is_channels_last_strides_2d/3d, ambiguous
+    cases counted as contiguous), else "contiguous_format". The ops that keep their input's
+    format (convolution, batch norm, pooling, interpolation) lay their result out by it."""
+    nd = a.ndim
+    if nd != 4 and nd != 5:
+        return "contiguous_format"
+    name = "channels_last" if nd == 4 else "channels_last_3d"
+    st, shape = a.strides, a.shape
+    if st[1] == 0:
+        return "contiguous_format"
+    low = 0
+    for d in reversed(CHANNELS_LAST[name][1]):
+        if shape[d] == 0 or st[d] < low or (d == 0 and low == st[1]):
+            return "contiguous_format"
+        low = st[d] * shape[d] if shape[d] > 1 else st[d]
+    return name
+
+
+def in_format(xp, a, name, copy=True):
+    """a's values laid out in memory format `name` (contiguous_format or channels_last(_3d)),
+    a new array (or a itself where it already is and copy is False)."""
+    if not copy and format_contiguous(a, name):
+        return a
+    spec = CHANNELS_LAST.get(name)
+    if spec is not None and a.ndim != spec[0]:
+        raise RuntimeError(f"required rank {spec[0]} tensor to use {name} format")
+    perm = spec[1] if spec is not None else tuple(range(a.ndim))
+    if a.size == 0:
+        return empty_in_order(xp, a.shape, a.dtype, perm)
+    inverse = sorted(range(a.ndim), key=perm.__getitem__)
+    return xp.array(a.transpose(perm), copy=True, order="C").transpose(inverse)
+
+
+def empty_in_order(xp, shape, dtype, order):
+    """An array of no elements whose strides are those of memory order `order` (outermost dim
+    first), as PyTorch's empty tensors have them (NumPy gives new empty arrays zero strides)."""
+    strides, n = [0] * len(shape), xp.dtype(dtype).itemsize
+    for d in reversed(order):
+        strides[d] = n
+        n *= max(shape[d], 1)
+    return empty_strided(xp, shape, dtype, strides)
+
+
+def empty_strided(xp, shape, dtype, strides):
+    """An array of no elements with these (byte) strides."""
+    return xp.lib.stride_tricks.as_strided(xp.empty(1, dtype), tuple(shape), tuple(strides))
+
+
+def keep_format(xp, out, *inputs):
+    """out in the memory format suggested by the first of `inputs` that suggests a channels-last
+    one (PyTorch's convolution, batch norm, pooling and upsampling kernels write their result
+    so), else out as it is."""
+    for a in inputs:
+        if a.ndim == out.ndim:
+            name = suggest_format(a)
+            if name != "contiguous_format":
+                return in_format(xp, out, name, copy=False)
+    return out
+
+
+def keeping_format(forward, inputs=1):
+    """An op's forward (xp, *args) whose array results of the rank of its first input take the
+    channels-last layout that its first `inputs` arrays suggest (keep_format)."""
+    def kept(xp, *args, **kwargs):
+        out = forward(xp, *args, **kwargs)
+        ins = [a for a in args[:inputs] if a is not None]
+        if isinstance(out, tuple):
+            return tuple(keep_format(xp, o, *ins) if getattr(o, "ndim", -1) == ins[0].ndim else o
+                         for o in out)
+        return keep_format(xp, out, *ins)
+    return functools.wraps(forward)(kept)     # (its signature: defop reads the parameters)
+
+
+def obeys_layout(grad, variable):
+    """AccumulateGrad's layout contract for a gradient that becomes `.grad` as it is: the
+    strides of its variable where that is non-overlapping and dense (dims of size 1 aside,
+    unless broadcast), else contiguous."""
+    if grad.strides == variable.strides:
+        return True
+    if dense_order(variable) is None:
+        return bool(grad.flags.c_contiguous)
+    for n, a, b in zip(grad.shape, grad.strides, variable.strides):
+        if (a != b) if n != 1 else (a == 0):
+            return False
+    return True
+
+
+def in_layout_of(xp, grad, variable):
+    """A copy of grad laid out as AccumulateGrad's contract asks for variable's `.grad`
+    (clone_obey_contract): variable's strides where it is dense, else contiguous."""
+    if dense_order(variable) is None:
+        return xp.array(grad, copy=True, order="C")
+    out = xp.empty_like(variable, dtype=grad.dtype)     # (order K: a dense layout kept)
+    out[...] = grad
+    return out
 
 
 def device_of(array):

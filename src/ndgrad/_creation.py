@@ -11,6 +11,7 @@ from . import _dtype as D
 from .random import _mt19937 as _R
 from ._backend import numpy as np, device as _device, CPU, to_numpy, is_array, xp_of
 from ._tensor import Tensor, _make, UntypedStorage, TypedStorage
+from ._backend import empty_in_order, empty_strided
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
            "arange", "range", "linspace", "logspace", "eye", "zeros_like", "ones_like",
@@ -409,7 +410,24 @@ def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
 
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, memory_format=None, pin_memory=False):
-    return _filled(_sizes(sizes, size, "empty"), 0, dtype, device, requires_grad, "empty")
+    sizes = _sizes(sizes, size, "empty")
+    if memory_format is None:
+        return _filled(sizes, 0, dtype, device, requires_grad, "empty")
+    from ._tensor import _format_name
+    from ._backend import CHANNELS_LAST
+    name = _format_name(memory_format)
+    if name == "preserve_format":
+        raise RuntimeError("unsupported memory format Preserve")
+    t = _filled(sizes, 0, dtype, device, False, "empty")
+    if name in CHANNELS_LAST:     # (made in memory order, then seen as (N, C, ...))
+        nd, perm = CHANNELS_LAST[name]
+        if t._data.ndim != nd:
+            raise RuntimeError(f"required rank {nd} tensor to use {name} format")
+        inverse = sorted(builtins.range(nd), key=perm.__getitem__)
+        xp = _xp(device)
+        t = _make(xp.zeros(tuple(t._data.shape[d] for d in perm), t._data.dtype).transpose(
+            inverse) if t._data.size else empty_in_order(xp, t._data.shape, t._data.dtype, perm))
+    return _finish(t._data, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -435,16 +453,27 @@ def _like(input, dtype, device):
 
 
 def _memory_order(input, memory_format):
-    """The axis order of input's memory, outermost first, where a *_like result keeps it
-    (PyTorch's preserve_format: a non-overlapping and dense input that is not C-contiguous,
-    a transposed matrix say, gives a result with its strides), else None."""
-    if memory_format is not None and getattr(memory_format, "name", None) != "preserve_format":
-        return None
+    """The axis order of the memory of a *_like result, outermost first, or None for a
+    C-contiguous one: channels_last(_3d)'s, or for preserve_format (the default) input's own
+    where it is non-overlapping and dense (a transposed matrix) and else the format PyTorch
+    suggests for it (channels-last strides with gaps keep a channels-last order)."""
+    from ._tensor import _format_name
+    from ._backend import dense_order, suggest_format, CHANNELS_LAST
+    name = _format_name(memory_format) if memory_format is not None else "preserve_format"
     a = input._data
-    if a.ndim < 2 or a.size <= 1 or a.flags.c_contiguous:
+    if name == "preserve_format":
+        if a.ndim < 2 or a.size <= 1 or a.flags.c_contiguous:
+            return None
+        order = dense_order(a)
+        if order is not None:
+            return order
+        name = suggest_format(a)
+    spec = CHANNELS_LAST.get(name)
+    if spec is None:
         return None
-    from ._backend import dense_order
-    return dense_order(a)     # (None for gaps or overlaps: PyTorch's result is contiguous)
+    if a.ndim != spec[0]:
+        raise RuntimeError(f"required rank {spec[0]} tensor to use {name} format")
+    return list(spec[1])
 
 
 def _in_memory_order(input, memory_format, make, requires_grad=False, fill=None, dtype=None,
@@ -455,13 +484,20 @@ def _in_memory_order(input, memory_format, make, requires_grad=False, fill=None,
     in-place fill of the (non-contiguous) result, in memory order, as PyTorch's do."""
     if input.is_nested:   # a nested tensor: new values of its structure (PyTorch's)
         return input._with_values(make(tuple(input._values.shape)))
+    a = input._data
+    if a.size == 0 and a.ndim >= 2 and (memory_format is None or memory_format.name ==
+                                        "preserve_format"):   # (no elements: strides kept)
+        t = make(a.shape)
+        return _finish(empty_strided(xp_of(t._data), a.shape, t._data.dtype, tuple(
+            st // a.itemsize * t._data.itemsize for st in a.strides)), requires_grad)
     order = _memory_order(input, memory_format)
     if order is None:
         return make(input._data.shape)
     shape = tuple(input._data.shape[d] for d in order)
     t = make(shape) if fill is None else empty(shape, dtype=dtype, device=device)
     inverse = sorted(builtins.range(len(order)), key=order.__getitem__)
-    out = _make(t._data.transpose(inverse))
+    out = _make(t._data.transpose(inverse) if t._data.size else
+                empty_in_order(xp_of(t._data), input._data.shape, t._data.dtype, order))
     if fill is not None:
         fill(out)
     return _finish(out._data, requires_grad)

@@ -13,6 +13,7 @@ import weakref
 
 from . import _dtype as D
 from ._backend import numpy as _np, to_numpy, device_of, CPU, data_ptr as _data_ptr
+from ._backend import obeys_layout, in_layout_of, dense_order, xp_of
 from .autograd import grad_mode
 from . import autograd as _autograd  # (backward() looked up on it at call time)
 from .autograd.graph import AccumulateGrad, RemovableHandle, bump_version, user_site, \
@@ -287,11 +288,21 @@ class Tensor:
         return self.dtype.is_complex
 
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        a = self._data
+        st = tuple(s // a.itemsize for s in a.strides)
+        if a.size == 0 and a.ndim and not any(st):   # (NumPy gives a new empty array zero
+            n, st = 1, list(st)                     # strides; PyTorch's are contiguous)
+            for d in reversed(range(a.ndim)):
+                st[d] = n
+                n *= max(a.shape[d], 1)
+            st = tuple(st)
+        return st if dim is None else st[_wrap_dim(dim, a.ndim)]
 
     def is_contiguous(self, memory_format=None):
-        return bool(self._data.flags.c_contiguous)
+        if memory_format is None:
+            return bool(self._data.flags.c_contiguous)
+        from ._backend import format_contiguous
+        return format_contiguous(self._data, _format_name(memory_format))
 
     def storage_offset(self):
         base = self._base
@@ -594,15 +605,21 @@ class Tensor:
         old = self._grad
         if g.is_sparse or (old is not None and old.is_sparse):
             return self._accumulate_sparse_grad(old, g)
-        if old is None:
+        if old is None:   # (the layout: AccumulateGrad's contract, _backend.obeys_layout)
             if create_graph:   # a fresh tensor recording the copy, as PyTorch's
                 from ._creation import empty_like   # clone_obey_contract (never a view)
-                self._grad = t = empty_like(g)
+                self._grad = t = empty_like(g if g._data.strides == self._data.strides or
+                                            dense_order(self._data) is None else self)
                 t.copy_(g)
-            elif owned:
+            elif owned and obeys_layout(g._data, self._data):
                 self._grad = g
+            elif g._data.strides != self._data.strides and \
+                    not obeys_layout(g._data, self._data):
+                self._grad = t = _make(in_layout_of(xp_of(g._data), g._data, self._data))
+                t._vc[0] = 0 if dense_order(self._data) is None else 1   # (a clone; else
+                #  new_empty_strided(...).copy_(grad))
             else:
-                self._grad = t = _make(g._data.copy())
+                self._grad = t = _make(g._data.copy(order="K"))
                 t._vc[0] = g._vc[0] if fresh and g._data.flags.c_contiguous else 1
         elif create_graph or old._requires_grad:
             self._grad = old + g
@@ -824,6 +841,20 @@ def _scalar_type_name(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "bool": "bool", "uint8": "unsigned char", "int8": "signed char",
             "int16": "short int"}.get(d.name, d.name)
+
+
+_FORMATS = frozenset(("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"))
+
+
+def _format_name(memory_format):
+    """The name of a torch.memory_format (None: contiguous_format)."""
+    if memory_format is None:
+        return "contiguous_format"
+    name = getattr(memory_format, "name", None)
+    if name not in _FORMATS or type(memory_format).__name__ != "memory_format":
+        raise TypeError(f"memory_format must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    return name
 
 
 def _wrap_dim(dim, ndim):

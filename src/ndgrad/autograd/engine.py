@@ -23,7 +23,7 @@ from .graph import bump_version_in_backward, last_backward
 from .anomaly_mode import _state as _anomaly, apply_checked
 from .forward_ad import _state as _fw_state
 from ._prof_state import HUB as _PROF_HUB
-from .._backend import numpy as _np
+from .._backend import numpy as _np, obeys_layout, in_layout_of, dense_order
 import functools
 import sys as _sys
 _getrefcount = _sys.getrefcount
@@ -526,7 +526,13 @@ def _accumulate_array(var, g, own):
         if old is None:
             if not own:
                 return False
-            var._grad = _make(g)
+            if g.strides != var._data.strides and not obeys_layout(g, var._data):
+                # (a transposed or channels-last leaf: new_empty_strided(...).copy_(g))
+                var._grad = t = _make(in_layout_of(_np, g, var._data))
+                t._vc[0] = 0 if dense_order(var._data) is None else 1   # (a clone, or
+                #  new_empty_strided(...).copy_(g))
+            else:
+                var._grad = _make(g)
         elif old.is_sparse or old._requires_grad or old._data.__class__ is not _ndarray or \
                 old._data.shape != g.shape or old._data.dtype is not g.dtype:
             return False

@@ -549,8 +549,18 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
     if _sums:           # (the sums and the divisor map, for integer inputs)
         return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)  # host: map
-    y = y / _const(y, div)
+    y = _in_format_of(x, y / _const(y, div))
     return y.squeeze(0) if unb else y
+
+
+def _in_format_of(input, out):
+    """out laid out in the channels-last format input suggests, as PyTorch's kernels write the
+    ops composed here (average pooling, group norm)."""
+    from .._backend import suggest_format
+    from ..ops.copies import memory_format
+    name = suggest_format(input._data)
+    return out if name == "contiguous_format" else out.contiguous(
+        memory_format=memory_format._by_name(name))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -835,7 +845,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return out
+    return _in_format_of(input, out)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

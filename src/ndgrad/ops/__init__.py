@@ -178,6 +178,15 @@ def to(self, *args, **kwargs):
         out = to_dtype(out, D.to_dtype(dtype))
     elif copy and out is self:
         out = clone(self)
+    fmt = kwargs.get("memory_format") if kwargs else None
+    if fmt is not None:    # (PyTorch's to_will_alias: self where the format it suggests is the
+        from .._tensor import _format_name          # one asked for; a converted copy laid
+        from .._backend import format_contiguous, suggest_format     # out in that format)
+        name = _format_name(fmt)
+        if name != "preserve_format" and (
+                suggest_format(out._data) != name if out is self else
+                not format_contiguous(out._data, name)):
+            out = clone(out, memory_format=fmt)
     return out
 
 

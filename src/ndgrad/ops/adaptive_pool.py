@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 
+from .._backend import keeping_format
 from ._registry import defop
 from . import _cascade
 from .upsample import through_matrices
@@ -78,7 +79,7 @@ def _grad(grad, self_shape, output_size):
 
 
 def _op(name, node):
-    return defop(name, _forward, node_name=node,
+    return defop(name, keeping_format(_forward), node_name=node,
                  self=lambda grad, self_shape, output_size: _grad(grad, self_shape,
                                                                   tuple(output_size)))
 

@@ -488,15 +488,22 @@ layout = _Layout
 
 
 class memory_format(_Named):
-    """torch.memory_format: torch.contiguous_format, preserve_format, channels_last(_3d).
-    ndgrad arrays have one layout; the objects are accepted wherever PyTorch takes them."""
+    """torch.memory_format: torch.contiguous_format, preserve_format, channels_last(_3d). A
+    tensor's format is its array's strides (_backend's memory formats): channels_last is the
+    (N, H, W, C) memory order of an (N, C, H, W) tensor."""
     __slots__ = ()
+
+    @staticmethod
+    def _by_name(name):
+        return _FORMATS[name]
 
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+_FORMATS = {f.name: f for f in (contiguous_format, preserve_format, channels_last,
+                                channels_last_3d)}
 
 _settings = {"warn_always": False, "interop_threads": None}
 

@@ -29,7 +29,7 @@ import itertools
 import math
 import threading
 
-from .._backend import numpy as _np, ufunc_accumulate, ufunc_at
+from .._backend import numpy as _np, ufunc_accumulate, ufunc_at, keeping_format
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop, _scalar_array
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
@@ -299,7 +299,7 @@ def _sum_but_channels(grad):
 
 
 conv2d = defop(
-    "convolution", _conv_fwd, promote="binary", node_name="ConvolutionBackward0",
+    "convolution", keeping_format(_conv_fwd, 2), promote="binary", node_name="ConvolutionBackward0",
     input=lambda grad, weight, input_shape, stride, padding, dilation, groups: conv_transpose2d(
         grad, weight, stride, padding, dilation, groups, tuple(input_shape[2:])),
     weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv2d_weight(
@@ -307,7 +307,8 @@ conv2d = defop(
     bias=_sum_but_channels)
 
 conv_transpose2d = defop(
-    "convolution_transpose", _conv_tr_fwd, promote="binary", node_name="ConvolutionBackward0",
+    "convolution_transpose", keeping_format(_conv_tr_fwd, 2), promote="binary",
+    node_name="ConvolutionBackward0",
     input=lambda grad, input_shape, weight, stride, padding, dilation, groups: conv2d(
         grad, weight, None, stride, padding, dilation, groups, tuple(input_shape[2:])),
     weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv2d_weight(
@@ -551,9 +552,11 @@ def _max_pool_grad(grad, result1, self_shape):
     return pool_scatter(grad[0], result1, tuple(self_shape[2:]))
 
 
-max_pool2d = defop("max_pool2d_with_indices", _max_pool_fwd, outputs=2, nondiff_outputs=(1,),
+max_pool2d = defop("max_pool2d_with_indices", keeping_format(_max_pool_fwd), outputs=2,
+                   nondiff_outputs=(1,),
                    node_name="MaxPool2DWithIndicesBackward0", self=_max_pool_grad)
-max_pool3d = defop("max_pool3d_with_indices", _max_pool_fwd, outputs=2, nondiff_outputs=(1,),
+max_pool3d = defop("max_pool3d_with_indices", keeping_format(_max_pool_fwd), outputs=2,
+                   nondiff_outputs=(1,),
                    node_name="MaxPool3DWithIndicesBackward0", self=_max_pool_grad)
 
 
@@ -625,7 +628,7 @@ def _bn_backward(grad, input, weight, eps, result1, result2):
     return gx, gxhat.reshape(-1), gsum.reshape(-1)
 
 
-batch_norm = defop("native_batch_norm", _bn_fwd, promote="binary", outputs=3,
+batch_norm = defop("native_batch_norm", keeping_format(_bn_fwd), promote="binary", outputs=3,
                    nondiff_outputs=(1, 2), node_name="NativeBatchNormBackward0",
                    backward=_bn_backward, inputs=("input", "weight", "bias"))
 

@@ -8,7 +8,8 @@ import builtins
 from .. import _dtype as D
 from .._backend import numpy as _np
 from .._backend import ndarray as _ndarray, xp_of, ufunc_at, writeable, _MODULES as _DEVICE_MODULES, dense_order
-from .._tensor import Tensor, _make, _wrap_dim, Size
+from .._backend import format_contiguous, suggest_format, in_format, empty_strided
+from .._tensor import Tensor, _make, _wrap_dim, Size, _format_name
 from ..autograd.graph import _type_string
 from ._registry import defop
 
@@ -389,13 +390,19 @@ def _to_grad(grad, self):
 to_dtype = defop("to_dtype", _to_fwd, node_name="ToCopyBackward0", quiet=True, self=_to_grad)
 def _clone_fwd(xp, self, memory_format=None):
     """A copy; preserve_format (the default) keeps a non-overlapping and dense layout (a
-    transposed matrix stays transposed) and makes the others (expanded, strided with gaps)
-    contiguous, as PyTorch's; contiguous_format always makes it contiguous."""
-    if self.flags.c_contiguous:
-        return self.copy()
-    keep = (memory_format is None or getattr(memory_format, "name", None) == "preserve_format"
-            ) and dense_order(self) is not None
-    return xp.array(self, copy=True, order="K" if keep else "C")
+    transposed matrix stays transposed) and gives the others (expanded, strided with gaps) the
+    layout PyTorch suggests for them (contiguous, or channels-last), as PyTorch's;
+    contiguous_format and channels_last(_3d) lay the copy out so."""
+    name = getattr(memory_format, "name", "preserve_format")
+    if name == "preserve_format":
+        if self.size == 0:     # (no elements: the strides kept)
+            return empty_strided(xp, self.shape, self.dtype, self.strides)
+        if self.flags.c_contiguous:
+            return self.copy()
+        if dense_order(self) is not None:
+            return xp.array(self, copy=True, order="K")
+        name = suggest_format(self)
+    return in_format(xp, self, name)
 
 
 clone = defop("clone", _clone_fwd, self=lambda grad: grad)
@@ -404,7 +411,16 @@ _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
 
 
 def contiguous(self, memory_format=None):
-    return self if self._data.flags.c_contiguous else _contiguous(self)
+    """Tensor.contiguous(memory_format=torch.contiguous_format): self where it is laid out so,
+    else a copy that is (CloneBackward0)."""
+    if memory_format is None:
+        return self if self._data.flags.c_contiguous else _contiguous(self)
+    name = _format_name(memory_format)
+    if format_contiguous(self._data, name):
+        return self
+    if name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(self, memory_format=memory_format)
 
 
 # ------------------------------------------------------------------ indexing

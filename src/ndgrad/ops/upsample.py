@@ -33,7 +33,7 @@ sequential scatter of every product, so their last bits may differ from PyTorch'
 """
 import numpy as np
 
-from .._backend import xp_of
+from .._backend import xp_of, keeping_format
 from ._registry import defop
 from . import _blas, _cascade
 from ._upsample_tables import fuses, madd, opmath, tables, matrix, pixel_groups, \
@@ -264,7 +264,7 @@ def _op(name, node, kind):
         return _adjoint(grad, input_shape, tuple(output_size), bool(align_corners),
                         tuple(scales), kind)
     forward.__name__ = f"_{name}_fwd"
-    return defop(name, forward, node_name=node, input=grad_input)
+    return defop(name, keeping_format(forward), node_name=node, input=grad_input)
 
 
 upsample_linear1d = _op("upsample_linear1d", "UpsampleLinear1DBackward0", "linear")
@@ -302,7 +302,7 @@ def _nearest_op(name, node, exact):
             matrix([(i, np.ones(i.size))], n, dt)  # host: the 0/1 matrices' entries
             for i, n in zip(idx, input_shape[2:])])
     forward.__name__ = f"_{name}_fwd"
-    return defop(name, forward, node_name=node, input=grad_input)
+    return defop(name, keeping_format(forward), node_name=node, input=grad_input)
 
 
 NEAREST = {(exact, nd): _nearest_op(

@@ -501,6 +501,7 @@ class Module:
     def to(self, *args, **kwargs):
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
+        fmt = kwargs.get("memory_format")   # (4-d and 5-d tensors take it, as PyTorch's)
         for a in args:
             if isinstance(a, D.dtype):
                 dtype = a
@@ -517,6 +518,8 @@ class Module:
                 t = t.to(device)
             if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex):
                 t = t.to(dtype)
+            if fmt is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=fmt)
             return t
         return self._apply(convert)
 

@@ -1,7 +1,6 @@
-"""convert_conv2d/3d_weight_memory_format: PyTorch re-lays the weights of Conv2d/3d and
-ConvTranspose2d/3d out in `memory_format`. ndgrad arrays have one layout, so the weights are
-re-made as contiguous copies (what PyTorch's clone gives for contiguous_format) and the module
-is returned."""
+"""convert_conv2d/3d_weight_memory_format: the weights of Conv2d/3d and ConvTranspose2d/3d
+re-laid out in `memory_format` (a copy in that layout, the Parameter kept), as PyTorch's; the
+module is returned."""
 from ...autograd.grad_mode import no_grad
 
 __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
@@ -11,7 +10,7 @@ def _convert(module, memory_format, classes):
     if isinstance(module, classes):
         with no_grad():
             w = module.weight
-            w._data = w._data.copy()
+            w._data = w.detach().clone().contiguous(memory_format=memory_format)._data
             w._bump_version()
     for child in module.children():
         _convert(child, memory_format, classes)
