@@ -1035,8 +1035,12 @@ class _ArrayOps:
         self.xp = xp
         self.tanh = xp.tanh
 
-    def sigmoid(self, x):
-        return 1 / (1 + self.xp.exp(-x))    # PyTorch's formula, as ops.sigmoid computes it
+    def sigmoid(self, x):    # PyTorch's formula, 1 / (1 + exp(-x)), in one temporary
+        xp = self.xp
+        y = xp.negative(x)
+        xp.exp(y, out=y)
+        y += 1
+        return xp.divide(1, y, out=y)
 
     def cat(self, xs, dim):
         return self.xp.concatenate(xs, dim)
@@ -1060,15 +1064,17 @@ def _lstm_order(S, reverse):
 
 def _lstm_run(ops, gi, hx, cx, w_hh, reverse):
     """The recurrence over gi (S, N, 4H), every step's input projection with both biases:
-    -> (per step (i, f, g, o, c_prev, c, tanh(c), h_prev), h_n, c_n)."""
+    -> (per step (i, f, g, o, c_prev, c, tanh(c), h_prev), h_n, c_n). The sigmoid runs over
+    the whole pre-activation row (g's quarter unused): fewer, larger calls per step."""
     S, H = gi.shape[0], hx.shape[-1]
     w_t = w_hh.T
     steps = [None] * S
     h, c = hx, cx
     for t in _lstm_order(S, reverse):
         a = gi[t] + h @ w_t
-        i, f = ops.sigmoid(a[:, :H]), ops.sigmoid(a[:, H:2 * H])
-        g, o = ops.tanh(a[:, 2 * H:3 * H]), ops.sigmoid(a[:, 3 * H:])
+        s = ops.sigmoid(a)
+        i, f, o = s[:, :H], s[:, H:2 * H], s[:, 3 * H:]
+        g = ops.tanh(a[:, 2 * H:3 * H])
         c_new = f * c + i * g
         tc = ops.tanh(c_new)
         steps[t] = (i, f, g, o, c, c_new, tc, h)
@@ -1076,21 +1082,26 @@ def _lstm_run(ops, gi, hx, cx, w_hh, reverse):
     return steps, h, c
 
 
-def _lstm_bptt(ops, steps, grad_output, grad_hy, grad_cy, w_hh, reverse):
-    """The backward through time: -> (the gates' pre-activation gradients (S, N, 4H), the
-    gradients of h_0 and c_0)."""
-    S = len(steps)
+def _lstm_bptt(ops, gates, c_prev, tc, grad_output, grad_hy, grad_cy, w_hh, reverse):
+    """The backward through time from every step's gates (S, N, 4H: i, f, g, o), c_{t-1} and
+    tanh(c_t) (S, N, H): -> (the gates' pre-activation gradients (S, N, 4H), the gradients of
+    h_0 and c_0). The factors that do not depend on the recurrence are computed for all steps
+    at once; each step is then a few calls."""
+    S, N, H = tc.shape
+    i, f, g, o = (gates[:, :, k * H:(k + 1) * H] for k in range(4))
+    k_c = o * (1 - tc * tc)                                    # dc += dh * k_c
+    k_a = ops.cat([g * i * (1 - i), c_prev * f * (1 - f), i * (1 - g * g)], 2)   # times dc
+    k_o = tc * o * (1 - o)                                     # times dh
     dh, dc = grad_hy, grad_cy
     das = [None] * S
     for t in _lstm_order(S, not reverse):
-        i, f, g, o, c_prev, c, tc, h_prev = steps[t]
         dh = grad_output[t] + dh
-        dc = dc + dh * o * (1 - tc * tc)
-        da = ops.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
-                      dh * tc * o * (1 - o)], 1)
+        dc = dc + dh * k_c[t]
+        da = ops.cat([(dc[:, None] * k_a[t].reshape(N, 3, H)).reshape(N, 3 * H),
+                      dh * k_o[t]], 1)
         das[t] = da
         dh = da @ w_hh
-        dc = dc * f
+        dc = dc * f[t]
     return ops.stack(das, 0), dh, dc
 
 
@@ -1113,18 +1124,18 @@ def _lstm_layer_fwd(xp, input, weight0, weight1, weight2, weight3, hx_, cx_, rev
     return ws[:, :, 6 * H:].copy(), h, c, ws.reshape(-1).view(xp.uint8)
 
 
-def _lstm_saved_steps(ws, hx, cx, reverse):
-    """_lstm_run's per-step tuples as views of the workspace."""
+def _lstm_saved(xp, ws, hx, cx, reverse):
+    """From the workspace: every step's gates, c_{t-1}, tanh(c_t) and h_{t-1}."""
     S, N, H7 = ws.shape
     H = H7 // 7
-    steps = [None] * S
-    h, c = hx, cx
-    for t in _lstm_order(S, reverse):
-        row = ws[t]
-        steps[t] = (row[:, :H], row[:, H:2 * H], row[:, 2 * H:3 * H], row[:, 3 * H:4 * H], c,
-                    row[:, 4 * H:5 * H], row[:, 5 * H:6 * H], h)
-        h, c = row[:, 6 * H:], row[:, 4 * H:5 * H]
-    return steps
+    c, h = ws[:, :, 4 * H:5 * H], ws[:, :, 6 * H:]
+    if reverse:     # (the previous step is the next one in time)
+        c_prev = xp.concatenate([c[1:], cx[None]], 0)
+        h_prev = xp.concatenate([h[1:], hx[None]], 0)
+    else:
+        c_prev = xp.concatenate([cx[None], c[:-1]], 0)
+        h_prev = xp.concatenate([hx[None], h[:-1]], 0)
+    return ws[:, :, :4 * H], c_prev, ws[:, :, 5 * H:6 * H], h_prev
 
 
 def _lstm_layer_backward_fwd(xp, input, weight0, weight1, hx_, cx_, workspace, grad_output,
@@ -1134,12 +1145,10 @@ def _lstm_layer_backward_fwd(xp, input, weight0, weight1, hx_, cx_, workspace, g
     S, N, I = input.shape
     H = hx_.shape[-1]
     ws = workspace.view(input.dtype).reshape(S, N, 7 * H)
-    steps = _lstm_saved_steps(ws, hx_, cx_, reverse)
-    da, dh, dc = _lstm_bptt(_ArrayOps(xp), steps, grad_output, grad_hy, grad_cy, weight1,
-                            reverse)
+    gates, c_prev, tc, h_prev = _lstm_saved(xp, ws, hx_, cx_, reverse)
+    da, dh, dc = _lstm_bptt(_ArrayOps(xp), gates, c_prev, tc, grad_output, grad_hy, grad_cy,
+                            weight1, reverse)
     da2 = da.reshape(S * N, 4 * H)
-    h_prev = xp.empty((S, N, H), dtype=ws.dtype)  # every step's h_{t-1}
-    h_prev[...] = [s[7] for s in steps]
     dw0 = da2.T @ input.reshape(S * N, I)
     dw1 = da2.T @ h_prev.reshape(S * N, H)
     db = da2.sum(0)
@@ -1162,7 +1171,10 @@ def _lstm_layer_backward(grad, input, weight0, weight1, weight2, weight3, hx_, c
     H = hx_.shape[-1]
     gi = input @ weight0.T + (weight2 + weight3)
     steps, _, _ = _lstm_run(ops, gi, hx_, cx_, weight1, reverse)
-    da, dh, dc = _lstm_bptt(ops, steps, grad[0], grad[1], grad[2], weight1, reverse)
+    gates = ops.stack([ops.cat(s[:4], 1) for s in steps], 0)
+    c_prev, tc = (ops.stack([s[k] for s in steps], 0) for k in (4, 6))
+    da, dh, dc = _lstm_bptt(ops, gates, c_prev, tc, grad[0], grad[1], grad[2], weight1,
+                            reverse)
     da2 = da.reshape(S * N, 4 * H)
     h_prev = ops.stack([s[7] for s in steps], 0).reshape(S * N, H)
     db = da2.sum(0)
