@@ -8,8 +8,10 @@ then PyTorch's parameters and buffers are loaded into it (load_state_dict, stric
 run the forward on the same inputs: outputs, the gradients of the inputs and parameters (for
 the same random output gradients) and the state_dict after the step (running statistics) must
 agree. A module whose PyTorch forward is random (dropout inside, in training mode) compares
-shapes and dtypes only. What still differs is listed in KNOWN with the reason; nothing else
-is tolerated.
+shapes and dtypes only. Each float32 sample with 4-d or 5-d inputs runs once more with them
+(and then the module's parameters) in channels_last(_3d), as PyTorch's test_modules'
+test_memory_format: the outputs' formats must agree. What still differs is listed in KNOWN
+with the reason; nothing else is tolerated.
 
 Run as a script (`python tests/test_module_db.py [name ...]`) to print every disagreement.
 """
@@ -32,6 +34,10 @@ TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-4, atol=2e
 # "<module name> <dtype> <train|eval> <sample index>" (a prefix: "nn.X", "nn.X float32") ->
 # why it may differ: PyTorch is wrong there, or what ndgrad lacks
 KNOWN = {
+    # a channels-last input divided by its per-row statistic (broadcast over W): PyTorch's
+    # TensorIterator lays the result out as its first operand, NumPy's ufuncs (order K) as a
+    # C-contiguous array when the operands' layouts differ; values agree
+    "nn.RMSNorm float32 train 3": "memory format of an op on operands of mixed layouts",
 }
 
 
@@ -207,6 +213,67 @@ def run_sample(info, dtype, training, mi):
     return problems
 
 
+def _channels_last(v, lib):
+    """A (nested) input with its 4-d and 5-d tensors in channels_last(_3d) (their format: the
+    result's strides), None when there is none."""
+    found = []
+
+    def conv(x):
+        if isinstance(x, (torch.Tensor, ndgrad.Tensor)) and x.ndim in (4, 5):
+            found.append(x)
+            fmt = lib.channels_last if x.ndim == 4 else lib.channels_last_3d
+            return x.detach().contiguous(memory_format=fmt).requires_grad_(x.requires_grad)
+        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+            return type(x)(conv(y) for y in x)
+        if isinstance(x, dict):
+            return {k: conv(y) for k, y in x.items()}
+        return x
+    out = conv(v)
+    return out if found else None
+
+
+def memory_format_problems(info, dtype, training, mi):
+    """PyTorch's test_modules.test_memory_format, against PyTorch: the inputs' 4-d/5-d tensors
+    and the module's parameters in channels_last(_3d); each output's contiguity in both formats
+    and its values agree."""
+    name = info.module_cls.__name__
+    problems = []
+    for params_too in (False, True) if not info.is_lazy else (False,):
+        got = []
+        for lib in (torch, ndgrad):
+            m = _build(lib, name, mi.constructor_input, dtype)
+            m.train(training)
+            if lib is ndgrad:
+                m.load_state_dict({k: to_nd(v) for k, v in st.items()})
+            else:
+                st = m.state_dict()
+            args, kwargs = fresh(mi.forward_input.args), fresh(mi.forward_input.kwargs)
+            if lib is ndgrad:
+                args, kwargs = to_nd(args), to_nd(kwargs)
+            rank = [t.ndim for t in leaves(args) if t.ndim in (4, 5)]
+            args = _channels_last(args, lib)
+            if args is None:
+                return []
+            if params_too:   # (the input's format, as PyTorch's test converts its modules)
+                if any(p.ndim in (4, 5) and p.ndim != rank[0] for p in m.parameters()):
+                    return problems      # (Module.to raises there, PyTorch's too)
+                m.to(memory_format=lib.channels_last if rank[0] == 4 else lib.channels_last_3d)
+            lib.manual_seed(0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = leaves(m(*args, **kwargs))
+            got.append(out)
+        fmts = [[(t.is_contiguous(), t.ndim == 4 and t.is_contiguous(
+            memory_format=lib.channels_last), t.ndim == 5 and t.is_contiguous(
+            memory_format=lib.channels_last_3d)) for t in outs]
+            for lib, outs in zip((torch, ndgrad), got)]
+        if fmts[0] != fmts[1]:
+            how = "channels_last" if params_too else "as made"
+            problems.append(f"memory format (params {how}): outputs' (contiguous, "
+                            f"channels_last, channels_last_3d) {fmts[1]}, PyTorch {fmts[0]}")
+    return problems
+
+
 def samples(info, dtype, training):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -239,6 +306,8 @@ def run(info, budget=BUDGET):
                 cid = f"{info.name} {dtype} {'train' if training else 'eval'} {i}"
                 try:
                     problems = run_sample(info, dtype, training, mi)
+                    if not problems and dtype == "float32":
+                        problems = memory_format_problems(info, dtype, training, mi)
                 except Exception as e:   # (PyTorch's own failure counts too: it is visible)
                     problems = [f"raised {type(e).__name__}: {str(e)[:300]}"]
                 if problems:

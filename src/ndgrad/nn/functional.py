@@ -10,6 +10,7 @@ import warnings
 import numpy as _np
 
 from .._backend import xp_of as _xp_of, to_numpy as _to_numpy, ufunc_at as _ufunc_at
+from .._backend import keeping_format
 from .._tensor import Tensor as _Tensor, _make, _wrap_dim
 from .. import _dtype as D
 from ..autograd.grad_mode import no_grad, _state as _grad_state
@@ -549,7 +550,9 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
             div = _np.multiply.outer(div, pool if count_include_pad else clipped)  # host: map
     if _sums:           # (the sums and the divisor map, for integer inputs)
         return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)  # host: map
-    y = _in_format_of(x, y / _const(y, div))
+    y = y / _const(y, div)
+    if nd == 2:      # (PyTorch's avg_pool3d writes a contiguous result whatever its input)
+        y = _in_format_of(x, y)
     return y.squeeze(0) if unb else y
 
 
@@ -666,7 +669,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     oh, ow = _pair(output_size)
     oh, ow = oh or H, ow or W
     if H % oh or W % ow:  # overlapping or uneven windows
-        out = adaptive_max_pool2d_with_indices(input, output_size)
+        out = tuple(_in_format_of(input, t) for t in
+                    adaptive_max_pool2d_with_indices(input, output_size))
         return out if return_indices else out[0]
     return max_pool2d(input, (H // oh, W // ow), return_indices=return_indices)
 
@@ -748,6 +752,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     N, C = input.shape[:2]
+    input = input.contiguous()    # (ATen's instance_norm: the batch norm of a contiguous view)
     if not use_input_stats:   # normalise with the running statistics, as batch norm in eval
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     if math.prod(input.shape[2:]) == 1:   # (PyTorch's _verify_spatial_size)
@@ -1060,8 +1065,8 @@ def _constant_pad_grad(grad, pads):
     return grad[tuple(slice(a, grad.shape[i] - b) for i, (a, b) in enumerate(pads))]
 
 
-_constant_pad = defop("constant_pad_nd", _constant_pad_fwd, node_name="ConstantPadNdBackward0",
-                      self=_constant_pad_grad)
+_constant_pad = defop("constant_pad_nd", keeping_format(_constant_pad_fwd),
+                      node_name="ConstantPadNdBackward0", self=_constant_pad_grad)
 
 
 def _pad_index(n, a, b, mode):
@@ -1130,7 +1135,9 @@ def pad(input, pad, mode="constant", value=None):
                 f"{list(input.shape)}")
         if a or b:
             out = K.take(out, _xp(out).asarray(_pad_index(n, a, b, mode)), d)
-    return out
+    # (ATen's reflection and replication pads keep a channels-last format, its circular pad
+    # writes a contiguous result)
+    return out if mode == "circular" else _in_format_of(input, out)
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,

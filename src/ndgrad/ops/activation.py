@@ -2,6 +2,7 @@
 # Each fused op is one defop entry (forward on `xp`, derivative as ndgrad ops, so double
 # backward works; see ops/_registry.py); the few that PyTorch itself composes (softsign,
 # tanhshrink) are composed here too, so their grad_fn names match.
+import functools
 import math
 
 from .. import _dtype as D
@@ -38,6 +39,16 @@ def _maybe_inplace(input, inplace, fn, *args, inplace_fn=None):
 
 
 # ---------------------------------------------------------------- softmax family
+
+def _contiguous_result(forward):
+    """forward whose result is C-contiguous whatever its inputs' layout: ATen's softmax kernels
+    write their result (and their backward's) contiguously (a channels-last or transposed input
+    included)."""
+    def fwd(xp, *args):
+        out = forward(xp, *args)
+        return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
+    return functools.wraps(forward)(fwd)
+
 
 def _short_rows(a, dim):
     """Whether `a` is a batch of short rows reduced along them (logits, 64 x 10: bench W2). NumPy
@@ -92,6 +103,7 @@ def _softmax_rows(xp, out, a):
     xp.divide(out, ufunc_reduce(xp, xp.add, out, 1, True), out=out)
 
 
+@_contiguous_result
 def _softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
@@ -113,6 +125,7 @@ def _log_softmax_blocks(xp, a, block):
     return _by_blocks(xp, rows, block, xp.empty_like(a), a)
 
 
+@_contiguous_result
 def _log_softmax_fwd(xp, self, dim):
     if self.size == 0:
         return self.copy()
@@ -142,6 +155,7 @@ def _softmax_backward_rows(xp, out, go, y):
     xp.subtract(out, y * s, out=out)
 
 
+@_contiguous_result
 def _softmax_backward_fwd(xp, grad_output, output, dim):
     block = _row_blocks(xp, output, dim, grad_output)
     if block:
@@ -157,6 +171,7 @@ def _log_softmax_backward_rows(xp, out, go, y):
     xp.subtract(go, out, out=out)
 
 
+@_contiguous_result
 def _log_softmax_backward_fwd(xp, grad_output, output, dim):
     block = _row_blocks(xp, output, dim, grad_output)
     if block:

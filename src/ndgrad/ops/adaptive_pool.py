@@ -78,11 +78,13 @@ def _grad(grad, self_shape, output_size):
                                             zip(self_shape[-nd:], output_size)])
 
 
-def _op(name, node):
-    return defop(name, keeping_format(_forward), node_name=node,
+def _op(name, node, keeps):
+    """keeps: the result takes the input's channels-last format (ATen's 2-d kernel does; its
+    3-d kernel writes a contiguous result)."""
+    return defop(name, keeping_format(_forward) if keeps else _forward, node_name=node,
                  self=lambda grad, self_shape, output_size: _grad(grad, self_shape,
                                                                   tuple(output_size)))
 
 
-adaptive_avg_pool2d = _op("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0")
-adaptive_avg_pool3d = _op("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0")
+adaptive_avg_pool2d = _op("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", True)
+adaptive_avg_pool3d = _op("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", False)
