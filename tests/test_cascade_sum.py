@@ -158,3 +158,27 @@ def test_adaptive_avg_pool3d_windows_in_pytorchs_order(shape, size, dtype):
             return ndgrad.nn.functional.adaptive_avg_pool3d(t, size)
         assert type(f(xx).grad_fn).__name__ == "AdaptiveAvgPool3DBackward0"
         assert gradcheck(f, (xx,)) and gradgradcheck(f, (xx,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_whole_row_shortcut_is_the_cascade(dtype):
+    """_whole_row (a whole-tensor sum in a few NumPy calls) gives the general cascade's bits:
+    every length to 700, longer ones up to two levels, and signed zeros and non-finite
+    values."""
+    r = np.random.default_rng(5)
+    lengths = list(range(1, 700)) + list(range(700, 40000, 397)) + [8191, 8192, 8193, 32768]
+    cases = [(r.standard_normal(n) * 10 ** r.uniform(-3, 3, n)).astype(dtype) for n in lengths]
+    cases += [np.array(v, dtype) for v in ([-0.0] * 5, [-0.0] * 37, [-0.0] * 600,
+                                           [np.inf, 1, -np.inf], [np.nan] + [1.0] * 100)]
+    checked = 0
+    with np.errstate(all="ignore"):
+        for a in cases:
+            fast = _cascade._whole_row(a)
+            if fast is None:
+                continue
+            w = _cascade.lanes(dtype)
+            slow = _cascade._inner(a[None])[0] if a.size >= w else _cascade._row_sum(a[None], 1)[0]
+            assert np.array_equal(fast, slow, equal_nan=True) and \
+                np.signbit(fast) == np.signbit(slow), a.size
+            checked += 1
+    assert checked == len(cases)

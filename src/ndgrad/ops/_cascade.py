@@ -175,12 +175,72 @@ def _outer(a):
     return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
+_SMALL_ORDER = {}     # n < 8: the order in which scalar_inner_sum adds n scalars
+
+
+def _small_order(n):
+    """row_sum's order for n < 8 scalars: the four accumulators' first elements x0..x3 when
+    n >= 4 (the leftovers x4.. into the first), i.e. x0, x4, .., x1, x2, x3."""
+    order = _SMALL_ORDER.get(n)
+    if order is None:
+        order = _SMALL_ORDER[n] = np.array(
+            [0] + list(range(4, n)) + [1, 2, 3] if n >= 4 else list(range(n)), np.intp)
+    return order
+
+
+def _whole_row(v):
+    """The sum of the contiguous 1-d float32/float64 array v as one thread's piece of PyTorch's
+    whole-tensor sum (_inner of one row), in a few NumPy calls: the 4 interleaved vector
+    accumulators and their level-0 and level-1 chunks by sequential reductions over a leading
+    axis (NumPy adds those in order), the scalar tail and the lanes by one add.accumulate.
+    Each level starts from +0 in PyTorch; that changes nothing but an all-zero sum's sign,
+    which the final `+ 0` gives. None for rows long enough to reach level 2."""
+    n = v.size
+    w = 32 // v.itemsize
+    if n < w:
+        return np.add.accumulate(v[_small_order(n)])[-1] + v.dtype.type(0)
+    nvec = n // w
+    ilp = nvec // 4
+    vec = v[:nvec * w].reshape(nvec, w)
+    if ilp:
+        y = vec[:ilp * 4].reshape(ilp, 4, w)
+        step = 1 << max(4, _ceil_log2(ilp) // 4)
+        full = ilp // step
+        if full:
+            g1 = full // step
+            if g1 >= step:
+                return None
+            c = np.add.reduce(y[:full * step].reshape(full, step, 4, w), 1)   # the chunks
+            accs = []
+            if g1:          # (level 2: groups of `step` chunks; level 1: the chunks after)
+                accs.append(np.add.reduce(np.add.reduce(
+                    c[:g1 * step].reshape(g1, step, 4, w), 1), 0))
+            if full % step:
+                accs.insert(0, np.add.reduce(c[g1 * step:], 0))
+            parts = np.add.reduce(y[full * step:], 0) if ilp > full * step else None
+            for acc in accs:
+                parts = acc if parts is None else parts + acc
+        else:
+            parts = np.add.reduce(y, 0)
+        lane = np.add.reduce(parts if nvec == ilp * 4 else np.concatenate(
+            [parts[:1], vec[ilp * 4:], parts[1:]]), 0)
+    else:
+        lane = np.add.reduce(vec, 0)
+    if n > nvec * w:                                  # (the scalar tail, then the lanes)
+        lane = np.concatenate([v[nvec * w:], lane])
+    return np.add.accumulate(lane)[-1] + v.dtype.type(0)
+
+
 def sum(a, axis):
     """PyTorch's sum of float32/float64 NumPy array `a` over `axis` (None or a tuple of dims),
     or None where its loop is not one of those followed here (Note [cascade sum])."""
     if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or \
             not a.flags.c_contiguous or a.size == 0:
         return None
+    if axis is None and (a.size <= _GRAIN or _parallel.threads() == 1):
+        r = _whole_row(a.reshape(-1))
+        if r is not None:
+            return np.asarray(r).reshape(())
     nd = a.ndim
     dims = tuple(range(nd)) if axis is None else tuple(sorted(d % nd for d in axis))
     shape = tuple(s for d, s in enumerate(a.shape) if d not in dims)
@@ -202,7 +262,8 @@ def sum(a, axis):
         piece = -(-n // k)
         total = a.dtype.type(0)
         for lo in range(0, n, piece):   # (each thread's piece from zero, added in order)
-            total = total + _inner(flat[None, lo:lo + piece])[0]
+            part = _whole_row(flat[lo:lo + piece])
+            total = total + (_inner(flat[None, lo:lo + piece])[0] if part is None else part)
         return np.asarray(total).reshape(shape)
     if list(dims) != list(range(dims[0], dims[-1] + 1)):
         return None                                       # (reduced dims apart: not followed)
