@@ -162,8 +162,8 @@ def test_adaptive_avg_pool3d_windows_in_pytorchs_order(shape, size, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_whole_row_shortcut_is_the_cascade(dtype):
-    """_whole_row (a whole-tensor sum in a few NumPy calls) gives the general cascade's bits:
-    every length to 700, longer ones up to two levels, and signed zeros and non-finite
+    """_rows (row sums in a few NumPy calls; _whole_row: one row) gives the general cascade's
+    bits: every length to 700, longer ones up to two levels, and signed zeros and non-finite
     values."""
     r = np.random.default_rng(5)
     lengths = list(range(1, 700)) + list(range(700, 40000, 397)) + [8191, 8192, 8193, 32768]
@@ -177,8 +177,23 @@ def test_whole_row_shortcut_is_the_cascade(dtype):
             if fast is None:
                 continue
             w = _cascade.lanes(dtype)
-            slow = _cascade._inner(a[None])[0] if a.size >= w else _cascade._row_sum(a[None], 1)[0]
+            slow = _cascade._inner_levels(a[None])[0] if a.size >= w else \
+                _cascade._row_sum(a[None], 1)[0]
             assert np.array_equal(fast, slow, equal_nan=True) and \
                 np.signbit(fast) == np.signbit(slow), a.size
             checked += 1
     assert checked == len(cases)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 10), (32, 128), (3, 7), (5, 1), (7, 513), (2, 40000),
+                                   (300, 33), (0, 5)])
+def test_rows_shortcut_is_the_cascade(dtype, shape):
+    a = (np.random.default_rng(6).standard_normal(shape) * 100).astype(dtype)
+    if a.size:
+        a[0, :] = -0.0
+    fast = _cascade._rows(a)
+    if shape[0]:
+        assert fast is not None
+        slow = _cascade._inner_levels(a)
+        assert np.array_equal(fast, slow) and (np.signbit(fast) == np.signbit(slow)).all()

@@ -137,9 +137,16 @@ def _short_row(v):
 
 
 def _inner(a):
-    """Sums of the rows of a C-contiguous (rows, n) array (vectorized_inner_sum). Short rows
-    are summed down the columns of the transpose (long inner loops for NumPy; a long row's
+    """Sums of the rows of a C-contiguous (rows, n) array (vectorized_inner_sum): _rows, or for
+    rows that reach level 2 of the cascade the general levels (_row_sum). Short rows are summed
+    there down the columns of the transpose (long inner loops for NumPy; a long row's
     transpose costs more than it saves)."""
+    r = _rows(a)
+    return _inner_levels(a) if r is None else r
+
+
+def _inner_levels(a):
+    """_inner through the general cascade (_row_sum, _multi_row_sum): every level."""
     rows, n = a.shape
     w = lanes(a.dtype)
     t, k = (np.ascontiguousarray(a.T), 0) if n * rows > n * 2 and n < 256 else (a, 1)
@@ -188,33 +195,45 @@ def _small_order(n):
     return order
 
 
-def _whole_row(v):
-    """The sum of the contiguous 1-d float32/float64 array v as one thread's piece of PyTorch's
-    whole-tensor sum (_inner of one row), in a few NumPy calls: the 4 interleaved vector
-    accumulators and their level-0 and level-1 chunks by sequential reductions over a leading
-    axis (NumPy adds those in order), the scalar tail and the lanes by one add.accumulate.
-    Each level starts from +0 in PyTorch; that changes nothing but an all-zero sum's sign,
-    which the final `+ 0` gives. None for rows long enough to reach level 2."""
-    n = v.size
-    w = 32 // v.itemsize
+def _rows(a):
+    """The sums of the rows of the C-contiguous (R, n) float32/float64 array `a`, each as
+    vectorized_inner_sum adds a row (_inner), in a few NumPy calls for all rows at once (_cols
+    on the transpose: NumPy's reductions over a leading axis run long inner loops there, where
+    many short rows would make them short), or None for rows long enough to reach level 2."""
+    R, n = a.shape
+    if R == 1:
+        return _cols(a.T)                               # ((n, 1): no copy)
+    return _cols(np.ascontiguousarray(a.T))
+
+
+def _cols(t):
+    """The sums down the columns of the C-contiguous (n, R) array t, each column summed as
+    vectorized_inner_sum sums a row: the 4 interleaved vector accumulators and their level-0
+    and level-1 chunks by sequential reductions over leading axes (NumPy adds those in order
+    when at least two elements follow the axis), the scalar tail and the lanes by one
+    add.accumulate. Each level starts from +0 in PyTorch; that changes nothing but an all-zero
+    sum's sign, which the final `+ 0` gives. None for columns that reach level 2."""
+    n, R = t.shape
+    w = 32 // t.itemsize
+    zero = t.dtype.type(0)
     if n < w:
-        return np.add.accumulate(v[_small_order(n)])[-1] + v.dtype.type(0)
+        return np.add.accumulate(t[_small_order(n)], 0)[-1] + zero
     nvec = n // w
     ilp = nvec // 4
-    vec = v[:nvec * w].reshape(nvec, w)
+    vec = t[:nvec * w].reshape(nvec, w, R)
     if ilp:
-        y = vec[:ilp * 4].reshape(ilp, 4, w)
+        y = vec[:ilp * 4].reshape(ilp, 4, w, R)
         step = 1 << max(4, _ceil_log2(ilp) // 4)
         full = ilp // step
         if full:
             g1 = full // step
             if g1 >= step:
                 return None
-            c = np.add.reduce(y[:full * step].reshape(full, step, 4, w), 1)   # the chunks
+            c = np.add.reduce(y[:full * step].reshape(full, step, 4, w, R), 1)   # the chunks
             accs = []
             if g1:          # (level 2: groups of `step` chunks; level 1: the chunks after)
                 accs.append(np.add.reduce(np.add.reduce(
-                    c[:g1 * step].reshape(g1, step, 4, w), 1), 0))
+                    c[:g1 * step].reshape(g1, step, 4, w, R), 1), 0))
             if full % step:
                 accs.insert(0, np.add.reduce(c[g1 * step:], 0))
             parts = np.add.reduce(y[full * step:], 0) if ilp > full * step else None
@@ -227,8 +246,14 @@ def _whole_row(v):
     else:
         lane = np.add.reduce(vec, 0)
     if n > nvec * w:                                  # (the scalar tail, then the lanes)
-        lane = np.concatenate([v[nvec * w:], lane])
-    return np.add.accumulate(lane)[-1] + v.dtype.type(0)
+        lane = np.concatenate([t[nvec * w:], lane])
+    return np.add.accumulate(lane, 0)[-1] + zero
+
+
+def _whole_row(v):
+    """_rows for the one row of a 1-d array: its sum, or None."""
+    r = _rows(v.reshape(1, -1))
+    return None if r is None else r[0]
 
 
 def sum(a, axis):
