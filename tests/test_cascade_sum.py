@@ -197,3 +197,24 @@ def test_rows_shortcut_is_the_cascade(dtype, shape):
         assert fast is not None
         slow = _cascade._inner_levels(a)
         assert np.array_equal(fast, slow) and (np.signbit(fast) == np.signbit(slow)).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_outer_shortcut_is_the_cascade(dtype):
+    """_outer_fast (column sums in few NumPy calls) gives the general levels' bits, over row
+    counts either side of the cascade's chunks and column counts either side of its vectors
+    and blocks, signed zeros included."""
+    r = np.random.default_rng(7)
+    checked = 0
+    for B in (1, 3):
+        for m in (1, 2, 3, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 2000):
+            for cols in (1, 2, 3, 5, 7, 8, 9, 31, 32, 33, 40, 100):
+                a = (r.standard_normal((B, m, cols)) * 100).astype(dtype)
+                if m > 2:
+                    a[:, :, 0] = -0.0
+                fast = _cascade._outer_fast(a)
+                slow = _cascade._outer_levels(a)
+                assert fast is not None
+                assert np.array_equal(fast, slow) and (np.signbit(fast) == np.signbit(slow)).all()
+                checked += 1
+    assert checked == 2 * 15 * 12

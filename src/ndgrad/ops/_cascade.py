@@ -163,10 +163,83 @@ def _inner_levels(a):
     return _seq(np.concatenate([tail, vec]), 0)           # the tail, then the lanes
 
 
+def _seq_fast(x, axis):
+    """x summed along `axis` in order from its first term (no +0 start: _outer_fast's final
+    + 0 gives an all-zero sum's sign): NumPy's reduction where at least two elements follow
+    the axis, else the last partial sum of add.accumulate."""
+    if x[(0,) * axis].size // x.shape[axis] >= 2 if x.shape[axis] else True:
+        return np.add.reduce(x, axis)
+    return np.take(np.add.accumulate(x, axis), -1, axis)
+
+
+def _multi_row_fast(y):
+    """_multi_row_sum along axis 1 of the (B, m, C) array y, levels 0 and 1 only (None where
+    level 2 is reached), without the +0 starts."""
+    B, m, C = y.shape
+    step = 1 << max(4, _ceil_log2(m) // 4)
+    full = m // step
+    if not full:
+        return _seq_fast(y, 1)
+    g1 = full // step
+    if g1 >= step:
+        return None
+    c = _seq_fast(y[:, :full * step].reshape(B, full, step, C), 2)          # the chunks
+    accs = []
+    if g1:
+        accs.append(_seq_fast(_seq_fast(c[:, :g1 * step].reshape(B, g1, step, C), 2), 1))
+    if full % step:
+        accs.insert(0, _seq_fast(c[:, g1 * step:], 1))
+    total = _seq_fast(y[:, full * step:], 1) if m > full * step else None
+    for acc in accs:
+        total = acc if total is None else total + acc
+    return total
+
+
+def _row_fast(x):
+    """_row_sum along axis 1 of the (B, m, C) array x (4 interleaved accumulators), or None."""
+    B, m, C = x.shape
+    ilp = m // 4
+    if not ilp:
+        return _seq_fast(x, 1)
+    parts = _multi_row_fast(x[:, :ilp * 4].reshape(B, ilp, 4 * C))
+    if parts is None:
+        return None
+    parts = parts.reshape(B, 4, C)
+    if m > ilp * 4:
+        parts = np.concatenate([parts[:, :1], x[:, ilp * 4:], parts[:, 1:]], 1)
+    return _seq_fast(parts, 1)
+
+
+def _outer_fast(a):
+    """_outer in fewer NumPy calls (levels 0 and 1 of the cascade; None beyond)."""
+    cols = a.shape[2]
+    w = lanes(a.dtype)
+    block = 4 * w if cols >= w else 4
+    whole = cols - cols % block
+    vec = whole + (cols - whole) // w * w if cols >= w else whole
+    parts = []
+    if whole:
+        parts.append(_multi_row_fast(a[:, :, :whole]))
+    if vec > whole:
+        parts.append(_row_fast(a[:, :, whole:vec]))
+    if vec < cols:
+        parts.append(_row_fast(a[:, :, vec:]))
+    if any(p is None for p in parts):
+        return None
+    r = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+    return r + a.dtype.type(0)
+
+
 def _outer(a):
     """Sums down the middle axis of a C-contiguous (batch, n, cols) array, per column
     (vectorized_outer_sum for each batch index; fewer columns than a vector:
-    scalar_outer_sum, in fours)."""
+    scalar_outer_sum, in fours): _outer_fast, or the general levels."""
+    r = _outer_fast(a)
+    return _outer_levels(a) if r is None else r
+
+
+def _outer_levels(a):
+    """_outer through the general cascade: every level."""
     cols = a.shape[2]
     w = lanes(a.dtype)
     block = 4 * w if cols >= w else 4
