@@ -339,6 +339,19 @@ def sum(a, axis):
         r = _whole_row(a.reshape(-1))
         if r is not None:
             return np.asarray(r).reshape(())
+    elif axis is not None and len(axis) == 1:       # (one dim: the common call, directly)
+        shape = a.shape
+        d = axis[0] % len(shape)
+        n = shape[d]
+        lead = 1
+        for k in shape[:d]:
+            lead *= k
+        trail = a.size // (lead * n) if n > 1 else 0
+        if n > 1 and (lead > 1 or trail > 1):
+            out = shape[:d] + shape[d + 1:]
+            if trail == 1:
+                return _inner(a.reshape(lead, n)).reshape(out)
+            return _outer(a.reshape(lead, n, trail)).reshape(out)
     nd = a.ndim
     dims = tuple(range(nd)) if axis is None else tuple(sorted(d % nd for d in axis))
     shape = tuple(s for d, s in enumerate(a.shape) if d not in dims)
