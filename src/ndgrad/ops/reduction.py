@@ -512,20 +512,34 @@ argmin = _argfn("argmin", _argmin)
 
 # ---------------------------------------------------------------- var, std
 
+# PyTorch's CPU var and std accumulate float32 in double (at::acc_type) and round the result
+# once: so does ndgrad (the float32 two-pass variance differed in the last bit for about half
+# of the outputs). A complex variance is the real part's plus the imaginary part's, each rounded
+# to the real type first (ATen's std_var for complex inputs); its std is their sum's square root.
+_F64 = _np.dtype("float64")
+_WIDE = {_F32: _F64, _np.dtype("complex64"): _np.dtype("complex128")}
+
+
 def _var_fwd(xp, self, dim, correction, keepdim):
+    if self.dtype.kind == "c":
+        re, im = (_var_fwd(xp, p, dim, correction, keepdim) for p in (self.real, self.imag))
+        return re + im
+    a = self.astype(_F64) if self.dtype == _F32 else self
     with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
-        if _count(self.shape, dim) - correction <= 0:  # no degrees of freedom: NumPy's value,
-            d = self - _np_mean(xp, self, dim, True)     # without its warnings.warn
-            d = (d * d.conj()).real if xp.iscomplexobj(d) else d * d
-            return xp.sum(d, axis=dim, keepdims=keepdim) / self.real.dtype.type(0)
-        return xp.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+        if _count(a.shape, dim) - correction <= 0:  # no degrees of freedom: NumPy's value,
+            d = a - _np_mean(xp, a, dim, True)        # without its warnings.warn
+            r = xp.sum(d * d, axis=dim, keepdims=keepdim) / a.dtype.type(0)
+        else:
+            r = xp.var(a, axis=dim, ddof=correction, keepdims=keepdim)
+    return r.astype(self.dtype, copy=False) if a is not self else r
 
 
 def _std_fwd(xp, self, dim, correction, keepdim):
     with _np.errstate(divide="ignore", invalid="ignore"):  # host: error state
-        if _count(self.shape, dim) - correction <= 0:
-            return xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim))
-        return xp.std(self, axis=dim, ddof=correction, keepdims=keepdim)
+        if self.dtype == _F32:       # (the square root in double too, then one rounding)
+            v = _var_fwd(xp, self.astype(_F64), dim, correction, keepdim)
+            return xp.sqrt(v).astype(_F32)
+        return xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim))
 
 
 def _centered(self, dim):
@@ -555,12 +569,20 @@ _var = defop("var", _f16_acc(_var_fwd), self=_var_grad)
 _std = defop("std", _f16_acc(_std_fwd), self=_std_grad)
 
 
+def _mean64(xp, self, dim, keepdim):
+    """var_mean's mean: accumulated with the variance (in double for float32), rounded once."""
+    wide = _WIDE.get(self.dtype)
+    if wide is not None:
+        return _np_mean(xp, self.astype(wide), dim, keepdim).astype(self.dtype)
+    return _np_mean(xp, self, dim, keepdim)
+
+
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
-    return _var_fwd(xp, self, dim, correction, keepdim), _np_mean(xp, self, dim, keepdim)
+    return _var_fwd(xp, self, dim, correction, keepdim), _mean64(xp, self, dim, keepdim)
 
 
 def _std_mean_fwd(xp, self, dim, correction, keepdim):
-    return _std_fwd(xp, self, dim, correction, keepdim), _np_mean(xp, self, dim, keepdim)
+    return _std_fwd(xp, self, dim, correction, keepdim), _mean64(xp, self, dim, keepdim)
 
 
 def _var_mean_grad(grad, self, self_shape, dim, correction, keepdim):
