@@ -2,9 +2,9 @@
 accumulated in double and rounded once (at::acc_type), a complex variance as the sum of its
 parts' variances each rounded to the real type, var_mean's mean from a double accumulation
 too (PyTorch's Welford mean in double and NumPy's double mean round to the same float32 but
-for about one output in a hundred: those compare to one ulp). (float64 results follow NumPy's two-pass variance: PyTorch's Welford differs in
-the last bits there; a complex std takes the correctly rounded square root where PyTorch's
-takes MKL's, see optim/_kernels.sqrt.)"""
+for about one output in a hundred: those compare to one ulp). float64 results follow NumPy's
+two-pass variance (PyTorch's Welford differs in the last bits there); a complex std takes the
+correctly rounded square root where PyTorch's takes MKL's (see optim/_kernels.sqrt)."""
 import warnings
 import zlib
 
