@@ -394,11 +394,36 @@ def _nll_rows(xp, n_rows):
     return r
 
 
+def _nll_total(q):
+    """PyTorch's sum of the losses q (nll_loss_out_frame, no weights, none ignored): element 0
+    runs through all eight levels of its cascade into the last; then elements go one by one
+    into level 0, which empties into level 1 every 16 elements, level 1 into level 2 every 16 of
+    those, and so on; the levels are added up in order at the end. Every running sum here is
+    an add.accumulate (in order by definition); each level's +0 start changes nothing but an
+    all-zero sum's sign, which the final + 0 gives."""
+    acc = _np.add.accumulate
+    levels = []
+    cur = q[1:]
+    for _ in range(7):                         # (levels 0..6; what leaves 6 goes into 7)
+        full = cur.shape[0] // 16
+        if cur.shape[0] > full * 16:
+            levels.append(acc(cur[full * 16:])[-1])
+        if not full:
+            cur = cur[:0]
+            break
+        cur = acc(cur[:full * 16].reshape(full, 16), 1)[:, -1]
+    levels.append(acc(_np.concatenate([q[:1], cur]))[-1])
+    return acc(_np.array(levels, q.dtype))[-1] + q.dtype.type(0)
+
+
 def _nll_index_fwd(xp, self, target, n):
     picked = self[_nll_rows(xp, self.shape[0]), target]
     if not n:
         return -picked
-    total = -xp.add.reduce(picked)
+    if xp is _np and self.dtype.kind == "f" and self.dtype.itemsize >= 4:
+        total = _nll_total(-picked)       # (PyTorch's order: the loss's last bits)
+    else:
+        total = -xp.add.reduce(picked)
     return total / self.dtype.type(n) if n != 1 else total
 
 
