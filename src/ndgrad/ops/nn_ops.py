@@ -33,7 +33,7 @@ from .._backend import numpy as _np, ufunc_accumulate, ufunc_at, keeping_format
 from .._creation import zeros_like as _zeros_like
 from ._registry import defop, _scalar_array
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
-from . import _parallel as _par
+from . import _parallel as _par, _cascade
 from .._dtype import np_half as _half
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
@@ -1224,11 +1224,14 @@ def _spread(grad, like, reduction):
 
 
 def _reduce_arr(loss, reduction):
-    if reduction == 1:
-        return loss.mean()
-    if reduction == 2:
-        return loss.sum()
-    return loss
+    """apply_loss_reduction: the elementwise losses' mean or sum as torch.mean/sum compute them
+    (PyTorch's cascade for float32/float64 on the host: ops/_cascade.py)."""
+    if reduction == 0:
+        return loss
+    total = _cascade.sum(loss, None) if loss.__class__ is _np.ndarray and loss.size else None
+    if total is None:
+        return loss.mean() if reduction == 1 else loss.sum()
+    return total / loss.dtype.type(loss.size) if reduction == 1 else total
 
 
 def _mse_fwd(xp, self, target, reduction):
