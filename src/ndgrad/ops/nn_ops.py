@@ -401,7 +401,7 @@ def _nll_total(q):
     those, and so on; the levels are added up in order at the end. Every running sum here is
     an add.accumulate (in order by definition); each level's +0 start changes nothing but an
     all-zero sum's sign, which the final + 0 gives."""
-    acc = _np.add.accumulate
+    acc = _np.add.accumulate    # host: called for NumPy arrays only (_nll_index_fwd)
     levels = []
     cur = q[1:]
     for _ in range(7):                         # (levels 0..6; what leaves 6 goes into 7)
@@ -412,8 +412,8 @@ def _nll_total(q):
             cur = cur[:0]
             break
         cur = acc(cur[:full * 16].reshape(full, 16), 1)[:, -1]
-    levels.append(acc(_np.concatenate([q[:1], cur]))[-1])
-    return acc(_np.array(levels, q.dtype))[-1] + q.dtype.type(0)
+    levels.append(acc(_np.concatenate([q[:1], cur]))[-1])  # host: as above
+    return acc(_np.array(levels, q.dtype))[-1] + q.dtype.type(0)  # host: as above
 
 
 def _nll_index_fwd(xp, self, target, n):
