@@ -276,7 +276,44 @@ def _rows(a):
     R, n = a.shape
     if R == 1:
         return _cols(a.T)                               # ((n, 1): no copy)
-    return _cols(np.ascontiguousarray(a.T))
+    if n < 256:     # (short rows: the transpose is cheap; long ones: rows leading, no copy)
+        return _cols(np.ascontiguousarray(a.T))
+    return _rows_leading(a)
+
+
+def _rows_leading(a):
+    """_cols's steps with the rows as the leading axis of every array (no transposed copy;
+    NumPy's reductions run inner loops of one chunk of 4 vectors each)."""
+    R, n = a.shape
+    w = 32 // a.itemsize
+    zero = a.dtype.type(0)
+    nvec = n // w
+    ilp = nvec // 4
+    vec = a[:, :nvec * w].reshape(R, nvec, w)
+    y = vec[:, :ilp * 4].reshape(R, ilp, 4, w)
+    step = 1 << max(4, _ceil_log2(ilp) // 4)
+    full = ilp // step
+    if full:
+        g1 = full // step
+        if g1 >= step:
+            return None
+        c = np.add.reduce(y[:, :full * step].reshape(R, full, step, 4, w), 2)   # the chunks
+        accs = []
+        if g1:
+            accs.append(np.add.reduce(np.add.reduce(
+                c[:, :g1 * step].reshape(R, g1, step, 4, w), 2), 1))
+        if full % step:
+            accs.insert(0, np.add.reduce(c[:, g1 * step:], 1))
+        parts = np.add.reduce(y[:, full * step:], 1) if ilp > full * step else None
+        for acc in accs:
+            parts = acc if parts is None else parts + acc
+    else:
+        parts = np.add.reduce(y, 1)
+    lane = np.add.reduce(parts if nvec == ilp * 4 else np.concatenate(
+        [parts[:, :1], vec[:, ilp * 4:], parts[:, 1:]], 1), 1)
+    if n > nvec * w:
+        lane = np.concatenate([a[:, nvec * w:], lane], 1)
+    return _down(np.ascontiguousarray(lane.T)) + zero    # (few columns: transposed, cheap)
 
 
 def _cols(t):
@@ -290,7 +327,7 @@ def _cols(t):
     w = 32 // t.itemsize
     zero = t.dtype.type(0)
     if n < w:
-        return np.add.accumulate(t[_small_order(n)], 0)[-1] + zero
+        return _down(t[_small_order(n)]) + zero
     nvec = n // w
     ilp = nvec // 4
     vec = t[:nvec * w].reshape(nvec, w, R)
@@ -320,7 +357,16 @@ def _cols(t):
         lane = np.add.reduce(vec, 0)
     if n > nvec * w:                                  # (the scalar tail, then the lanes)
         lane = np.concatenate([t[nvec * w:], lane])
-    return np.add.accumulate(lane, 0)[-1] + zero
+    return _down(lane) + zero
+
+
+def _down(x):
+    """The running sums down the columns of the 2-d x, in order: NumPy's reduction over the
+    leading axis of more than one column (add.accumulate down many short columns is ~10x
+    slower), one column's last partial sum."""
+    if x.shape[1] != 1:
+        return np.add.reduce(x, 0)
+    return np.add.accumulate(x[:, 0])[-1:]
 
 
 def _whole_row(v):
