@@ -376,9 +376,11 @@ def _whole_row(v):
 
 
 def sum(a, axis):
-    """PyTorch's sum of float32/float64 NumPy array `a` over `axis` (None or a tuple of dims),
-    or None where its loop is not one of those followed here (Note [cascade sum])."""
-    if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or \
+    """PyTorch's sum of float32/float64 (or complex64/complex128: the same cascade on vectors
+    of 4 or 2 complex values, each part added as a real) NumPy array `a` over `axis` (None or
+    a tuple of dims), or None where its loop is not one of those followed here (Note [cascade
+    sum])."""
+    if type(a) is not np.ndarray or a.dtype.kind not in "fc" or a.dtype.itemsize < 4 or \
             not a.flags.c_contiguous or a.size == 0:
         return None
     if axis is None and (a.size <= _GRAIN or _parallel.threads() == 1):

@@ -123,7 +123,7 @@ def _cascade_sum(a, dim, keepdim):
 
 def _sum_fwd(xp, self, dim, keepdim, dtype=None):
     a = _int_to_long(self, dtype)
-    r = _cascade_sum(a, dim, keepdim) if a.dtype.kind == "f" else None
+    r = _cascade_sum(a, dim, keepdim) if a.dtype.kind in "fc" else None
     return xp.sum(a, axis=dim, keepdims=keepdim) if r is None else r
 
 
@@ -181,7 +181,7 @@ def _np_mean(xp, a, axis, keepdims):
 def _mean_fwd(xp, self, dim, keepdim, dtype=None):
     if dtype is not None:
         self = self.astype(dtype.np)
-    if self.dtype.kind == "f":   # (PyTorch's CPU mean: its sum, divided by the count)
+    if self.dtype.kind in "fc":   # (PyTorch's CPU mean: its sum, divided by the count)
         r = _cascade_sum(self, dim, keepdim)
         if r is not None:
             return r / self.dtype.type(_count(self.shape, dim))
