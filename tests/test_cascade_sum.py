@@ -229,13 +229,13 @@ def test_outer_shortcut_is_the_cascade(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_long_rows_leading_is_the_cascade(dtype):
-    """Rows of 256 and more elements take _rows_leading (no transposed copy): the general
-    cascade's bits."""
+    """Rows of 256 and more elements stay leading (no transposed copy): the general cascade's
+    bits."""
     r = np.random.default_rng(8)
     for shape in [(2, 256), (5, 257), (3, 1000), (7, 4096), (2, 20000)]:
         a = (r.standard_normal(shape) * 100).astype(dtype)
         a[0] = -0.0
-        fast = _cascade._rows_leading(a)
+        fast = _cascade._vector_rows(a, 1)
         assert fast is not None
         slow = _cascade._inner_levels(a)
         assert np.array_equal(fast, slow) and (np.signbit(fast) == np.signbit(slow)).all()

@@ -22,6 +22,8 @@ dims or leading dims of a C-contiguous array (the two shapes PyTorch's kernel gi
 reductions, and per index of the dims before them), the whole array; reduced dims that are
 not adjacent return None (the caller sums with NumPy).
 """
+import math
+
 import numpy as np
 
 from . import _parallel
@@ -117,25 +119,6 @@ def _row_sum(x, k=0):
                                 parts[cut + (slice(1, None),)]], axis=k), k)
 
 
-def _short_row(v):
-    """_inner for one row shorter than one chunk of vectors (fewer than 16 groups of four
-    vectors: no level of the cascade is reached), in a few NumPy calls."""
-    w = lanes(v.dtype)
-    nvec = v.size // w
-    ilp = nvec // 4
-    vec = v[:nvec * w].reshape(nvec, w)
-    parts = np.add.reduce(vec[:ilp * 4].reshape(ilp, 4, w), axis=0) if ilp else \
-        np.zeros((4, w), v.dtype)                     # (in order: one chunk's running sums)
-    lane = np.add.reduce(np.concatenate([parts[:1] + v.dtype.type(0), vec[ilp * 4:],
-                                         parts[1:]]), axis=0)
-    acc = v.dtype.type(0)
-    for t in v[nvec * w:]:                            # the tail, then the lanes
-        acc = acc + t
-    for t in lane:
-        acc = acc + t
-    return acc
-
-
 def _inner(a):
     """Sums of the rows of a C-contiguous (rows, n) array (vectorized_inner_sum): _rows, or for
     rows that reach level 2 of the cascade the general levels (_row_sum). Short rows are summed
@@ -164,32 +147,35 @@ def _inner_levels(a):
 
 
 def _seq_fast(x, axis):
-    """x summed along `axis` in order from its first term (no +0 start: _outer_fast's final
-    + 0 gives an all-zero sum's sign): NumPy's reduction where at least two elements follow
-    the axis, else the last partial sum of add.accumulate."""
-    if x[(0,) * axis].size // x.shape[axis] >= 2 if x.shape[axis] else True:
+    """x summed along `axis` in order from its first term (no +0 start: the callers' final + 0
+    gives an all-zero sum's sign): NumPy's reduction where at least two elements follow the
+    axis, else the last partial sum of add.accumulate."""
+    if math.prod(x.shape[axis + 1:]) >= 2 or not x.shape[axis]:
         return np.add.reduce(x, axis)
     return np.take(np.add.accumulate(x, axis), -1, axis)
 
 
-def _multi_row_fast(y):
-    """_multi_row_sum along axis 1 of the (B, m, C) array y, levels 0 and 1 only (None where
-    level 2 is reached), without the +0 starts."""
-    B, m, C = y.shape
+def _levels(y, k):
+    """_multi_row_sum along axis k of y, levels 0 and 1 only (None where level 2 is reached),
+    without the +0 starts: sequential reductions over whole arrays."""
+    m = y.shape[k]
+    lead, rest = y.shape[:k], y.shape[k + 1:]
+    cut = (slice(None),) * k
     step = 1 << max(4, _ceil_log2(m) // 4)
     full = m // step
     if not full:
-        return _seq_fast(y, 1)
+        return _seq_fast(y, k)
     g1 = full // step
     if g1 >= step:
         return None
-    c = _seq_fast(y[:, :full * step].reshape(B, full, step, C), 2)          # the chunks
+    c = _seq_fast(y[cut + (slice(0, full * step),)].reshape(lead + (full, step) + rest), k + 1)
     accs = []
-    if g1:
-        accs.append(_seq_fast(_seq_fast(c[:, :g1 * step].reshape(B, g1, step, C), 2), 1))
+    if g1:          # (level 2: groups of `step` chunks; level 1: the chunks after)
+        accs.append(_seq_fast(_seq_fast(c[cut + (slice(0, g1 * step),)].reshape(
+            lead + (g1, step) + rest), k + 1), k))
     if full % step:
-        accs.insert(0, _seq_fast(c[:, g1 * step:], 1))
-    total = _seq_fast(y[:, full * step:], 1) if m > full * step else None
+        accs.insert(0, _seq_fast(c[cut + (slice(g1 * step, None),)], k))
+    total = _seq_fast(y[cut + (slice(full * step, None),)], k) if m > full * step else None
     for acc in accs:
         total = acc if total is None else total + acc
     return total
@@ -201,7 +187,7 @@ def _row_fast(x):
     ilp = m // 4
     if not ilp:
         return _seq_fast(x, 1)
-    parts = _multi_row_fast(x[:, :ilp * 4].reshape(B, ilp, 4 * C))
+    parts = _levels(x[:, :ilp * 4].reshape(B, ilp, 4 * C), 1)
     if parts is None:
         return None
     parts = parts.reshape(B, 4, C)
@@ -219,7 +205,7 @@ def _outer_fast(a):
     vec = whole + (cols - whole) // w * w if cols >= w else whole
     parts = []
     if whole:
-        parts.append(_multi_row_fast(a[:, :, :whole]))
+        parts.append(_levels(a[:, :, :whole], 1))
     if vec > whole:
         parts.append(_row_fast(a[:, :, whole:vec]))
     if vec < cols:
@@ -269,95 +255,55 @@ def _small_order(n):
 
 
 def _rows(a):
-    """The sums of the rows of the C-contiguous (R, n) float32/float64 array `a`, each as
-    vectorized_inner_sum adds a row (_inner), in a few NumPy calls for all rows at once (_cols
-    on the transpose: NumPy's reductions over a leading axis run long inner loops there, where
-    many short rows would make them short), or None for rows long enough to reach level 2."""
+    """The sums of the rows of the C-contiguous (R, n) float array `a`, each as
+    vectorized_inner_sum adds a row (_inner), in a few NumPy calls for all rows at once, or
+    None for rows long enough to reach level 2 of the cascade. Short rows are transposed
+    (NumPy's reductions over a leading axis then run long inner loops); long rows stay leading
+    (a transposed copy of a large array costs more than the short loops)."""
     R, n = a.shape
     if R == 1:
-        return _cols(a.T)                               # ((n, 1): no copy)
-    if n < 256:     # (short rows: the transpose is cheap; long ones: rows leading, no copy)
-        return _cols(np.ascontiguousarray(a.T))
-    return _rows_leading(a)
+        return _vector_rows(a.T, 0)                     # ((n, 1): no copy)
+    if n < 256:
+        return _vector_rows(np.ascontiguousarray(a.T), 0)
+    return _vector_rows(a, 1)
 
 
-def _rows_leading(a):
-    """_cols's steps with the rows as the leading axis of every array (no transposed copy;
-    NumPy's reductions run inner loops of one chunk of 4 vectors each)."""
-    R, n = a.shape
-    w = 32 // a.itemsize
-    zero = a.dtype.type(0)
-    nvec = n // w
-    ilp = nvec // 4
-    vec = a[:, :nvec * w].reshape(R, nvec, w)
-    y = vec[:, :ilp * 4].reshape(R, ilp, 4, w)
-    step = 1 << max(4, _ceil_log2(ilp) // 4)
-    full = ilp // step
-    if full:
-        g1 = full // step
-        if g1 >= step:
-            return None
-        c = np.add.reduce(y[:, :full * step].reshape(R, full, step, 4, w), 2)   # the chunks
-        accs = []
-        if g1:
-            accs.append(np.add.reduce(np.add.reduce(
-                c[:, :g1 * step].reshape(R, g1, step, 4, w), 2), 1))
-        if full % step:
-            accs.insert(0, np.add.reduce(c[:, g1 * step:], 1))
-        parts = np.add.reduce(y[:, full * step:], 1) if ilp > full * step else None
-        for acc in accs:
-            parts = acc if parts is None else parts + acc
-    else:
-        parts = np.add.reduce(y, 1)
-    lane = np.add.reduce(parts if nvec == ilp * 4 else np.concatenate(
-        [parts[:, :1], vec[:, ilp * 4:], parts[:, 1:]], 1), 1)
-    if n > nvec * w:
-        lane = np.concatenate([a[:, nvec * w:], lane], 1)
-    return _down(np.ascontiguousarray(lane.T)) + zero    # (few columns: transposed, cheap)
-
-
-def _cols(t):
-    """The sums down the columns of the C-contiguous (n, R) array t, each column summed as
-    vectorized_inner_sum sums a row: the 4 interleaved vector accumulators and their level-0
-    and level-1 chunks by sequential reductions over leading axes (NumPy adds those in order
-    when at least two elements follow the axis), the scalar tail and the lanes by one
-    add.accumulate. Each level starts from +0 in PyTorch; that changes nothing but an all-zero
-    sum's sign, which the final `+ 0` gives. None for columns that reach level 2."""
-    n, R = t.shape
-    w = 32 // t.itemsize
-    zero = t.dtype.type(0)
+def _vector_rows(x, k):
+    """vectorized_inner_sum of each row of the 2-d x whose row elements run along axis k (x is
+    (n, R) for k = 0, (R, n) for k = 1): the 4 interleaved vector accumulators and their
+    level-0 and level-1 chunks (_levels), the leftover vectors into the first accumulator, the
+    scalar tail and the lanes folded in order. Each level starts from +0 in PyTorch; that
+    changes nothing but an all-zero sum's sign, which the final `+ 0` gives."""
+    n = x.shape[k]
+    R = x.shape[1 - k]
+    w = 32 // x.itemsize
+    zero = x.dtype.type(0)
+    cut = (slice(None),) * k
     if n < w:
-        return _down(t[_small_order(n)]) + zero
+        return _fold(x[cut + (_small_order(n),)], k) + zero
     nvec = n // w
     ilp = nvec // 4
-    vec = t[:nvec * w].reshape(nvec, w, R)
+    vec = x[cut + (slice(0, nvec * w),)].reshape((nvec, w, R) if k == 0 else (R, nvec, w))
     if ilp:
-        y = vec[:ilp * 4].reshape(ilp, 4, w, R)
-        step = 1 << max(4, _ceil_log2(ilp) // 4)
-        full = ilp // step
-        if full:
-            g1 = full // step
-            if g1 >= step:
-                return None
-            c = np.add.reduce(y[:full * step].reshape(full, step, 4, w, R), 1)   # the chunks
-            accs = []
-            if g1:          # (level 2: groups of `step` chunks; level 1: the chunks after)
-                accs.append(np.add.reduce(np.add.reduce(
-                    c[:g1 * step].reshape(g1, step, 4, w, R), 1), 0))
-            if full % step:
-                accs.insert(0, np.add.reduce(c[g1 * step:], 0))
-            parts = np.add.reduce(y[full * step:], 0) if ilp > full * step else None
-            for acc in accs:
-                parts = acc if parts is None else parts + acc
-        else:
-            parts = np.add.reduce(y, 0)
-        lane = np.add.reduce(parts if nvec == ilp * 4 else np.concatenate(
-            [parts[:1], vec[ilp * 4:], parts[1:]]), 0)
+        y = vec[cut + (slice(0, ilp * 4),)].reshape((ilp, 4, w, R) if k == 0 else
+                                                   (R, ilp, 4, w))
+        parts = _levels(y, k)
+        if parts is None:
+            return None
+        if nvec > ilp * 4:
+            parts = np.concatenate([parts[cut + (slice(0, 1),)], vec[cut + (slice(ilp * 4, None),)],
+                                    parts[cut + (slice(1, None),)]], k)
+        lane = _seq_fast(parts, k)
     else:
-        lane = np.add.reduce(vec, 0)
+        lane = _seq_fast(vec, k)
     if n > nvec * w:                                  # (the scalar tail, then the lanes)
-        lane = np.concatenate([t[nvec * w:], lane])
-    return _down(lane) + zero
+        lane = np.concatenate([x[cut + (slice(nvec * w, None),)], lane], k)
+    return _fold(lane, k) + zero
+
+
+def _fold(x, k):
+    """The running sums along axis k of the 2-d x, in order (_down on the columns)."""
+    return _down(x if k == 0 else np.ascontiguousarray(x.T))
 
 
 def _down(x):
@@ -413,8 +359,6 @@ def sum(a, axis):
     if not keep:                                          # the whole array
         flat = a.reshape(-1)
         threads = _parallel.threads()
-        if n < 64 * lanes(a.dtype) and n >= lanes(a.dtype):
-            return np.asarray(_short_row(flat)).reshape(shape)
         if n <= _GRAIN or threads == 1:
             return _inner(flat[None])[0].reshape(shape)
         k = min(threads, -(-n // _GRAIN))
