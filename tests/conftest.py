@@ -1,4 +1,5 @@
 """Say up front which optional test oracles are missing, so skipped tests are not a mystery."""
+import importlib
 import importlib.util
 import sys
 
@@ -34,6 +35,24 @@ def standin():
     finally:
         ndgrad.set_default_device(None)
         _backend.use_standin(before)
+
+
+@pytest.fixture
+def two_threads_both():
+    """ndgrad and PyTorch (where installed) both on two threads for one test, whatever earlier
+    tests set: where a kernel's order or choice depends on the thread count, the comparisons
+    need the same count on both sides."""
+    import ndgrad
+    torch = sys.modules.get("torch") or (importlib.import_module("torch") if
+                                         importlib.util.find_spec("torch") else None)
+    before = ndgrad.get_num_threads(), torch.get_num_threads() if torch else None
+    ndgrad.set_num_threads(2)
+    if torch:
+        torch.set_num_threads(2)
+    yield
+    ndgrad.set_num_threads(before[0])
+    if torch:
+        torch.set_num_threads(before[1])
 
 
 @pytest.fixture(autouse=True)

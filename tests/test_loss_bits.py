@@ -13,15 +13,8 @@ import ndgrad
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def same_thread_counts():
-    """A sum of more than 32768 elements splits by thread count, in both libraries."""
-    before = torch.get_num_threads(), ndgrad.get_num_threads()
-    torch.set_num_threads(2)
-    ndgrad.set_num_threads(2)
-    yield
-    torch.set_num_threads(before[0])
-    ndgrad.set_num_threads(before[1])
+# a sum of more than 32768 elements splits by thread count, in both libraries
+pytestmark = pytest.mark.usefixtures("two_threads_both")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -17,23 +17,10 @@ def _torch():
     return torch
 
 
-@pytest.fixture(autouse=True)
-def same_thread_counts():
-    """PyTorch picks its bilinear kernel by its thread count (one thread and 3 channels: the
-    channels-last kernel), ndgrad by its own: both on two threads here, whatever earlier tests
-    set (float16 through the channels-last kernel is within rounding: a few exact float16 ties
-    of 10^4 round the other way)."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads(), ndgrad.get_num_threads()
-    torch.set_num_threads(2)
-    ndgrad.set_num_threads(2)
-    yield
-    torch.set_num_threads(before[0])
-    ndgrad.set_num_threads(before[1])
+# PyTorch picks its bilinear kernel by its thread count (one thread and 3 channels: the
+# channels-last kernel), ndgrad by its own: both on two threads here (float16 through the
+# channels-last kernel is within rounding: a few exact float16 ties of 10^4 round the other way)
+pytestmark = pytest.mark.usefixtures("two_threads_both")
 
 
 def _cases():

@@ -196,8 +196,10 @@ def _row_fast(x):
     return _seq_fast(parts, 1)
 
 
-def _outer_fast(a):
-    """_outer in fewer NumPy calls (levels 0 and 1 of the cascade; None beyond)."""
+def _outer_blocks(a, multi, row):
+    """vectorized_outer_sum's column split of the (batch, n, cols) array a: `multi` sums down
+    the blocks of 4 vectors, `row` the next whole vectors and the last columns (fewer columns
+    than a vector: scalar_outer_sum, in fours); the parts joined, or None where one is None."""
     cols = a.shape[2]
     w = lanes(a.dtype)
     block = 4 * w if cols >= w else 4
@@ -205,40 +207,32 @@ def _outer_fast(a):
     vec = whole + (cols - whole) // w * w if cols >= w else whole
     parts = []
     if whole:
-        parts.append(_levels(a[:, :, :whole], 1))
+        parts.append(multi(a[:, :, :whole]))
     if vec > whole:
-        parts.append(_row_fast(a[:, :, whole:vec]))
+        parts.append(row(a[:, :, whole:vec]))
     if vec < cols:
-        parts.append(_row_fast(a[:, :, vec:]))
+        parts.append(row(a[:, :, vec:]))
     if any(p is None for p in parts):
         return None
-    r = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-    return r + a.dtype.type(0)
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def _outer_fast(a):
+    """_outer in fewer NumPy calls (levels 0 and 1 of the cascade; None beyond)."""
+    r = _outer_blocks(a, lambda x: _levels(x, 1), _row_fast)
+    return None if r is None else r + a.dtype.type(0)
 
 
 def _outer(a):
-    """Sums down the middle axis of a C-contiguous (batch, n, cols) array, per column
-    (vectorized_outer_sum for each batch index; fewer columns than a vector:
-    scalar_outer_sum, in fours): _outer_fast, or the general levels."""
+    """Sums down the middle axis of a C-contiguous (batch, n, cols) array, per column: the
+    fewer-calls levels, or the general ones."""
     r = _outer_fast(a)
     return _outer_levels(a) if r is None else r
 
 
 def _outer_levels(a):
     """_outer through the general cascade: every level."""
-    cols = a.shape[2]
-    w = lanes(a.dtype)
-    block = 4 * w if cols >= w else 4
-    whole = cols - cols % block
-    vec = whole + (cols - whole) // w * w if cols >= w else whole
-    parts = []
-    if whole:
-        parts.append(_multi_row_sum(a[:, :, :whole], 1))
-    if vec > whole:
-        parts.append(_row_sum(a[:, :, whole:vec], 1))
-    if vec < cols:
-        parts.append(_row_sum(a[:, :, vec:], 1))
-    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+    return _outer_blocks(a, lambda x: _multi_row_sum(x, 1), lambda x: _row_sum(x, 1))
 
 
 _SMALL_ORDER = {}     # n < 8: the order in which scalar_inner_sum adds n scalars
