@@ -168,6 +168,34 @@ def test_tensor_ops_fuse_as_torchs(dtype):
         assert ours.dtype == ref.dtype and _same(ours, ref).all(), i
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fma_float32_work_arrays_in_place(seed):
+    """The float32 route through the work arrays (arrays of 2^16 elements and more): every
+    case of _cases tiled past that size, in place (the result overwrites the addend the tie
+    fix-up reads) and into another array, and cases of zeros and results below float32's
+    normal range."""
+    torch = _torch()
+    with np.errstate(all="ignore"):
+        cases = _cases(np.dtype("float32"), seed)
+        tiny = np.float32(2.0 ** -130)
+        cases.append((np.full(8, tiny), np.full(8, np.float32(0.5)),
+                      np.array([0, 0, -tiny, tiny, 0, -0.0, 2 ** -149, 0], np.float32)))
+        cases.append((np.zeros(8, np.float32), np.ones(8, np.float32),
+                      np.zeros(8, np.float32)))
+        for a, b, c in cases:
+            reps = -(-70000 // a.size)
+            a, b, c = (np.tile(x, reps) for x in (a, b, c))
+            ref = torch.from_numpy(c.copy()).addcmul(torch.from_numpy(a),
+                                                     torch.from_numpy(b)).numpy()
+            inplace = c.copy()
+            assert K.fma(a, b, inplace, out=inplace) is inplace
+            other = np.empty_like(c)
+            K.fma(a, b, c, out=other)
+            for r in (inplace, other):
+                bad = ~_same(r, ref)
+                assert not bad.any(), (a[bad][:4], b[bad][:4], c[bad][:4], r[bad][:4])
+
+
 @pytest.mark.parametrize("share", [0.5, 1e-4, 0.0])
 def test_fma_float32_ties_few_and_many(share):
     """Where the float64 sum rounds onto a float32 tie, as most elements (the whole work array
