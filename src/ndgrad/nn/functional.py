@@ -1325,7 +1325,7 @@ def _nll_index(x, t, C, reduction, ignore_index):
             0 <= ignore_index < C and (tt == ignore_index).any()):
         return None
     return K.nll_loss_index(x, t, tt.shape[0] if reduction == "mean" else
-                            1 if reduction == "sum" else 0)
+                            1 if reduction == "sum" else None)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -1344,36 +1344,32 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         loss = _nll_index(x, t, C, reduction, ignore_index)
         if loss is not None:
             return loss.squeeze(0) if unb and reduction == "none" else loss
-    valid = tt != ignore_index
-    bad = valid & ((tt < 0) | (tt >= C))
-    if bad.any():
-        raise IndexError(f"Target {int(tt[bad].reshape(-1)[0])} is out of bounds.")
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(
             f"weight tensor should be defined either for all {C} classes or no classes but got "
             f"weight tensor of shape: {list(weight.shape)}")
+    if not x.dtype.is_floating_point:   # (PyTorch's kernels take float types alone)
+        kernel = "nll_loss_out_frame" if x.ndim == 2 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(x.dtype)}\'')
+    valid = tt != ignore_index
+    bad = valid & ((tt < 0) | (tt >= C))
+    if bad.any():
+        raise IndexError(f"Target {int(tt[bad].reshape(-1)[0])} is out of bounds.")
+    # PyTorch's kernels over the positions (ops/nn_ops.py): weights, ignored targets and
+    # (N, C, d1, ...) inputs, the sums in its order, no (N, C) one-hot
     xp = _xp_of(tt)
-    if weight is None and tt.ndim == 1 and tt.shape[0] and valid.all():
-        # the common case (classes of a batch, no weights, no target ignored: `bad` above was
-        # all the validation): the coefficients are the one-hot rows, over N for the mean
-        coef = _const(x, tt[:, None] == xp.arange(C))
-        if reduction == "mean":
-            coef._data /= tt.shape[0]
-        return K.nll_loss(x, coef, reduction != "none")
-    safe = xp.where(valid, tt, 0)
-    w = (weight._data[safe] if weight is not None else xp.ones(tt.shape)) * valid
-    onehot = xp.moveaxis(safe[..., None] == xp.arange(C), -1, 1)
-    coef = onehot * xp.expand_dims(w, 1)
-    total = w.sum() if reduction == "mean" else None
-    if total is not None and total != 0:
-        coef = coef / total
-    coef = _const(x, coef)
-    loss = K.nll_loss(x, coef, reduction != "none")
-    if total is not None and total == 0:  # all ignored: a nan mean and zero gradients, as torch
-        loss = loss + _const(loss, _np.nan)
-    if unb and reduction == "none":
-        loss = loss.squeeze(0)
-    return loss
+    kept = None if bool(valid.all()) else valid
+    safe = tt if kept is None else xp.where(kept, tt, 0)
+    w = None if weight is None else weight._data.astype(x.dtype.np, copy=False)
+    if reduction == "mean":
+        if w is None:
+            n = int(tt.size if kept is None else xp.count_nonzero(kept))  # (0: 0 / 0)
+        else:
+            n = K.nll_weight_total(xp, w[safe], kept)
+    else:
+        n = 1 if reduction == "sum" else None
+    loss = K.nll_loss_index(x, _index(x, safe), n, w, kept)
+    return loss.squeeze(0) if unb and reduction == "none" else loss
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -1431,12 +1427,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = -(logp * weight.reshape(shape)).sum(class_dim) if weight is not None else \
         -logp.sum(class_dim)
     keep = target._data != ignore_index
-    smooth = smooth * _const(smooth, keep)
+    smooth = where(_make(keep), smooth, 0.0)   # (masked_fill_: 0 where ignored, even from inf)
     if reduction == "mean":
+        # PyTorch divides by tensors: the kept targets' weights summed (torch.sum's order), or
+        # their count
         if weight is not None:
-            denom = float(weight._data[target._data[keep]].sum())
+            denom = _make(weight._data[target._data[keep]]).sum()
         else:
-            denom = float(keep.sum())
+            denom = _make(_xp_of(keep).count_nonzero(keep))
         ret = smooth.sum() / denom
     elif reduction == "sum":
         ret = smooth.sum()

@@ -16,8 +16,8 @@ GEMMs. The batch is chunked so the im2col buffer fits the kept scratch. The kern
 add a unit height; 3-d ones pass (D, H, W)). Padding is one (before, after) pair per spatial
 dim.
 
-Also here: linear (one matmul, AddmmBackward0), nll_loss over a constant coefficient array
-(one-hot * class weight / normaliser, built by nn.functional), take/index_add (gather and
+Also here: linear (one matmul, AddmmBackward0), nll_loss over class indices (PyTorch's gather
+and scatter kernels, its sums' order), take/index_add (gather and
 scatter-add along a dim, each the other's derivative; used by embedding, pad and interpolate),
 max pooling with indices (a running maximum over the kernel taps), whose backward is a
 scatter-add whose derivative is the matching gather, and training-mode batch norm (one node;
@@ -36,7 +36,7 @@ from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par, _cascade
 from .._dtype import np_half as _half
 
-__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss", "nll_loss_index",
+__all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss_index",
            "max_pool2d", "max_pool3d",
            "take", "index_add", "batch_norm", "lstm_layer", "native_layer_norm",
            "native_layer_norm_backward"]
@@ -360,25 +360,15 @@ linear = defop("linear", _linear_fwd, promote="binary", node_name="AddmmBackward
 
 # ---------------------------------------------------------------- losses
 
-def _nll_fwd(xp, self, coef, reduce):
-    r = -(self * coef)
-    return r.sum() if reduce else r.sum(axis=1)
-
-
-def _nll_grad(grad, coef, reduce):
-    if not reduce:
-        grad = grad.unsqueeze(1)
-    return -(grad * coef)
-
-
-# coef is a constant (N, C, ...) array: one-hot(target) * weight[target] / normaliser
-nll_loss = defop("nll_loss", _nll_fwd, promote="float", node_name="NllLossBackward0",
-                 self=_nll_grad)
-
-
-# The common case of nll_loss (a batch of class indices, no weights, none ignored): PyTorch's
-# kernels, a gather forward and a scatter backward, O(N) work and memory beside the input and its
-# gradient (no (N, C) one-hot). n: the mean's divisor (N), 1 for the sum, 0 for reduction='none'.
+# nll_loss over class indices: PyTorch's kernels (nll_loss_out_frame, nll_loss2d_forward_out_frame
+# and their backward), a gather forward and a scatter backward: O(positions) work and memory beside
+# the input and its gradient, no (N, C) one-hot. A position is a target element: the batch's
+# rows, times the spatial dims of (N, C, d1, ...) inputs. Arguments past `target`:
+#   n       the reduction: None for 'none', 1 for the sum, the mean's divisor otherwise (the
+#           number of positions kept, or their weights' total as PyTorch adds them)
+#   weight  the classes' weights (C,), or None
+#   valid   where a target is not ignore_index (target's shape, bool), or None: all are kept;
+#           an ignored position's target holds any class (0)
 _ROWS = {}  # n -> a read-only host arange(n): the rows of each batch size seen
 
 
@@ -394,6 +384,9 @@ def _nll_rows(xp, n_rows):
     return r
 
 
+_CASCADE_LEVELS = 8     # PyTorch's cascade_sum_num_levels (its level_power is 4 below 2^40)
+
+
 def _nll_total(q):
     """PyTorch's sum of the losses q (nll_loss_out_frame, no weights, none ignored): element 0
     runs through all eight levels of its cascade into the last; then elements go one by one
@@ -401,10 +394,10 @@ def _nll_total(q):
     those, and so on; the levels are added up in order at the end. Every running sum here is
     an add.accumulate (in order by definition); each level's +0 start changes nothing but an
     all-zero sum's sign, which the final + 0 gives."""
-    acc = _np.add.accumulate    # host: called for NumPy arrays only (_nll_index_fwd)
+    acc = _np.add.accumulate    # host: called for NumPy arrays only (_nll_reduce)
     levels = []
     cur = q[1:]
-    for _ in range(7):                         # (levels 0..6; what leaves 6 goes into 7)
+    for _ in range(_CASCADE_LEVELS - 1):      # (levels 0..6; what leaves 6 goes into 7)
         full = cur.shape[0] // 16
         if cur.shape[0] > full * 16:
             levels.append(acc(cur[full * 16:])[-1])
@@ -416,21 +409,98 @@ def _nll_total(q):
     return acc(_np.array(levels, q.dtype))[-1] + q.dtype.type(0)  # host: as above
 
 
-def _nll_index_fwd(xp, self, target, n):
-    picked = self[_nll_rows(xp, self.shape[0]), target]
-    if not n:
-        return -picked
+def _nll_total_at(q, pos):
+    """The same cascade where some positions are ignored: q holds the kept positions' terms in
+    order, pos their positions. PyTorch's loop skips an ignored position whole, the levels'
+    emptying included, so a level empties at a kept position b alone, into as many levels as
+    b has trailing zero hex digits (all of them for b = 0). Level by level: each run of items
+    up to one that empties the level is added in order (runs of one length at a time, one
+    accumulate each) and goes on as an item of the next level; what follows the last such item
+    stays."""
+    acc = _np.add.accumulate    # host: as _nll_total
+    low = pos & -pos            # (the lowest set bit; 0 for b = 0)
+    depth = _np.full(pos.shape, _CASCADE_LEVELS - 1, _np.int64)  # host: as above
+    nz = low > 0
+    depth[nz] = _np.minimum(_np.log2(low[nz]).astype(_np.int64) // 4,  # host: as above
+                            _CASCADE_LEVELS - 1)
+    zero = q.dtype.type(0)
+    levels = []
+    for _ in range(_CASCADE_LEVELS - 1):
+        ends = _np.flatnonzero(depth)           # host: as above
+        rest = q[ends[-1] + 1:] if ends.size else q
+        levels.append(acc(rest)[-1] if rest.size else zero)
+        if not ends.size:
+            q = q[:0]
+            break
+        starts = _np.concatenate(([0], ends[:-1] + 1))  # host: as above
+        lens = ends - starts + 1
+        sums = _np.empty(ends.size, q.dtype)  # host: as above
+        for n in _np.unique(lens):              # host: a loop over the runs' lengths
+            at = _np.flatnonzero(lens == n)     # host: as above
+            sums[at] = acc(q[starts[at, None] + _np.arange(n)], 1)[:, -1]  # host: as above
+        q, depth = sums, depth[ends] - 1
+    levels.append(acc(q)[-1] if q.size else zero)
+    return acc(_np.array(levels, zero.dtype))[-1] + zero  # host: as above
+
+
+def nll_weight_total(xp, w, valid):
+    """PyTorch's total weight for nll_loss's mean: the kept positions' weights (w: their classes'
+    weights, target-shaped) added in the loss's cascade, in the weights' dtype."""
+    if xp is not _np or w.dtype.itemsize < 4:
+        return w[valid].sum() if valid is not None else w.sum()
+    if valid is None:
+        return _nll_total(w.reshape(-1))
+    flat = valid.reshape(-1)
+    return _nll_total_at(w.reshape(-1)[flat], _np.flatnonzero(flat))  # host: as above
+
+
+def _nll_pick(xp, self, target):
+    """self's entries at the targets' classes: (N,) for (N, C), target-shaped for (N, C, ...)."""
+    if self.ndim == 2:
+        return self[_nll_rows(xp, self.shape[0]), target]
+    return xp.take_along_axis(self, target[:, None], axis=1)[:, 0]
+
+
+def _nll_index_fwd(xp, self, target, n, weight=None, valid=None):
+    picked = _nll_pick(xp, self, target)
+    q = -picked
+    if weight is not None:     # (-x * w, one rounding: the product's)
+        q = xp.multiply(q, weight[target], out=q)
+    if n is None:
+        if valid is not None:
+            q[~valid] = 0      # (ignored: 0, whatever the input holds there)
+        return q
+    if not q.size:             # (no target at all: PyTorch fills the mean with NaN)
+        return xp.asarray(_np.nan if n != 1 else 0, self.dtype)
     if xp is _np and self.dtype.kind == "f" and self.dtype.itemsize >= 4:
-        total = _nll_total(-picked)       # (PyTorch's order: the loss's last bits)
+        if valid is None:      # (PyTorch's order: the loss's last bits)
+            total = _nll_total(q.reshape(-1))
+        else:
+            flat = valid.reshape(-1)
+            total = _nll_total_at(q.reshape(-1)[flat], _np.flatnonzero(flat))  # host: as above
     else:
-        total = -xp.add.reduce(picked)
+        total = xp.add.reduce(q[valid] if valid is not None else q.reshape(-1))
     return total / self.dtype.type(n) if n != 1 else total
 
 
-def _nll_index_backward_fwd(xp, grad, self, target, n):
+def _nll_index_backward_fwd(xp, grad, self, target, n, weight=None, valid=None):
     out = xp.zeros(self.shape, grad.dtype)
-    g = -grad if n < 2 else -grad / grad.dtype.type(n)
-    out[_nll_rows(xp, self.shape[0]), target] = g
+    dt = grad.dtype.type
+    if n is None:              # -w * grad at each position (PyTorch: value * grad_output)
+        g = -grad if weight is None else xp.multiply(-weight[target], grad)
+    else:                      # w * -(grad / total) (the sum: -grad)
+        g = -(grad / dt(n)) if n != 1 else -grad
+        if weight is not None:
+            g = xp.multiply(weight[target], g)
+        elif self.ndim == 2 or valid is not None:
+            g = xp.broadcast_to(g, target.shape)
+    if valid is not None:
+        g = xp.where(valid, g, dt(0))
+    if self.ndim == 2:
+        out[_nll_rows(xp, self.shape[0]), target] = g
+    else:
+        xp.put_along_axis(out, target[:, None], xp.broadcast_to(g, target.shape)[:, None],
+                          axis=1)
     return out
 
 
@@ -438,11 +508,14 @@ def _nll_index_backward_fwd(xp, grad, self, target, n):
 # double backward records NllLossBackwardBackward0 (its graph is PyTorch's).
 nll_loss_backward = defop(
     "nll_loss_backward", _nll_index_backward_fwd, node_name="NllLossBackwardBackward0",
-    inputs=("grad", "self"), grad=lambda grad, target, n: nll_loss_index(grad, target, n),
+    inputs=("grad", "self"),
+    grad=lambda grad, target, n, weight=None, valid=None: nll_loss_index(grad, target, n,
+                                                                         weight, valid),
     self=lambda grad: _zeros_like(grad))
 nll_loss_index = defop(
     "nll_loss_index", _nll_index_fwd, node_name="NllLossBackward0", inputs=("self",),
-    self=lambda grad, self, target, n: nll_loss_backward(grad, self, target, n))
+    self=lambda grad, self, target, n, weight=None, valid=None: nll_loss_backward(
+        grad, self, target, n, weight, valid))
 
 
 # ---------------------------------------------------------------- gather / scatter along a dim
