@@ -498,9 +498,11 @@ def _nll_index_backward_fwd(xp, grad, self, target, n, weight=None, valid=None):
         g = xp.where(valid, g, dt(0))
     if self.ndim == 2:
         out[_nll_rows(xp, self.shape[0]), target] = g
-    else:
-        xp.put_along_axis(out, target[:, None], xp.broadcast_to(g, target.shape)[:, None],
-                          axis=1)
+    else:   # (N, C, d...): position p = n D + j holds class t at (n C + t) D + j
+        C, D = self.shape[1], math.prod(self.shape[2:])
+        p = xp.arange(target.size)
+        out.reshape(-1)[(p // D * C + target.reshape(-1)) * D + p % D] = \
+            xp.broadcast_to(g, target.shape).reshape(-1)
     return out
 
 
