@@ -19,8 +19,9 @@ mean over a 7x7 plane). `sum` here computes PyTorch's order with whole-array ste
 sequential sum of k terms is k - 1 array additions, vectorized over everything that PyTorch
 sums independently (rows, lanes, accumulators, chunks). The reductions it covers: over trailing
 dims or leading dims of a C-contiguous array (the two shapes PyTorch's kernel gives contiguous
-reductions, and per index of the dims before them), the whole array; reduced dims that are
-not adjacent return None (the caller sums with NumPy).
+reductions, and per index of the dims before them), the whole array, and reduced dims apart
+(`_apart`: x.sum((0, 2, 3)) of an NCHW batch); complex sums over dims apart return None (the
+caller sums with NumPy).
 """
 import math
 
@@ -382,14 +383,57 @@ def sum(a, axis):
             total = total + (_inner(flat[None, lo:lo + piece])[0] if part is None else part)
         return np.asarray(total).reshape(shape)
     if list(dims) != list(range(dims[0], dims[-1] + 1)):
-        return None                                       # (reduced dims apart: not followed)
-    lead = 1
-    for d in range(dims[0]):
-        lead *= a.shape[d]
+        sizes, red = _runs(a.shape, dims)
+        if red.count(True) > 1:
+            return _apart(a.reshape(sizes), red).reshape(shape) if a.dtype.kind == "f" else \
+                None
+        d = red.index(True)             # (one run once the unit dims between are dropped)
+        lead = math.prod(sizes[:d])
+    else:
+        lead = 1
+        for d in range(dims[0]):
+            lead *= a.shape[d]
     trail = a.size // (lead * n)
     if trail == 1:                                        # the trailing dims
         return _inner(a.reshape(lead, n)).reshape(shape)
     return _outer(a.reshape(lead, n, trail)).reshape(shape)   # leading or middle dims
+
+
+def _runs(shape, dims):
+    """The runs of reduced and of kept dims of `shape` with its unit dims dropped (TensorIterator
+    coalesces the dims of a run): (their sizes, whether each is reduced)."""
+    sizes, red = [], []
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        r = d in dims
+        if red and red[-1] == r:
+            sizes[-1] *= n
+        else:
+            sizes.append(n)
+            red.append(r)
+    return sizes, red
+
+
+def _apart(x, red):
+    """The sum of x over its runs of reduced dims (`red`), two or more runs apart. PyTorch's
+    TensorIterator puts a reduction's reduced dims first, innermost first, so its 2-d loop
+    takes the innermost reduced run and the next one: it sums the rows of the first
+    (contiguous: vectorized_inner_sum; strided: scalar_inner_sum, the plain row_sum) and adds
+    each row's sum into the output in turn, over the second run and then the outer loops' other
+    reduced runs: the rows' sums in the C order of the other reduced dims, one after the other,
+    from zero. Returns the kept dims' elements, flat."""
+    sizes = x.shape
+    k = max(i for i, r in enumerate(red) if r)           # the innermost reduced run
+    if k == len(sizes) - 1:
+        rows = _inner(x.reshape(-1, sizes[k])).reshape(sizes[:k])
+    else:
+        rows = _row_sum(x, k)
+    rest = [i for i in range(len(sizes)) if i != k]
+    order = [j for j, i in enumerate(rest) if red[i]] + [j for j, i in enumerate(rest)
+                                                         if not red[i]]
+    n_red = math.prod(sizes[i] for i in rest if red[i])
+    return _seq(np.transpose(rows, order).reshape(n_red, -1), 0)
 
 
 def sequential(x, axis):
