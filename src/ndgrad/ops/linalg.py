@@ -1929,33 +1929,38 @@ def _cholesky_deprecated(input, upper=False, *, out=None):
 
 
 def _trapz_dx(y, dx, dim, cumulative):
+    """PyTorch's formulas (Integration.cpp): sum(y) less half the end points, times dx; the
+    cumulative form as cumsum(dx / 2 * (left + right))."""
     from .reduction import sum as _sum, cumsum
     d = _wrap_dim(dim, y._data.ndim)
     n = y._data.shape[d]
     if n == 0:
         return _sum(y, d) if not cumulative else y
-    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))
     if cumulative:
-        return cumsum(mid, d) * (dx / 2)
-    return _sum(mid, d) * (dx / 2)
+        return cumsum(dx / 2. * (y.narrow(d, 0, n - 1) + y.narrow(d, 1, n - 1)), d)
+    ends = y.select(d, 0) + y.select(d, -1)
+    return (_sum(y, d) - ends * 0.5) * dx
 
 
 def _trapz_x(y, x, dim, cumulative):
+    """PyTorch's formulas: ((left + right) * dx) summed (or cumulated), then halved; dx the
+    differences of x, a 1-d x laid along dim and a lower-dimensional x padded with leading
+    unit dims."""
     from .reduction import sum as _sum, cumsum
     d = _wrap_dim(dim, y._data.ndim)
     n = y._data.shape[d]
     if x._data.ndim == 1:
-        dx = x[1:] - x[:-1]
         shape = [1] * y._data.ndim
-        shape[d] = n - 1 if n else 0
-        dx = reshape(dx, tuple(shape))
-    else:
-        xn = x._data.shape[_wrap_dim(dim, x._data.ndim)]
-        dx = x.narrow(dim, 1, xn - 1) - x.narrow(dim, 0, xn - 1)
+        shape[d] = x._data.shape[0]
+        x = reshape(x, tuple(shape))
+    elif x._data.ndim < y._data.ndim:
+        x = reshape(x, (1,) * (y._data.ndim - x._data.ndim) + tuple(x._data.shape))
+    xn = x._data.shape[d]
+    dx = x.narrow(d, 1, max(xn - 1, 0)) - x.narrow(d, 0, max(xn - 1, 0))
     if n == 0:
         return _sum(y, d) if not cumulative else y
-    mid = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * dx / 2
-    return cumsum(mid, d) if cumulative else _sum(mid, d)
+    mid = (y.narrow(d, 0, n - 1) + y.narrow(d, 1, n - 1)) * dx
+    return (cumsum(mid, d) if cumulative else _sum(mid, d)) / 2.
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
