@@ -170,3 +170,64 @@ def test_cross_entropy_weighted_ignored_spatial_gradchecks(reduction, label_smoo
                                                   label_smoothing=label_smoothing)
     assert ndgrad.autograd.gradcheck(f, (x,))
     assert ndgrad.autograd.gradgradcheck(f, (x,))
+
+
+# ---- embedding_bag's sums: PyTorch's kernels add a bag's rows one after the other from zero
+# (a per-sample weight fused into the running sum); NumPy-order sums over a padded
+# (bags, longest bag, dim) array differed for 151 of 289 bags tried, and one long bag among
+# many padded every bag to its length
+
+def _bag_case(r, trial):
+    V, D = int(r.integers(2, 60)), int(r.integers(1, 20))
+    W = (r.standard_normal((V, D)) * 10 ** r.uniform(-2, 2, (V, D))).astype(np.float32)
+    mode = ["sum", "mean", "max"][trial % 3]
+    pad = int(r.integers(0, V)) if trial % 4 == 0 else None
+    if trial % 5 == 0:
+        inp, off = r.integers(0, V, (int(r.integers(1, 6)), int(r.integers(1, 9)))), None
+    else:
+        n = int(r.integers(0, 80))
+        inp = r.integers(0, V, n)
+        off = np.sort(r.integers(0, n + 1, int(r.integers(1, 10))))
+        off[0] = 0
+    psw = r.standard_normal(inp.shape).astype(np.float32) if mode == "sum" and trial % 2 \
+        else None
+    return W, mode, pad, inp, off, psw
+
+
+def test_embedding_bag_like_pytorch():
+    r = np.random.default_rng(6)
+    for trial in range(150):
+        W, mode, pad, inp, off, psw = _bag_case(r, trial)
+        out = []
+        for T in (ndgrad, torch):
+            w = T.tensor(W, requires_grad=True)
+            o = T.nn.functional.embedding_bag(
+                T.tensor(inp), w, None if off is None else T.tensor(off), mode=mode,
+                padding_idx=pad, per_sample_weights=None if psw is None else T.tensor(psw))
+            o.sum().backward()
+            out.append((o.detach().numpy(), w.grad.numpy()))
+        (o0, g0), (o1, g1) = out
+        assert o0.shape == o1.shape and o0.tobytes() == o1.tobytes(), trial
+        np.testing.assert_allclose(g0, g1, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_one_long_bag_and_gradchecks():
+    w = ndgrad.randn(50, 4, dtype=ndgrad.float64, requires_grad=True)
+    idx = ndgrad.randint(0, 50, (200_000,))
+    off = ndgrad.tensor(list(range(0, 999)) + [999])     # 999 short bags, then a long one
+    out = ndgrad.nn.functional.embedding_bag(idx, w, off, mode="mean")
+    assert out.shape == (1000, 4)
+    idx, off = ndgrad.randint(0, 50, (12,)), ndgrad.tensor([0, 3, 3, 7])
+    psw = ndgrad.rand(12, dtype=ndgrad.float64, requires_grad=True)
+    for mode, weights, pad in [("sum", None, None), ("mean", None, 5), ("max", None, None),
+                               ("sum", psw, 5)]:
+        def f(w, *ws):
+            return ndgrad.nn.functional.embedding_bag(idx, w, off, mode=mode, padding_idx=pad,
+                                                      per_sample_weights=ws[0] if ws else None)
+        args = (w, weights) if weights is not None else (w,)
+        assert ndgrad.autograd.gradcheck(f, args)
+        assert ndgrad.autograd.gradgradcheck(f, args)
+    empty = ndgrad.nn.functional.embedding_bag(ndgrad.tensor([], dtype=ndgrad.long), w,
+                                               ndgrad.tensor([0, 0]))
+    empty.sum().backward()          # (empty bags: zeros in the graph, a zero gradient)
+    assert (empty == 0).all() and w.grad is not None

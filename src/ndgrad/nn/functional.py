@@ -2296,7 +2296,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise RuntimeError(
                 f"offsets[-1] can not be greater than input's length ({input.shape[0]}), but got "
                 f"offsets[-1] of {int(off[-1])}")
-        if include_last_offset:  # (the last bag runs to the end of input, as on PyTorch's CPU)
+        if include_last_offset:
+            # the last bag runs to the end of input, as in PyTorch's CPU kernels for max,
+            # padding_idx and the backward (its sum and mean without padding_idx stop at the
+            # last offset yet divide the mean by the count to the end: entries past the last
+            # offset are an edge its kernels do not agree on)
             ends = _np.append(off[1:-1], input.shape[0])  # host: layout
             starts, ends = off[:-1], ends[:max(len(off) - 1, 0)]
         else:
@@ -2315,36 +2319,58 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
+    from ..ops.shape import cat
+    from ..ops.reduction import running_sum
     B = len(starts)
-    lengths = ends - starts
-    width = max(int(lengths.max()) if B else 0, 1)
-    pos = starts[:, None] + _np.arange(width)[None, :]  # host: (B, width) positions in flat_in
-    valid = pos < ends[:, None]
-    pos = _np.where(valid, pos, 0)  # host: layout
     ids = flat_in._data
     xp = _xp_of(ids)
-    pos, valid = xp.asarray(pos), xp.asarray(valid)
+    D_ = weight.shape[1]
+    def zeros(n):    # (empty bags: 0, in the graph of weight with a zero gradient)
+        return where(_make(xp.zeros((1, 1), bool)), weight[:1], 0.0).expand(n, D_)
+    if ids.size == 0 or B == 0:
+        return zeros(B)
+    # each bag's kept positions in order (padding_idx entries left out), bags grouped by their
+    # kept count: a group of n bags of length L is an (n, L) block of positions, so no array
+    # is padded to the longest bag
+    lengths = _np.maximum(ends - starts, 0)  # host: the bags' layout
+    first = _np.repeat(starts - _np.cumsum(lengths) + lengths, lengths)  # host: layout
+    at = _np.arange(int(lengths.sum()), dtype=_np.int64) + first  # host: positions, bag order
+    bag = _np.repeat(_np.arange(B), lengths)  # host: layout
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += weight.shape[0]
-        if ids.size:
-            valid &= ids[pos] != padding_idx
+        keep = _to_numpy(ids)[at] != padding_idx  # host: which entries count (layout)
+        at, bag = at[keep], bag[keep]
+    count = _np.bincount(bag, minlength=B)  # host: layout
+    begin = _np.cumsum(count) - count  # host: layout
     rows = embedding(flat_in, weight, None, max_norm, norm_type, scale_grad_by_freq)
-    D_ = weight.shape[1]
-    if ids.size == 0:
-        return weight.new_zeros((B, D_))
-    dense = rows[_make(pos)]  # (B, width, D)
-    mask = _const(weight, valid[..., None])
-    count = valid.sum(1)
-    if mode == "max":
-        neg = _const(weight, xp.where(valid, 0.0, -_np.inf)[..., None])
-        best = (dense + neg).max(1)[0]
-        return where(_make((count > 0)[:, None]), best, 0.0)
-    if per_sample_weights is not None:
-        dense = dense * per_sample_weights[_make(pos)].unsqueeze(-1)
-    out = (dense * mask).sum(1)
+    weights = per_sample_weights
+    parts, order = [], []
+    for L in _np.unique(count[count > 0]):  # host: a loop over the bags' distinct lengths
+        bags = _np.flatnonzero(count == L)  # host: layout
+        pos = _make(xp.asarray(at[begin[bags][:, None] + _np.arange(L)]))  # host: layout
+        seg = rows[pos]                                          # (n, L, D)
+        if mode == "max":
+            part = seg.max(1)[0]
+        elif weights is None:   # (PyTorch's kernels add a bag's rows in order, from zero)
+            part = running_sum(seg, 1)
+        else:                   # (each row times its weight, fused into the running sum)
+            w = weights[pos]
+            part = seg[:, 0] * w[:, 0].unsqueeze(-1) + 0.0
+            for j in range(1, int(L)):
+                part = part.addcmul(w[:, j].unsqueeze(-1), seg[:, j])
+        parts.append(part)
+        order.append(bags)
+    empty = _np.flatnonzero(count == 0)  # host: layout
+    if empty.size:
+        parts.append(zeros(int(empty.size)))
+        order.append(empty)
+    out = cat(parts, 0) if len(parts) > 1 else parts[0]
+    where_ = _np.empty(B, _np.int64)  # host: layout
+    where_[_np.concatenate(order)] = _np.arange(B)  # host: layout
+    out = out[_make(xp.asarray(where_))]
     if mode == "mean":
-        out = out / _const(weight, xp.maximum(count, 1)[:, None])
+        out = out / _const(weight, xp.asarray(_np.maximum(count, 1)[:, None]))  # host: layout
     return out
 
 

@@ -136,6 +136,19 @@ _sum_dim = defop("sum_dim", _f16_acc(_sum_fwd), node_name="SumBackward1",
                                                                        keepdim))
 
 
+def _running_sum_fwd(xp, self, dim):
+    if xp is _np and self.dtype.kind == "f" and self.dtype.itemsize >= 4:
+        return _cascade.sequential(self, dim)
+    return xp.sum(self, axis=dim)
+
+
+# ((0 + x0) + x1) + ... along one dim, in the tensor's dtype: the order of kernels that add
+# rows one at a time (embedding_bag's sums of a bag's rows), which torch.sum's cascade is not
+running_sum = defop("running_sum", _running_sum_fwd, node_name="SumBackward1",
+                    self=lambda grad, self_shape, dim: _unreduce(grad, self_shape, (dim,),
+                                                                 False))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """torch.sum(input, dim=None, keepdim=False, *, dtype=None)."""
     dtype = D.to_dtype(dtype)
