@@ -16,7 +16,10 @@ for bit (the values that seeded programs see):
   180 / pi computed in float32, and differed in ~80 % of the results);
 - float16 mul and div by a Python float, and float16 lerp: computed in float32 (PyTorch's opmath)
   with the number and the difference unrounded, then rounded to float16 once (NumPy rounded the
-  number, and lerp's difference, to float16 first: a third of x * 0.1 differed).
+  number, and lerp's difference, to float16 first: a third of x * 0.1 differed);
+- cross (ops/linalg._cross_fwd): each component a1 b2 - a2 b1 with the first product fused,
+  fma(a1, b2, -(a2 b1)), as ATen's kernel compiles it (NumPy's two roundings differed in a
+  quarter of the components).
 """
 import warnings
 
@@ -197,3 +200,15 @@ def test_float16_bits_as_pytorch(weight):
     assert _same_c((N * 0.1).numpy(), (T * 0.1).numpy())
     assert _same_c((N / 0.3).numpy(), (T / 0.3).numpy())
     assert _same_c(N.clone().mul_(0.1).numpy(), T.clone().mul_(0.1).numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_bits_as_pytorch(dtype):
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(9)
+    for shape, dim in [((20000, 3), 1), ((3, 50, 7), 0), ((2, 3, 5), 1), ((3,), 0)]:
+        a, b = (r.standard_normal(shape).astype(dtype) for _ in range(2))
+        want = torch.linalg.cross(torch.tensor(a), torch.tensor(b), dim=dim).numpy()
+        for f in (ndgrad.linalg.cross, ndgrad.cross):
+            got = f(ndgrad.tensor(a), ndgrad.tensor(b), dim=dim).numpy()
+            assert got.tobytes() == want.tobytes(), (shape, f.__name__)
