@@ -19,7 +19,10 @@ for bit (the values that seeded programs see):
   number, and lerp's difference, to float16 first: a third of x * 0.1 differed);
 - cross (ops/linalg._cross_fwd): each component a1 b2 - a2 b1 with the first product fused,
   fma(a1, b2, -(a2 b1)), as ATen's kernel compiles it (NumPy's two roundings differed in a
-  quarter of the components).
+  quarter of the components);
+- average pooling's window sums (ops/nn_ops._window_sums_fwd): a window's elements added one
+  after the other from zero, the last dim fastest (a ones convolution's GEMM order differed for
+  windows of 4 and more along a dim: 5 % of a 7x7 pool's outputs).
 """
 import warnings
 
@@ -212,3 +215,27 @@ def test_cross_bits_as_pytorch(dtype):
         for f in (ndgrad.linalg.cross, ndgrad.cross):
             got = f(ndgrad.tensor(a), ndgrad.tensor(b), dim=dim).numpy()
             assert got.tobytes() == want.tobytes(), (shape, f.__name__)
+
+
+def test_avg_pool_bits_as_pytorch():
+    torch = pytest.importorskip("torch")
+    r = np.random.default_rng(10)
+    for trial in range(90):
+        nd = trial % 3 + 1
+        sizes = tuple(int(v) for v in r.integers(3, 12, nd))
+        x = (r.standard_normal((2, 3) + sizes) * 10 ** r.uniform(-2, 2, (2, 3) + sizes)
+             ).astype([np.float32, np.float64][trial % 2])
+        k = tuple(int(r.integers(1, min(sizes) + 1)) for _ in range(nd))
+        s = tuple(int(r.integers(1, 4)) for _ in range(nd))
+        p = tuple(int(r.integers(0, kk // 2 + 1)) for kk in k)
+        ceil, cip = bool(r.integers(0, 2)), bool(r.integers(0, 2))
+        name = f"avg_pool{nd}d"
+        a, b = (getattr(L.nn.functional, name)(L.tensor(x), k, s, p, ceil, cip).numpy()
+                for L in (ndgrad, torch))
+        assert a.shape == b.shape and a.tobytes() == b.tobytes(), (name, k, s, p, ceil, cip)
+    x = r.standard_normal((2, 4, 9, 9)).astype(np.float32)
+    a = ndgrad.nn.functional.avg_pool2d(
+        ndgrad.tensor(x).contiguous(memory_format=ndgrad.channels_last), 7, 1)
+    b = torch.nn.functional.avg_pool2d(
+        torch.tensor(x).contiguous(memory_format=torch.channels_last), 7, 1)
+    assert a.numpy().tobytes() == b.numpy().tobytes() and a.stride() == b.stride()

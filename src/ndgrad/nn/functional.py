@@ -539,7 +539,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
                  for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_xp(x).ones((1, 1) + k, dtype=x.dtype.np))
-    y = K.conv2d(x.reshape(N * C, 1, *sizes), ones, None, s, pads, (1,) * nd, 1, out_hw)
+    y = K.window_sums(x.reshape(N * C, 1, *sizes), ones, s, pads, out_hw)
     y = y.reshape(N, C, *out_hw)
     if divisor_override:
         div = float(divisor_override)

@@ -306,6 +306,29 @@ conv2d = defop(
         input, grad, tuple(weight_shape), stride, padding, dilation, groups),
     bias=_sum_but_channels)
 
+def _window_sums_fwd(xp, input, weight, stride, padding, out_hw):
+    """Average pooling's window sums of the (M, 1, *sizes) input, in PyTorch's order: its
+    kernels (cpu_avg_pool and the channels-last and 3-d ones) add a window's elements one
+    after the other from zero, the last dim fastest; here each tap is one whole-array add over
+    every window. Padding adds zeros, which change no such sum (it never holds -0). `weight`
+    (ones of the window's shape) is there for the backward, the convolution's."""
+    x = xp.pad(input, ((0, 0), (0, 0)) + tuple(padding))
+    acc = None
+    for tap in itertools.product(*(range(k) for k in weight.shape[2:])):
+        at = (slice(None), slice(None)) + tuple(
+            slice(t, t + s * (o - 1) + 1, s) for t, s, o in zip(tap, stride, out_hw))
+        acc = x[at] + input.dtype.type(0) if acc is None else xp.add(acc, x[at], out=acc)
+    return acc
+
+
+# (the window sums of avg_pool: their backward spreads the gradient as the ones convolution's)
+window_sums = defop(
+    "avg_pool_window_sums", _window_sums_fwd, promote="binary", node_name="AvgPoolBackward0",
+    inputs=("input",),
+    input=lambda grad, weight, input_shape, stride, padding, out_hw: conv_transpose2d(
+        grad, weight, stride, padding, (1,) * len(stride), 1, tuple(input_shape[2:])))
+
+
 conv_transpose2d = defop(
     "convolution_transpose", keeping_format(_conv_tr_fwd, 2), promote="binary",
     node_name="ConvolutionBackward0",
