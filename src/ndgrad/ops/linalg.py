@@ -1961,6 +1961,8 @@ def _trapz_x(y, x, dim, cumulative):
     from .reduction import sum as _sum, cumsum
     d = _wrap_dim(dim, y._data.ndim)
     n = y._data.shape[d]
+    if n == 0 and not cumulative:    # (PyTorch: zeros before x is looked at)
+        return _sum(y, d)
     if x._data.ndim == 1:
         shape = [1] * y._data.ndim
         shape[d] = x._data.shape[0]
@@ -1968,9 +1970,9 @@ def _trapz_x(y, x, dim, cumulative):
     elif x._data.ndim < y._data.ndim:
         x = reshape(x, (1,) * (y._data.ndim - x._data.ndim) + tuple(x._data.shape))
     xn = x._data.shape[d]
-    dx = x.narrow(d, 1, max(xn - 1, 0)) - x.narrow(d, 0, max(xn - 1, 0))
-    if n == 0:
-        return _sum(y, d) if not cumulative else y
+    if n == 0 or xn == 0:
+        return y
+    dx = x.narrow(d, 1, xn - 1) - x.narrow(d, 0, xn - 1)
     mid = (y.narrow(d, 0, n - 1) + y.narrow(d, 1, n - 1)) * dx
     return (cumsum(mid, d) if cumulative else _sum(mid, d)) / 2.
 
