@@ -233,6 +233,13 @@ def test_avg_pool_bits_as_pytorch():
         a, b = (getattr(L.nn.functional, name)(L.tensor(x), k, s, p, ceil, cip).numpy()
                 for L in (ndgrad, torch))
         assert a.shape == b.shape and a.tobytes() == b.tobytes(), (name, k, s, p, ceil, cip)
+    # float16 and bfloat16: summed and divided in float32, rounded once (PyTorch's opmath)
+    h = (r.standard_normal((2, 3, 12, 12)) * 100).astype(np.float32)
+    for k in (3, 7):
+        for name in ("float16", "bfloat16"):
+            a, b = (L.nn.functional.avg_pool2d(L.tensor(h).to(getattr(L, name)), k, 1).float()
+                    .numpy() for L in (ndgrad, torch))
+            assert a.tobytes() == b.tobytes(), (name, k)
     x = r.standard_normal((2, 4, 9, 9)).astype(np.float32)
     a = ndgrad.nn.functional.avg_pool2d(
         ndgrad.tensor(x).contiguous(memory_format=ndgrad.channels_last), 7, 1)

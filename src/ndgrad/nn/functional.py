@@ -539,7 +539,10 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     pads = tuple((pp, max(pp, (o - 1) * ss + kk - n - pp))
                  for n, o, kk, ss, pp in zip(sizes, out_hw, k, s, p))
     ones = _make(_xp(x).ones((1, 1) + k, dtype=x.dtype.np))
-    y = K.window_sums(x.reshape(N * C, 1, *sizes), ones, s, pads, out_hw)
+    half = x.dtype in (D.float16, D.bfloat16)   # (PyTorch's opmath: sums and quotient in
+    xs = x.float() if half else x                  # float32, rounded to the half type once)
+    y = K.window_sums(xs.reshape(N * C, 1, *sizes), ones.float() if half else ones, s, pads,
+                      out_hw)
     y = y.reshape(N, C, *out_hw)
     if divisor_override:
         div = float(divisor_override)
@@ -551,6 +554,8 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     if _sums:           # (the sums and the divisor map, for integer inputs)
         return (y.squeeze(0) if unb else y), (_np.asarray(div)[None] if unb else div)  # host: map
     y = y / _const(y, div)
+    if half:
+        y = y.to(x.dtype)
     if nd == 2:      # (PyTorch's avg_pool3d writes a contiguous result whatever its input)
         y = _in_format_of(x, y)
     return y.squeeze(0) if unb else y
