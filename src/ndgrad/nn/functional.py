@@ -2350,6 +2350,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     begin = _np.cumsum(count) - count  # host: layout
     rows = embedding(flat_in, weight, None, max_norm, norm_type, scale_grad_by_freq)
     weights = per_sample_weights
+    half = rows.dtype in (D.float16, D.bfloat16)   # (PyTorch's kernels add half rows in float32)
+    if half:
+        rows = rows.float()
+        weights = None if weights is None else weights.float()
     parts, order = [], []
     for L in _np.unique(count[count > 0]):  # host: a loop over the bags' distinct lengths
         bags = _np.flatnonzero(count == L)  # host: layout
@@ -2371,6 +2375,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         parts.append(zeros(int(empty.size)))
         order.append(empty)
     out = cat(parts, 0) if len(parts) > 1 else parts[0]
+    if half:
+        out = out.to(weight.dtype)
     where_ = _np.empty(B, _np.int64)  # host: layout
     where_[_np.concatenate(order)] = _np.arange(B)  # host: layout
     out = out[_make(xp.asarray(where_))]

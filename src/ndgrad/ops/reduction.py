@@ -139,6 +139,8 @@ _sum_dim = defop("sum_dim", _f16_acc(_sum_fwd), node_name="SumBackward1",
 def _running_sum_fwd(xp, self, dim):
     if xp is _np and self.dtype.kind == "f" and self.dtype.itemsize >= 4:
         return _cascade.sequential(self, dim)
+    if self.dtype.itemsize < 4 and self.dtype.kind not in "iub":   # (float16, bfloat16)
+        return _running_sum_fwd(xp, self.astype(_np.float32), dim).astype(self.dtype)
     return xp.sum(self, axis=dim)
 
 
