@@ -2330,6 +2330,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ids = flat_in._data
     xp = _xp_of(ids)
     D_ = weight.shape[1]
+
     def zeros(n):    # (empty bags: 0, in the graph of weight with a zero gradient)
         return where(_make(xp.zeros((1, 1), bool)), weight[:1], 0.0).expand(n, D_)
     if ids.size == 0 or B == 0:
