@@ -2356,9 +2356,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         rows = rows.float()
         weights = None if weights is None else weights.float()
     parts, order = [], []
-    for L in _np.unique(count[count > 0]):  # host: a loop over the bags' distinct lengths
-        bags = _np.flatnonzero(count == L)  # host: layout
-        pos = _make(xp.asarray(at[begin[bags][:, None] + _np.arange(L)]))  # host: layout
+    for bags, block in K.runs_by_length(begin, count):
+        L = block.shape[1]
+        pos = _make(xp.asarray(at[block]))  # host: layout
         seg = rows[pos]                                          # (n, L, D)
         if mode == "max":
             part = seg.max(1)[0]
@@ -2367,7 +2367,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         else:                   # (each row times its weight, fused into the running sum)
             w = weights[pos]
             part = seg[:, 0] * w[:, 0].unsqueeze(-1) + 0.0
-            for j in range(1, int(L)):
+            for j in range(1, L):
                 part = part.addcmul(w[:, j].unsqueeze(-1), seg[:, j])
         parts.append(part)
         order.append(bags)

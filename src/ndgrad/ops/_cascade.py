@@ -372,11 +372,9 @@ def sum(a, axis):
         return a.reshape(shape).copy()
     if not keep:                                          # the whole array
         flat = a.reshape(-1)
-        threads = _parallel.threads()
-        if n <= _GRAIN or threads == 1:
+        piece = thread_piece(n)
+        if piece is None:
             return _inner(flat[None])[0].reshape(shape)
-        k = min(threads, -(-n // _GRAIN))
-        piece = -(-n // k)
         total = a.dtype.type(0)
         for lo in range(0, n, piece):   # (each thread's piece from zero, added in order)
             part = _whole_row(flat[lo:lo + piece])
@@ -397,6 +395,17 @@ def sum(a, axis):
     if trail == 1:                                        # the trailing dims
         return _inner(a.reshape(lead, n)).reshape(shape)
     return _outer(a.reshape(lead, n, trail)).reshape(shape)   # leading or middle dims
+
+
+def thread_piece(n):
+    """The length of each thread's contiguous piece where ATen reduces a whole tensor of n
+    elements in two passes (more than 32768 elements, several threads: one piece a thread,
+    the pieces' results then combined in order), or None where one loop takes it all."""
+    threads = _parallel.threads()
+    if n <= _GRAIN or threads == 1:
+        return None
+    k = min(threads, -(-n // _GRAIN))
+    return -(-n // k)
 
 
 def _runs(shape, dims):

@@ -456,14 +456,21 @@ def _nll_total_at(q, pos):
             q = q[:0]
             break
         starts = _np.concatenate(([0], ends[:-1] + 1))  # host: as above
-        lens = ends - starts + 1
         sums = _np.empty(ends.size, q.dtype)  # host: as above
-        for n in _np.unique(lens):              # host: a loop over the runs' lengths
-            at = _np.flatnonzero(lens == n)     # host: as above
-            sums[at] = acc(q[starts[at, None] + _np.arange(n)], 1)[:, -1]  # host: as above
+        for at, pos in runs_by_length(starts, ends - starts + 1):
+            sums[at] = acc(q[pos], 1)[:, -1]
         q, depth = sums, depth[ends] - 1
     levels.append(acc(q)[-1] if q.size else zero)
     return acc(_np.array(levels, zero.dtype))[-1] + zero  # host: as above
+
+
+def runs_by_length(starts, lengths):
+    """Runs of consecutive positions (host arrays: each run's start and length), grouped by
+    length: for each length present, (the runs of that length, their (runs, length) block of
+    positions). Each group is then one whole-array step, with no run padded to the longest."""
+    for n in _np.unique(lengths[lengths > 0]):  # host: a loop over the distinct lengths
+        at = _np.flatnonzero(lengths == n)      # host: layout
+        yield at, starts[at, None] + _np.arange(n)  # host: layout
 
 
 def nll_weight_total(xp, w, valid):

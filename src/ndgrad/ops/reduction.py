@@ -259,24 +259,20 @@ def _prod_rows(a, dim, split=True):
     product is NumPy's row after row already; the rest as NumPy's)."""
     if a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.c_contiguous or not a.size:
         return None
-    dims = range(a.ndim) if dim is None else dim
-    red = [d for d in dims if a.shape[d] != 1]      # (unit dims coalesce away in TensorIterator)
-    keep = [d for d in range(a.ndim) if d not in dims and a.shape[d] != 1]
-    if not red:
+    sizes, red = _cascade._runs(a.shape, range(a.ndim) if dim is None else dim)
+    if True not in red:
         return None
-    if not keep:
-        n, threads = a.size, _cascade._parallel.threads()
-        if split and n > _cascade._GRAIN and threads > 1:   # (a piece a thread)
-            k = -(-n // _cascade._GRAIN)
-            k = threads if threads < k else k       # (this module's min is torch.min)
-            piece = -(-n // k)
+    if False not in red:
+        n = a.size
+        piece = _cascade.thread_piece(n) if split else None
+        if piece is not None:                        # (a piece a thread)
             flat = a.reshape(-1)
             parts = [_prod_rows(flat[lo:lo + piece], None, False)
                      for lo in range(0, n, piece)]
             return _np.multiply.accumulate(_np.concatenate(parts))[-1:]  # host: as below
         x = a.reshape(1, -1)
-    elif red[0] > keep[-1]:                          # (the trailing dims: rows)
-        x = a.reshape(-1, _math.prod(a.shape[d] for d in red))
+    elif red == [False, True]:                       # (the trailing dims: rows)
+        x = a.reshape(sizes)
     else:
         return None
     w = _cascade.lanes(a.dtype)
