@@ -298,3 +298,52 @@ def test_forward_at_special_values_matches_torch(name):
     ours = fns[name](ndgrad, ndgrad.tensor(x0)).numpy()
     theirs = fns[name](torch, torch.tensor(x0)).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, equal_nan=True)
+
+
+# ---------------------------------------------------------------- bounds (Note [Bounds as rows])
+
+_BOUNDED = {
+    "relu": lambda L, x: L.relu(x),
+    "relu6": lambda L, x: L.nn.functional.relu6(x),
+    "hardtanh": lambda L, x: L.nn.functional.hardtanh(x, -0.5, 0.0),
+    "clamp": lambda L, x: L.clamp(x, -1.5, 2),
+    "clamp_max_neg_zero": lambda L, x: L.clamp(x, max=-0.0),
+    "clamp_min_neg_zero": lambda L, x: L.clamp_min(x, -0.0),
+    "clamp_max": lambda L, x: L.clamp_max(x, 0.25),
+    "clamp_nan": lambda L, x: L.clamp(x, min=float("nan")),
+    "elu": lambda L, x: L.nn.functional.elu(x),
+    "hardswish": lambda L, x: L.nn.functional.hardswish(x),
+}
+
+
+@pytest.mark.parametrize("size", [7, 3 * (1 << 14), 2 * (1 << 14) + 5])  # (scalar, rows, tail)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(_BOUNDED))
+def test_bounds_match_torch_bit_for_bit(name, dtype, size):
+    """Large arrays are compared with a row of the bound, small ones with a 0-d bound: both
+    give PyTorch's bits, signed zeros (relu(-0.0) is -0.0) and NaNs included."""
+    x = np.random.default_rng(size).standard_normal(size).astype(np.float32) * 4
+    x[:7] = [-0.0, 0.0, np.nan, np.inf, -np.inf, -3.0, 6.0]
+    ours = _BOUNDED[name](ndgrad, ndgrad.tensor(x).to(getattr(ndgrad, dtype)))
+    theirs = _BOUNDED[name](torch, torch.tensor(x).to(getattr(torch, dtype)))
+    a, b = ours.float().numpy(), theirs.float().numpy()
+    if name in ("elu", "hardswish"):    # (exp's and the division's last bits: NumPy's, not SLEEF)
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=0, equal_nan=True)
+        zero = b == 0
+        a, b = a[zero], b[zero]
+    num = ~np.isnan(b)      # (a NaN's sign: bfloat16's conversions differ, not the bound)
+    assert np.array_equal(np.signbit(a[num]), np.signbit(b[num])), "signed zeros"
+    np.testing.assert_array_equal(a, b)
+
+
+def test_bound_rows_cover_layouts_and_out_of_range_bounds():
+    from ndgrad.ops.pointwise import bound
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 1 << 14)).astype(np.float32)
+    for arr in (x, x.T, x[:, ::2], x.reshape(-1)[5:]):       # C order, transposed, strided, offset
+        for limit in (0, -0.0, 0.3, 1 << 30, 1e300, float("inf")):
+            with np.errstate(over="ignore"):
+                want = np.maximum(np.float32(limit), arr)
+            np.testing.assert_array_equal(bound(np.maximum, limit, arr), want)
+    r = bound(np.minimum, 0.5, x)
+    assert bound(np.maximum, -0.5, r, out=r) is r and r.max() == 0.5 and r.min() == -0.5

@@ -15,7 +15,8 @@ from . import _specfun as _sf
 from ._scratch import scratch as _scratch
 from . import _parallel as _par
 from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
-                        threshold_backward, _zeros_like)
+                        threshold_backward, _zeros_like, bound as _bound,
+                        clamped as _clamped)
 from .reduction import sum as _sum, _f16_acc
 
 __all__ = ["softmax", "log_softmax", "softmin", "softplus", "gelu", "silu", "elu", "selu",
@@ -247,7 +248,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def _softplus_fwd(xp, self, beta, threshold):
     bx = self * beta
-    soft = xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta  # (quiet: exp may overflow)
+    soft = xp.log1p(xp.exp(_bound(xp.minimum, threshold, bx))) / beta  # (quiet: exp may overflow)
     return xp.where(bx > threshold, self, soft).astype(self.dtype, copy=False)
 
 
@@ -320,7 +321,7 @@ def _gelu_q(xp, x, s=None):
         return xp.exp(h, out=h)
     if s is None:
         s = xp.multiply(x, x, out=_scratch(xp, x.shape, x.dtype, "gelu_s"))
-    sc = xp.minimum(s, 30.25, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
+    sc = _bound(xp.minimum, 30.25, s, out=_scratch(xp, x.shape, x.dtype, "gelu_s_clamped"))
     h = _sf._poly(_GELU_K, sc)
     h *= x
     return xp.exp(h, out=h)
@@ -527,7 +528,7 @@ def mish(input, inplace=False):
 
 
 def _logsigmoid_fwd(xp, self):
-    return xp.minimum(self, 0) - xp.log1p(xp.exp(-xp.abs(self)))
+    return _bound(xp.minimum, 0, self) - xp.log1p(xp.exp(-xp.abs(self)))
 
 
 _logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, promote="float",
@@ -543,7 +544,7 @@ def logsigmoid(input):
 # ---------------------------------------------------------------- ELU family
 
 def _elu_fwd(xp, self, alpha, scale, input_scale):
-    neg = xp.expm1(xp.minimum(self, 0) * input_scale) * (alpha * scale)
+    neg = xp.expm1(_bound(xp.minimum, 0, self) * input_scale) * (alpha * scale)
     return xp.where(self > 0, self * scale, neg).astype(self.dtype, copy=False)
 
 
@@ -632,7 +633,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 _hardtanh = defop(
     "hardtanh",
-    lambda xp, self, min_val, max_val: xp.minimum(xp.maximum(self, min_val), max_val).astype(
+    lambda xp, self, min_val, max_val: _clamped(xp, self, min_val, max_val).astype(
         self.dtype, copy=False),
     self=lambda grad, self, min_val, max_val: hardtanh_backward(grad, self, (min_val, max_val)))
 
@@ -651,7 +652,7 @@ def relu6(input, inplace=False):
 
 _hardsigmoid = defop(
     "hardsigmoid",
-    lambda xp, self: (xp.minimum(xp.maximum(self + 3, 0), 6) / 6).astype(self.dtype, copy=False),
+    lambda xp, self: (_clamped(xp, self + 3, 0, 6) / 6).astype(self.dtype, copy=False),
     promote="float",
     self=lambda grad, self: where((self > -3) & (self < 3), grad / 6, 0.0))
 
@@ -663,8 +664,7 @@ def hardsigmoid(input, inplace=False):
 
 _hardswish = defop(
     "hardswish",
-    lambda xp, self: (self * xp.minimum(xp.maximum(self + 3, 0), 6) / 6).astype(
-        self.dtype, copy=False),
+    lambda xp, self: (self * _clamped(xp, self + 3, 0, 6) / 6).astype(self.dtype, copy=False),
     promote="float",
     self=lambda grad, self: where(self < -3, 0.0, where(self <= 3, grad * (self / 3 + 0.5),
                                                         grad)))

@@ -497,6 +497,52 @@ def _zero(a):
     return zero
 
 
+# Note [Bounds as rows]
+# NumPy's maximum and minimum (fmax, fmin) against a scalar or 0-d operand take a loop without
+# SIMD: 3-4x slower than against a contiguous array of the same length (float32 and float64,
+# NumPy 2.x; a ReLU of (32, 64, 32, 32) 1.4 ms against 0.35). A large C-contiguous float array
+# is compared instead row by row of _ROW elements against one cached row of the bound. The
+# bound is the first operand there and in the fallback: on equal zeros NumPy returns the
+# second, x, as PyTorch's kernels (max(bound, x) in its vector code, std::max(x, bound) in its
+# scalar loops) do, so relu(-0.0) is -0.0 as in PyTorch (float16's loops return the first
+# operand: x goes first there).
+_ROW = 1 << 14
+_ROWS = {}  # (dtype char, repr of the bound) -> read-only row of the bound
+_BIG = {"f": 1 << 24, "d": 1 << 53}  # bounds exact in the dtype, without overflow warnings
+
+
+def _bound_first(x):
+    """Whether NumPy's maximum and minimum return their second operand on equal zeros for x's
+    dtype (float32, float64; other arrays than NumPy's too); float16's loops return the
+    first."""
+    return x.__class__ is not _np.ndarray or x.dtype.char in "fd"
+
+
+def bound(ufunc, limit, x, out=None):
+    """ufunc(limit, x) for ufunc one of xp's maximum, minimum, fmax, fmin and a Python number
+    `limit` (a bound of x's dtype), as fast as NumPy's contiguous loops allow (Note [Bounds as
+    rows]); into `out` if given (x's shape and dtype, C-contiguous)."""
+    big = _BIG.get(x.dtype.char) if x.__class__ is _np.ndarray else None
+    if big is None or x.size < 2 * _ROW or limit.__class__ not in (int, float) or \
+            not -big <= limit <= big or not x.flags.c_contiguous:  # (nan, out of range: NumPy's)
+        return ufunc(limit, x, out=out) if _bound_first(x) else ufunc(x, limit, out=out)
+    key = (x.dtype.char, repr(float(limit)))
+    row = _ROWS.get(key)
+    if row is None:
+        if len(_ROWS) > 64:     # (bounds that change every call: no unbounded cache)
+            _ROWS.clear()
+        row = _ROWS[key] = _np.full(_ROW, limit, x.dtype)  # host: a NumPy constant row
+        row.flags.writeable = False
+    if out is None:
+        out = _np.empty(x.shape, x.dtype)  # host: a NumPy array (checked above)
+    flat, res = x.reshape(-1), out.reshape(-1)
+    m = x.size - x.size % _ROW
+    ufunc(row, flat[:m].reshape(-1, _ROW), out=res[:m].reshape(-1, _ROW))
+    if m < x.size:
+        ufunc(row[:x.size - m], flat[m:], out=res[m:])
+    return out
+
+
 def _tanh_backward_fwd(xp, grad_output, output):
     if output.size < _SMALL and type(output) is _np.ndarray:
         return grad_output * (_one(output) - output * output)
@@ -606,7 +652,11 @@ def _relu_fwd(xp, self):
         raise NotImplementedError("clamp is not supported for complex types")
     if k == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    r = xp.maximum(self, _zero(self))  # (a 0-d zero of self's dtype: NumPy takes it faster)
+    if k == "f" and self.size >= 2 * _ROW:    # (Note [Bounds as rows])
+        return bound(xp.maximum, 0, self)
+    # (a 0-d zero of self's dtype: NumPy takes it faster; x returned on equal zeros, for
+    # PyTorch's relu(-0.0))
+    r = xp.maximum(_zero(self), self) if _bound_first(self) else xp.maximum(self, _zero(self))
     return r if r.dtype == self.dtype else r.astype(self.dtype)
 
 
@@ -863,14 +913,23 @@ def polygamma(n, input):
 
 # ---------------------------------------------------------------- clamp, nan_to_num
 
+def clamped(xp, x, min=None, max=None):
+    """min(max(x, min), max) as PyTorch's clamp kernel (Note [Bounds as rows]); the second
+    bound applied in place (a second fresh array of a large size costs its page faults)."""
+    if min is not None:
+        r = bound(xp.maximum, min, x)
+        if max is None:
+            return r
+        fresh = r is not x and max.__class__ in (int, float) and getattr(r, "ndim", 0) and \
+            r.dtype.kind == "f" and r.flags.c_contiguous
+        return bound(xp.minimum, max, r, out=r if fresh else None)
+    return bound(xp.minimum, max, x)
+
+
 def _clamp_fwd(xp, self, min=None, max=None):
     if self.dtype.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    if min is not None:
-        self = xp.maximum(self, min)
-    if max is not None:
-        self = xp.minimum(self, max)
-    return self
+    return clamped(xp, self, min, max)
 
 
 def _clamp_scalar_grad(grad, self, min, max):
@@ -899,13 +958,15 @@ _clamp_s = defop("clamp", _clamp_fwd, promote="binary", node_name="ClampBackward
                  self=_clamp_scalar_grad)
 _clamp_t = defop("clamp_tensor", _clamp_fwd, promote="binary", node_name="ClampBackward0",
                  self=_clamp_scalar_grad, min=_clamp_min_grad, max=_clamp_max_grad)
-_clamp_min_s = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min), promote="binary",
+_clamp_min_s = defop("clamp_min", lambda xp, self, min: bound(xp.maximum, min, self),
+                     promote="binary",
                      self=lambda grad, self, min: where(self >= min, grad, 0.0))
 _clamp_min_t = defop("clamp_min_tensor", lambda xp, self, min: xp.maximum(self, min),
                      promote="binary", node_name="ClampMinBackward1",
                      self=lambda grad, self, min: where(self >= min, grad, 0.0),
                      min=lambda grad, self, min: where(self < min, grad, 0.0))
-_clamp_max_s = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max), promote="binary",
+_clamp_max_s = defop("clamp_max", lambda xp, self, max: bound(xp.minimum, max, self),
+                     promote="binary",
                      self=lambda grad, self, max: where(self <= max, grad, 0.0))
 _clamp_max_t = defop("clamp_max_tensor", lambda xp, self, max: xp.minimum(self, max),
                      promote="binary", node_name="ClampMaxBackward1",
