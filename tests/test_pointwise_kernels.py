@@ -347,3 +347,51 @@ def test_bound_rows_cover_layouts_and_out_of_range_bounds():
             np.testing.assert_array_equal(bound(np.maximum, limit, arr), want)
     r = bound(np.minimum, 0.5, x)
     assert bound(np.maximum, -0.5, r, out=r) is r and r.max() == 0.5 and r.min() == -0.5
+
+
+# ---------------------------------------------------------------- where on bits (Note [Selecting on bits])
+
+_SELECTS = {
+    "where_x_0": lambda L, c, x, y: L.where(c, x, 0),
+    "where_0_x": lambda L, c, x, y: L.where(c, 0, x),
+    "where_x_neg0": lambda L, c, x, y: L.where(c, x, -0.0 if x.dtype.is_floating_point else 1),
+    "where_x_y": lambda L, c, x, y: L.where(c, x, y),
+    "where_num_y": lambda L, c, x, y: L.where(c, 2.5 if x.dtype.is_floating_point else 3, y),
+    "masked_fill": lambda L, c, x, y: x.masked_fill(c, -7),
+    "masked_fill_causal": lambda L, c, x, y: x.masked_fill(c[..., :1, :], float("-inf")
+                                                            if x.dtype.is_floating_point else 9),
+    "relu_backward": lambda L, c, x, y: L.ops.aten.threshold_backward(x, y, 0),
+}
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (4, 64, 512)])    # (where's own loop; the bits)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("name", sorted(_SELECTS))
+def test_where_family_matches_torch_bit_for_bit(name, dtype, shape):
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 8).astype(np.float32)
+    y = (rng.standard_normal(shape) * 8).astype(np.float32)
+    if dtype.startswith("float"):
+        x.reshape(-1)[:6] = [-0.0, 0.0, np.nan, np.inf, -np.inf, -3.0]
+        y.reshape(-1)[:6] = [0.0, -0.0, -np.inf, np.nan, 1.0, -0.0]
+    else:
+        x, y = np.abs(x), np.abs(y)
+    x, y = x.astype(dtype), y.astype(dtype)
+    c = rng.standard_normal(shape) > 0
+    ours = _SELECTS[name](ndgrad, ndgrad.from_numpy(c), ndgrad.from_numpy(x), ndgrad.from_numpy(y))
+    theirs = _SELECTS[name](torch, torch.from_numpy(c), torch.from_numpy(x), torch.from_numpy(y))
+    assert str(ours.dtype) == str(theirs.dtype)
+    a, b = ours.numpy(), theirs.numpy()
+    assert a.shape == b.shape and a.tobytes() == b.tobytes()     # (every bit: zeros' signs too)
+
+
+def test_where_keeps_bfloat16_with_a_number():
+    """A Python number beside a bfloat16 tensor is taken in bfloat16 (it was float64)."""
+    x = torch.randn(3, 4).to(torch.bfloat16)
+    c = x > 0
+    for make in (lambda L, c, x: L.where(c, x, 0.5), lambda L, c, x: L.where(c, -1, x)):
+        theirs = make(torch, c, x)
+        ours = make(ndgrad, ndgrad.from_numpy(c.numpy()), ndgrad.tensor(x.float().numpy()).to(
+            ndgrad.bfloat16))
+        assert str(ours.dtype) == str(theirs.dtype) == "torch.bfloat16"
+        np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -16,6 +16,7 @@ from ..autograd.grad_mode import no_grad, is_grad_enabled
 from . import functional as F
 from ..ops import nn_ops as K
 from ..ops import where, sqrt, xlogy, minimum, broadcast_shapes, relu as _relu
+from ..ops.pointwise import threshold_backward  # noqa: F401 (torch.ops.aten's, not torch's)
 
 __all__ = ["binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
            "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",

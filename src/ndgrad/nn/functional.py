@@ -1821,7 +1821,8 @@ def prelu(input, weight):
 # zero tensors, as PyTorch's.
 _prelu_input_backward = defop(
     "prelu_kernel_backward",
-    lambda xp, grad_output, self, weight: xp.where(self > 0, grad_output, grad_output * weight),
+    lambda xp, grad_output, self, weight: _A._select(xp, self > 0, grad_output,
+                                                      grad_output * weight),
     promote="binary", node_name="PreluKernelBackwardBackward0",
     grad_output=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
     self=lambda grad: _zeros_like(grad),
@@ -1829,8 +1830,8 @@ _prelu_input_backward = defop(
 
 _prelu = defop(
     "prelu_kernel",
-    lambda xp, self, weight: xp.where(self > 0, self, self * weight).astype(self.dtype,
-                                                                             copy=False),
+    lambda xp, self, weight: _A._select(xp, self > 0, self, self * weight).astype(
+        self.dtype, copy=False),
     self=lambda grad, self, weight: _prelu_input_backward(grad, self, weight),
     weight=lambda grad, self: where(self > 0, 0.0, grad * self))
 
@@ -1853,7 +1854,7 @@ _rrelu_backward = defop(
 
 _hardshrink = defop(
     "hardshrink",
-    lambda xp, self, lambd: xp.where(_shrink_cut(xp, self, lambd), 0, self).astype(
+    lambda xp, self, lambd: _A._select(xp, _shrink_cut(xp, self, lambd), 0, self).astype(
         self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     self=lambda grad, self, lambd: _hardshrink_backward(grad, self, lambd))
 
@@ -1865,8 +1866,8 @@ def hardshrink(input, lambd=0.5):
 
 _softshrink = defop(
     "softshrink",
-    lambda xp, self, lambd: xp.where(_shrink_cut(xp, self, lambd), 0, xp.where(
-        self > lambd, self - lambd, self + lambd)).astype(self.dtype, copy=False),  # (NaN: NaN)
+    lambda xp, self, lambd: _A._select(xp, _shrink_cut(xp, self, lambd), 0, _A._select(
+        xp, self > lambd, self - lambd, self + lambd)).astype(self.dtype, copy=False),  # (NaN)
     self=lambda grad, self, lambd: _softshrink_backward(grad, self, lambd))
 
 

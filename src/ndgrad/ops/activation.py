@@ -15,7 +15,7 @@ from . import _specfun as _sf
 from ._scratch import scratch as _scratch
 from . import _parallel as _par
 from .pointwise import (exp, tanh, cosh, sigmoid, relu, erf, where, abs as _abs, _type_name,
-                        threshold_backward, _zeros_like, bound as _bound,
+                        threshold_backward, _zeros_like, bound as _bound, select as _select,
                         clamped as _clamped)
 from .reduction import sum as _sum, _f16_acc
 
@@ -249,7 +249,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def _softplus_fwd(xp, self, beta, threshold):
     bx = self * beta
     soft = xp.log1p(xp.exp(_bound(xp.minimum, threshold, bx))) / beta  # (quiet: exp may overflow)
-    return xp.where(bx > threshold, self, soft).astype(self.dtype, copy=False)
+    return _select(xp, bx > threshold, self, soft).astype(self.dtype, copy=False)
 
 
 _softplus = defop("softplus", _softplus_fwd, promote="float",
@@ -545,7 +545,7 @@ def logsigmoid(input):
 
 def _elu_fwd(xp, self, alpha, scale, input_scale):
     neg = xp.expm1(_bound(xp.minimum, 0, self) * input_scale) * (alpha * scale)
-    return xp.where(self > 0, self * scale, neg).astype(self.dtype, copy=False)
+    return _select(xp, self > 0, self * scale, neg).astype(self.dtype, copy=False)
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
@@ -603,10 +603,12 @@ def _masked_backward(name, node, factor):
 leaky_relu_backward = _masked_backward(
     "leaky_relu_backward", "LeakyReluBackwardBackward0",
     lambda xp, self, slope: xp.where(self > 0, 1.0, slope))
+
+
 def _cut_backward(name, node, cut):
     """An op: grad_output, except 0 where cut(xp, self, param) (PyTorch's select: 0 whatever
     the gradient there, and the gradient where `self` is NaN); as _masked_backward otherwise."""
-    op = defop(name, lambda xp, grad_output, self, param: xp.where(
+    op = defop(name, lambda xp, grad_output, self, param: _select(xp,
                    cut(xp, self, param), 0, grad_output).astype(grad_output.dtype, copy=False),
                promote="binary", node_name=node,
                grad_output=lambda grad, self, param: op(grad, self, param),
@@ -620,7 +622,7 @@ hardtanh_backward = _cut_backward(
 
 _leaky_relu = defop(
     "leaky_relu",
-    lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope).astype(
+    lambda xp, self, negative_slope: _select(xp, self > 0, self, self * negative_slope).astype(
         self.dtype, copy=False),
     self=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope))
 
@@ -677,7 +679,7 @@ def hardswish(input, inplace=False):
 
 _threshold = defop(
     "threshold",
-    lambda xp, self, threshold, value: xp.where(self <= threshold, value, self).astype(
+    lambda xp, self, threshold, value: _select(xp, self <= threshold, value, self).astype(
         self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))
 
@@ -718,12 +720,12 @@ _celu_result = defop(
     self=lambda grad, result, alpha: _elu_result_grad(grad, result, alpha, 1.0, _celu_scale(alpha)))
 _leaky_relu_result = defop(
     "leaky_relu_",
-    lambda xp, self, negative_slope: xp.where(self > 0, self, self * negative_slope).astype(
+    lambda xp, self, negative_slope: _select(xp, self > 0, self, self * negative_slope).astype(
         self.dtype, copy=False),
     node_name="LeakyReluBackward1", self=_leaky_relu_result_grad)
 _threshold_result = defop(
     "threshold_",
-    lambda xp, self, threshold, value: xp.where(self <= threshold, value, self).astype(
+    lambda xp, self, threshold, value: _select(xp, self <= threshold, value, self).astype(
         self.dtype, copy=False),  # (PyTorch's test: NaN stays NaN)
     node_name="ThresholdBackward1",  # (PyTorch's saves the input, not the result)
     self=lambda grad, self, threshold: threshold_backward(grad, self, threshold))

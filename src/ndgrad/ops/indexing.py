@@ -13,6 +13,7 @@ from ._argcheck import NOT_SCALARS as _NOT_SCALARS, argument_error as _argument_
 from .._tensor import Tensor, _make, _wrap_dim
 from ._registry import defop
 from ._inplace import inplace
+from .pointwise import select
 from ..return_types import make as _return_type
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add",
@@ -471,7 +472,7 @@ def _check_mask(mask, fname):
 
 
 def _masked_fill_fwd(xp, self, mask, value):
-    out = xp.where(mask, value, self)
+    out = select(xp, mask, value, self)
     return out.astype(self.dtype, copy=False)
 
 

@@ -34,6 +34,7 @@ from .._creation import zeros_like as _zeros_like
 from ._registry import defop, _scalar_array
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par, _cascade
+from .pointwise import select
 from .._dtype import np_half as _half
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss_index",
@@ -1357,7 +1358,7 @@ mse_loss = defop("mse_loss", _mse_fwd, promote="binary",
 
 def _smooth_l1_fwd(xp, self, target, reduction, beta):
     d = xp.abs(self - target)
-    return _reduce_arr(xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    return _reduce_arr(select(xp, d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
 def _smooth_l1_grad(grad, self, target, reduction, beta):
@@ -1378,7 +1379,8 @@ smooth_l1_loss = defop(
 
 def _huber_fwd(xp, self, target, reduction, delta):
     d = xp.abs(self - target)
-    return _reduce_arr(xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    return _reduce_arr(select(xp, d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
+                       reduction)
 
 
 def _huber_grad(grad, self, target, reduction, delta):
