@@ -544,3 +544,38 @@ def addcmul_forward(xp, self, tensor1, tensor2, value):
     if is_array(self) and self.ndim and fusable(self, tensor1, tensor2):
         return addcmul(self, tensor1, tensor2, value)
     return self + value * tensor1 * tensor2
+
+
+# Note [Scalar tails of half kernels]
+# PyTorch's vectorized CPU loop (cpu_kernel_vec) takes 32 float16/bfloat16 elements at a time
+# (its add kernel's AVX2 build, on AVX-512 CPUs too: measured) and leaves the last n mod 32 of
+# each thread's piece to its scalar code. For add and sub with alpha the two differ on the half types: the
+# vector code converts to float32 and fuses (self + alpha * other rounded once, alpha rounded to
+# the half dtype), the scalar code is c10::Half arithmetic, which rounds alpha * other to the
+# half dtype before the sum. Tensors under 32 elements (a bias, a small norm's weight) are all tail.
+
+def half_tail(out, self, other, alpha, low, sign=1):
+    """out (float32: the vector code's result for every element) with each thread piece's tail
+    recomputed as PyTorch's scalar code: low(self + sign * low(alpha * other)). self and other
+    are the float32 widenings of arrays of `low`, alpha a number of `low`; where they are not
+    same-shaped C-contiguous arrays (other loops than the contiguous one), out is returned as
+    it is."""
+    if not (is_array(self) and is_array(other) and self.shape == other.shape == out.shape and
+            self.flags.c_contiguous and other.flags.c_contiguous and out.flags.c_contiguous):
+        return out
+    from ._cascade import thread_piece
+    n = out.size
+    block = 32
+    piece = thread_piece(n) or n
+    ends = list(range(piece, n, piece)) + [n]
+    starts = [0] + ends[:-1]
+    idx = [(e - (e - s) % block, e) for s, e in zip(starts, ends) if (e - s) % block]
+    if not idx:
+        return out
+    xp = xp_of(out)
+    at = xp.concatenate([xp.arange(a, b) for a, b in idx])
+    f4 = np.float32
+    s, o, r = self.reshape(-1), other.reshape(-1), out.reshape(-1)
+    prod = (f4(alpha) * o[at]).astype(low).astype(f4)
+    r[at] = ((s[at] + prod) if sign > 0 else (s[at] - prod)).astype(low).astype(f4)
+    return out

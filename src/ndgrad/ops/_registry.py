@@ -908,7 +908,8 @@ def apply(op, args, kwargs):
         if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):  # (else: dispatch)
             d = a._data
             dtype = a.dtype
-            if type(d) is _ndarray and not dtype._special:  # (Note [Special dtypes])
+            if type(d) is _ndarray and not dtype._special and dtype is not _F16:  # (Note
+                # [Special dtypes]: float16 computes in float32, as bfloat16)
                 cat = dtype._category
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
@@ -927,7 +928,8 @@ def apply(op, args, kwargs):
                         if isinstance(b, Tensor):
                             e = b._data
                             if (b.dtype is not dtype and (promote is not None or
-                                                          b.dtype._special)) or \
+                                                          b.dtype._special or
+                                                          b.dtype is _F16)) or \
                                     type(e) is not _ndarray or \
                                     (b.__class__ is not Tensor and b._tf):
                                 return _apply(op, args, kwargs)
@@ -1008,7 +1010,8 @@ def _fast_third(op, c, dtype, cat):
     or what _fast_plain takes (split's sizes); else (_ONE_ARG, 0): the general path."""
     cc = c.__class__
     if isinstance(c, Tensor) and (cc is Tensor or not c._tf) and not op.simple:
-        if (c.dtype is not dtype and (op.promote is not None or c.dtype._special)) or \
+        if (c.dtype is not dtype and (op.promote is not None or c.dtype._special or
+                                             c.dtype is _F16)) or \
                 type(c._data) is not _ndarray:
             return _ONE_ARG, 0
         return c._data, 4 * c._requires_grad  # (a mask bit no recorder reads)
@@ -1069,7 +1072,7 @@ def _apply_many(op, args, kwargs):
         c = a.__class__
         if c is Tensor or (isinstance(a, Tensor) and not a._tf):
             d = a._data
-            if type(d) is not _ndarray or a.dtype._special:
+            if type(d) is not _ndarray or a.dtype._special or a.dtype is _F16:
                 return _apply(op, args, kwargs)
             if dtype is None:
                 dtype = a.dtype
@@ -1323,7 +1326,7 @@ def _apply(op, args, kwargs):
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arrays[i] = d = a._data
-            if a.dtype._special:
+            if a.dtype._special or a.dtype is _F16:
                 special = True
             if xp is None:
                 xp = _np if type(d) is _ndarray else xp_of(d)
@@ -1355,7 +1358,7 @@ def _apply(op, args, kwargs):
                     raise _refused(op, pos, v, keyword=True)
             if isinstance(v, Tensor):
                 kw[k] = v._data
-                if v.dtype._special:
+                if v.dtype._special or v.dtype is _F16:
                     special = True
                 same = False  # keyword tensors: let _promote decide
                 if xp is None:
@@ -1374,7 +1377,7 @@ def _apply(op, args, kwargs):
             same and dtype is not None and scalar_cat <= dtype._category
             and (promote == "binary" or dtype._category >= 2)):
         target = _promote(op, args, arrays, kw)
-        if target is not None and target._special:
+        if target is not None and (target._special or target is _F16):
             special = True
     try:
         out = op.forward(xp, *arrays, **kw) if not special else \
@@ -1448,11 +1451,23 @@ _BF16_NATIVE = frozenset((
     "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"))
 
 
+# ops whose float16 kernels in PyTorch round each step in float16 (measured against its CPU
+# kernels: tests/test_kernel_rounding.py, tests/test_half_opmath.py): NumPy's float16 loops do
+_F16_NATIVE = frozenset(("pow", "xlogy", "logit", "smooth_l1_loss"))
+_BF16_STEPS = frozenset(("xlogy", "logit"))     # (bfloat16's: ml_dtypes' loops round each step)
+
+
 # ops whose Python float operands PyTorch casts to bfloat16 before its float32 compute (its
 # TensorIterator casts the wrapped number to the common dtype; mul, div, lerp, clamp keep it
 # in float32): measured bit for bit against PyTorch 2.13's CPU kernels
 _BF16_SCALARS = frozenset(("add", "sub", "rsub", "pow", "fmod", "remainder", "add_scalar",
-                           "sub_scalar", "pow_scalar"))
+                           "sub_scalar", "pow_scalar", "fmod_scalar", "remainder_scalar",
+                           "rsub_tensor"))
+
+
+# (Note [Scalar tails of half kernels]) op -> the positions of self and other in its kernel, and
+# alpha's sign there (rsub(x, y, alpha) is sub(y, x, alpha))
+_TAILS = {"add": (0, 1, 1), "sub": (0, 1, -1), "rsub_tensor": (1, 0, -1)}
 
 
 def _dtype_position(op):
@@ -1469,13 +1484,15 @@ def _special_forward(op, xp, args, arrays, kw):
     low = None   # the bfloat16/float8 dtype the op computes in float32 for
     for dt in dts:
         d = _BY_NP.get(dt)
-        if d is not None and d._special:
+        if d is not None and (d._special or d is _F16):
             if d._special >= 2:
                 _check_supported(op, d, args)
             if d._special <= 2:
                 low = dt
-    if low is None or op.view or op.name in _BF16_NATIVE or any(
-            dt.kind == "f" and not _BY_NP[dt]._special for dt in dts):
+    if low is None or op.view or op.name in _BF16_NATIVE or \
+            op.name in (_F16_NATIVE if low.type is _np.float16 else _BF16_STEPS) or any(
+            dt.kind == "f" and not _BY_NP[dt]._special and _BY_NP[dt] is not _F16
+            for dt in dts):
         return op.forward(xp, *arrays, **kw)
     f32 = _np.dtype(_np.float32)
     down = True
@@ -1497,9 +1514,21 @@ def _special_forward(op, xp, args, arrays, kw):
     kw = {k: (v.astype(f32) if isinstance(v, xp.ndarray) and v.dtype == low else
               (float(low.type(v)) if rounded and v.__class__ is float else v))
           for k, v in kw.items()}
+    if op.name == "pow" and not kw and len(arrays) == 2 and low.type is not _np.float16:
+        from .pointwise import pow_in_steps    # (bfloat16's products, rounded one by one)
+        out = pow_in_steps(xp, arrays[0], arrays[1], low)
+        if out is not None:
+            return out
     out = op.forward(xp, *arrays, **kw)
     if not down:
         return out
+    tail = _TAILS.get(op.name)
+    if tail is not None:
+        alpha = arrays[2] if len(arrays) == 3 else kw.get("alpha", 1)
+        if alpha != 1 and len(arrays) >= 2:
+            from . import _fma    # (Note [Scalar tails of half kernels])
+            i, j, sign = tail
+            out = _fma.half_tail(out, arrays[i], arrays[j], alpha, low, sign)
 
     def round_(o):
         if isinstance(o, _np.generic):

@@ -289,6 +289,19 @@ _POW_AS_WRITTEN = {
 }
 
 
+def pow_in_steps(xp, x, exponent, low):
+    """x ** exponent for x the float32 widening of a bfloat16 array, where PyTorch's kernel
+    writes the power as products (3, -2): each product rounded to bfloat16, as its BFloat16
+    arithmetic; None for the other exponents (computed in float32, rounded once)."""
+    if exponent.__class__ not in (int, float) or exponent not in (3, -2):
+        return None
+    with _fma._quiet():     # (inf * 0, 1 / 0: IEEE's values, no warnings, as PyTorch)
+        sq = (x * x).astype(low)
+        if exponent == 3:
+            return sq * x.astype(low)
+        return xp.divide(1, sq.astype(x.dtype)).astype(low)
+
+
 def _pow_scalar_fwd(xp, self, exponent):
     if _is_int(self) and isinstance(exponent, int) and not isinstance(exponent, bool) \
             and exponent < 0:
@@ -429,6 +442,18 @@ def where(condition, input=_ABSENT, other=_ABSENT):
         if isinstance(t, Tensor) and t.dtype._category < 2:   # overflow error)
             from .indexing import _check_store
             _check_store(scalar, t.dtype)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two numbers: PyTorch's dtype of the pair (the default float dtype for a float, not
+        # NumPy's float64; int64 for ints, bool for bools)
+        from .._creation import tensor
+        from .._dtype import get_default_dtype
+        kinds = {type(v) for v in (input, other)}
+        dt = (D.complex128 if get_default_dtype() is D.float64 else D.complex64) \
+            if complex in kinds else get_default_dtype() if float in kinds else \
+            D.int64 if int in kinds else D.bool if kinds == {bool} else None
+        if dt is not None:
+            input, other = (tensor(v, dtype=dt, device=condition.device)
+                            for v in (input, other))
     return where_(condition, input, other)
 
 

@@ -1,0 +1,128 @@
+"""float16 and bfloat16 against PyTorch bit for bit: its CPU kernels compute the half types in
+float32 and round once (an activation, a special function, a fused multiply-add), except where
+a kernel is written as half-precision arithmetic, which rounds every step (pow's products, xlogy,
+logit, the scalar tail of add and sub with alpha: Note [Scalar tails of half kernels])."""
+import numpy as np
+import pytest
+
+import ndgrad
+
+torch = pytest.importorskip("torch")
+
+N = 1024 + 40   # (32-element vector blocks and a scalar tail)
+
+_OPS = {
+    "add_alpha": lambda L, x, y, w: L.add(x, y, alpha=0.3),
+    "sub_alpha": lambda L, x, y, w: L.sub(x, y, alpha=2.7),
+    "rsub_alpha": lambda L, x, y, w: L.rsub(x, y, alpha=0.3),
+    "add_scalar": lambda L, x, y, w: x + 0.3,
+    "mul_scalar": lambda L, x, y, w: x * 0.3,
+    "div_scalar": lambda L, x, y, w: x / 0.3,
+    "addcmul": lambda L, x, y, w: x.addcmul(y, w, value=0.3),
+    "addcdiv": lambda L, x, y, w: x.addcdiv(y, w.abs() + 0.5, value=0.3),
+    "lerp": lambda L, x, y, w: x.lerp(y, 0.3),
+    "lerp_far": lambda L, x, y, w: x.lerp(y, 0.7),
+    "lerp_tensor": lambda L, x, y, w: x.lerp(y, w.abs().clamp(max=1)),
+    "leaky_relu": lambda L, x, y, w: L.nn.functional.leaky_relu(x, 0.3),
+    "hardsigmoid": lambda L, x, y, w: L.nn.functional.hardsigmoid(x),
+    "hardswish": lambda L, x, y, w: L.nn.functional.hardswish(x),
+    "elu": lambda L, x, y, w: L.nn.functional.elu(x),
+    "selu": lambda L, x, y, w: L.nn.functional.selu(x),
+    "celu": lambda L, x, y, w: L.nn.functional.celu(x, 0.7),
+    "softplus": lambda L, x, y, w: L.nn.functional.softplus(x),
+    "silu": lambda L, x, y, w: L.nn.functional.silu(x),
+    "mish": lambda L, x, y, w: L.nn.functional.mish(x),
+    "sigmoid": lambda L, x, y, w: L.sigmoid(x),
+    "tanh": lambda L, x, y, w: L.tanh(x),
+    "logsigmoid": lambda L, x, y, w: L.nn.functional.logsigmoid(x),
+    "softshrink": lambda L, x, y, w: L.nn.functional.softshrink(x, 0.3),
+    "pow_2_5": lambda L, x, y, w: x.abs() ** 2.5,
+    "pow_3": lambda L, x, y, w: x ** 3,
+    "pow_neg_2": lambda L, x, y, w: x ** -2,
+    "exp": lambda L, x, y, w: x.exp(),
+    "log1p": lambda L, x, y, w: x.abs().log1p(),
+    "sinh": lambda L, x, y, w: x.sinh(),
+    "atan2": lambda L, x, y, w: L.atan2(x, y),
+    "hypot": lambda L, x, y, w: L.hypot(x, y),
+    "logaddexp": lambda L, x, y, w: L.logaddexp(x, y),
+    "xlogy": lambda L, x, y, w: L.xlogy(x, y.abs()),
+    "fmod": lambda L, x, y, w: L.fmod(x, 0.3),
+    "remainder": lambda L, x, y, w: L.remainder(x, 0.3),
+    "logit": lambda L, x, y, w: L.logit(x.sigmoid(), 1e-3),
+    "smooth_l1": lambda L, x, y, w: L.nn.functional.smooth_l1_loss(x, y, reduction="none",
+                                                                   beta=0.7),
+    "huber": lambda L, x, y, w: L.nn.functional.huber_loss(x, y, reduction="none", delta=0.7),
+    "sinc": lambda L, x, y, w: L.sinc(x),
+    "i0": lambda L, x, y, w: L.i0(x),
+    "erf": lambda L, x, y, w: x.erf(),
+    "gelu": lambda L, x, y, w: L.nn.functional.gelu(x),
+    "clamp": lambda L, x, y, w: x.clamp(-0.3, 0.3),
+}
+
+# (op, dtype) -> what still differs, measured: each must still differ (a fix shows up here)
+KNOWN = {
+    ("gelu", "float16"): "PyTorch's erf-based GELU kernel (its own erf polynomial)",
+    ("gelu", "bfloat16"): "as float16",
+    ("erf", "float16"): "SLEEF's float32 erf against NumPy-side float32 erf: 2 in 1064",
+    ("remainder", "bfloat16"): "9 in 1064: PyTorch's floor-based remainder in float32 steps",
+    ("huber", "bfloat16"): "PyTorch's bfloat16 huber kernel rounds between its steps",
+}
+
+
+def _inputs(dtype):
+    rng = np.random.default_rng(0)
+    return [(rng.standard_normal(N) * 2).astype(np.float32) for _ in range(3)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(_OPS))
+def test_half_ops_match_torch_bit_for_bit(name, dtype):
+    base = _inputs(dtype)
+    theirs = _OPS[name](torch, *[torch.from_numpy(b).to(getattr(torch, dtype)) for b in base])
+    ours = _OPS[name](ndgrad, *[ndgrad.from_numpy(b).to(getattr(ndgrad, dtype)) for b in base])
+    assert str(ours.dtype) == str(theirs.dtype)
+    a, b = ours.float().numpy(), theirs.float().numpy()
+    differ = (a.view(np.uint32) != b.view(np.uint32)) & ~(np.isnan(a) & np.isnan(b))
+    if (name, dtype) in KNOWN:
+        assert differ.any(), f"now agrees: drop KNOWN[{name!r}, {dtype!r}]"
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=1e-3)
+    else:
+        assert not differ.any(), f"{int(differ.sum())} of {differ.size} differ"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [1, 12, 31, 32, 63, 1000, 65536 + 77, 100003])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_add_with_alpha_has_pytorchs_scalar_tails(dtype, n, threads):
+    """The last n mod 32 elements of each thread's piece (all of a small tensor) round
+    alpha * other to the half dtype first, as PyTorch's scalar loop does."""
+    rng = np.random.default_rng(n)
+    s = (rng.standard_normal(n) * 3).astype(np.float32)
+    o = rng.standard_normal(n).astype(np.float32)
+    before = torch.get_num_threads(), ndgrad.get_num_threads()
+    torch.set_num_threads(threads)
+    ndgrad.set_num_threads(threads)
+    try:
+        for alpha in (0.3, -1e-3, 2.7, 3):
+            for f in (lambda L, a, b: L.add(a, b, alpha=alpha),
+                      lambda L, a, b: L.sub(a, b, alpha=alpha),
+                      lambda L, a, b: a.clone().add_(b, alpha=alpha),
+                      lambda L, a, b: L.rsub(a, b, alpha=alpha)):
+                theirs = f(torch, *(torch.from_numpy(v).to(getattr(torch, dtype)) for v in (s, o)))
+                ours = f(ndgrad, *(ndgrad.from_numpy(v).to(getattr(ndgrad, dtype)) for v in (s, o)))
+                np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+    finally:
+        torch.set_num_threads(before[0])
+        ndgrad.set_num_threads(before[1])
+
+
+def test_where_of_two_numbers_has_pytorchs_dtype():
+    """Two Python numbers: the default dtype for floats (it was NumPy's float64), int64, bool,
+    the default complex dtype."""
+    got = {}
+    for L in (torch, ndgrad):
+        c = L.tensor([True, False])
+        got[L.__name__] = [str(L.where(c, a, b).dtype) for a, b in
+                           ((1.5, 0.3), (1, 0), (1, 0.3), (True, False), (1j, 0), (True, 2))]
+    assert got["ndgrad"] == got["torch"]
+    assert ndgrad.where(ndgrad.tensor([True]), 1.5, 0.3).dtype is ndgrad.float32
