@@ -1,7 +1,8 @@
 """float16 and bfloat16 against PyTorch bit for bit: its CPU kernels compute the half types in
 float32 and round once (an activation, a special function, a fused multiply-add), except where
 a kernel is written as half-precision arithmetic, which rounds every step (pow's products, xlogy,
-logit, the scalar tail of add and sub with alpha: Note [Scalar tails of half kernels])."""
+logit, the scalar tails of add and sub with alpha and of rsqrt: Note [Scalar tails of half
+kernels])."""
 import numpy as np
 import pytest
 
@@ -93,9 +94,10 @@ def test_half_ops_match_torch_bit_for_bit(name, dtype):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("n", [1, 12, 31, 32, 63, 1000, 65536 + 77, 100003])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_add_with_alpha_has_pytorchs_scalar_tails(dtype, n, threads):
-    """The last n mod 32 elements of each thread's piece (all of a small tensor) round
-    alpha * other to the half dtype first, as PyTorch's scalar loop does."""
+def test_scalar_tails_match_torch(dtype, n, threads):
+    """The last elements of each thread's piece (all of a small tensor) round alpha * other
+    (add, sub), the root (rsqrt, x ** -0.5) to the half dtype first, as PyTorch's scalar loop
+    does."""
     rng = np.random.default_rng(n)
     s = (rng.standard_normal(n) * 3).astype(np.float32)
     o = rng.standard_normal(n).astype(np.float32)
@@ -111,6 +113,10 @@ def test_add_with_alpha_has_pytorchs_scalar_tails(dtype, n, threads):
                 theirs = f(torch, *(torch.from_numpy(v).to(getattr(torch, dtype)) for v in (s, o)))
                 ours = f(ndgrad, *(ndgrad.from_numpy(v).to(getattr(ndgrad, dtype)) for v in (s, o)))
                 np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+        for f in (lambda L, a: a.abs().rsqrt(), lambda L, a: a.abs() ** -0.5):
+            theirs = f(torch, torch.from_numpy(s).to(getattr(torch, dtype)))
+            ours = f(ndgrad, ndgrad.from_numpy(s).to(getattr(ndgrad, dtype)))
+            np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
     finally:
         torch.set_num_threads(before[0])
         ndgrad.set_num_threads(before[1])

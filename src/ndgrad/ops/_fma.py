@@ -548,34 +548,65 @@ def addcmul_forward(xp, self, tensor1, tensor2, value):
 
 # Note [Scalar tails of half kernels]
 # PyTorch's vectorized CPU loop (cpu_kernel_vec) takes 32 float16/bfloat16 elements at a time
-# (its add kernel's AVX2 build, on AVX-512 CPUs too: measured) and leaves the last n mod 32 of
-# each thread's piece to its scalar code. For add and sub with alpha the two differ on the half types: the
-# vector code converts to float32 and fuses (self + alpha * other rounded once, alpha rounded to
-# the half dtype), the scalar code is c10::Half arithmetic, which rounds alpha * other to the
-# half dtype before the sum. Tensors under 32 elements (a bias, a small norm's weight) are all tail.
+# (add's and rsqrt's AVX2 builds, on AVX-512 CPUs too; pow's AVX-512 build: 64; measured) and
+# leaves the rest of each thread's piece to its scalar code. Where the two differ on the half types, ndgrad
+# recomputes those elements as the scalar code does: add and sub with alpha (the vector code
+# converts to float32 and fuses, self + alpha * other rounded once with alpha rounded to the
+# half dtype; the scalar code is c10::Half arithmetic, which rounds alpha * other before the
+# sum) and rsqrt (the scalar code rounds the root before dividing). Tensors under 32 elements
+# (a bias, a small norm's weight) are all tail.
 
-def half_tail(out, self, other, alpha, low, sign=1):
-    """out (float32: the vector code's result for every element) with each thread piece's tail
-    recomputed as PyTorch's scalar code: low(self + sign * low(alpha * other)). self and other
-    are the float32 widenings of arrays of `low`, alpha a number of `low`; where they are not
-    same-shaped C-contiguous arrays (other loops than the contiguous one), out is returned as
-    it is."""
-    if not (is_array(self) and is_array(other) and self.shape == other.shape == out.shape and
-            self.flags.c_contiguous and other.flags.c_contiguous and out.flags.c_contiguous):
-        return out
+
+def _tail_positions(xp, n, block=32):
+    """The flat positions PyTorch's scalar loop takes in a contiguous kernel over n elements:
+    the last (piece mod block) of each thread's piece; None if there are none."""
     from ._cascade import thread_piece
-    n = out.size
-    block = 32
     piece = thread_piece(n) or n
     ends = list(range(piece, n, piece)) + [n]
     starts = [0] + ends[:-1]
     idx = [(e - (e - s) % block, e) for s, e in zip(starts, ends) if (e - s) % block]
     if not idx:
-        return out
-    xp = xp_of(out)
-    at = xp.concatenate([xp.arange(a, b) for a, b in idx])
+        return None
+    return xp.concatenate([xp.arange(a, b) for a, b in idx])
+
+
+def _avx512():
+    from ..backends import get_cpu_capability
+    return get_cpu_capability() == "AVX512"
+
+
+def _dense(*arrays):
+    return all(is_array(a) and a.shape == arrays[0].shape and a.flags.c_contiguous
+               for a in arrays)
+
+
+def scalar_tails(name, out, arrays, kw, low):
+    """out, the float32 result of op `name` on the float32 widenings `arrays` of arrays of the
+    half dtype `low`, with the elements PyTorch's scalar loop computes (Note [Scalar tails of
+    half kernels]) recomputed as it does: add/sub/rsub with alpha != 1, rsqrt (and x ** -0.5)."""
     f4 = np.float32
-    s, o, r = self.reshape(-1), other.reshape(-1), out.reshape(-1)
-    prod = (f4(alpha) * o[at]).astype(low).astype(f4)
-    r[at] = ((s[at] + prod) if sign > 0 else (s[at] - prod)).astype(low).astype(f4)
+    if name == "rsqrt" or (name == "pow" and len(arrays) == 2 and not kw and
+                           arrays[1].__class__ in (int, float) and arrays[1] == -0.5):
+        x = arrays[0]
+        if not _dense(out, x):
+            return out
+        xp = xp_of(out)     # (pow's kernel has an AVX-512 build: two vectors of 32)
+        at = _tail_positions(xp, out.size, 64 if name == "pow" and _avx512() else 32)
+        if at is not None:      # 1 / sqrt(x), the root rounded to the half dtype first
+            r = out.reshape(-1)
+            with _quiet():
+                root = xp.sqrt(x.reshape(-1)[at]).astype(low).astype(f4)
+                r[at] = (f4(1) / root).astype(low).astype(f4)
+        return out
+    alpha = arrays[2] if len(arrays) == 3 else kw.get("alpha", 1)
+    if name == "pow" or alpha == 1 or len(arrays) < 2:
+        return out
+    s, o = (arrays[1], arrays[0]) if name == "rsub_tensor" else (arrays[0], arrays[1])
+    if not _dense(out, s, o):   # (other loops than the contiguous one: left as computed)
+        return out
+    at = _tail_positions(xp_of(out), out.size)
+    if at is not None:      # self + sign * (alpha * other rounded to the half dtype)
+        prod = (f4(alpha) * o.reshape(-1)[at]).astype(low).astype(f4)
+        sv, r = s.reshape(-1)[at], out.reshape(-1)
+        r[at] = ((sv + prod) if name == "add" else (sv - prod)).astype(low).astype(f4)
     return out

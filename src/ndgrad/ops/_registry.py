@@ -908,8 +908,7 @@ def apply(op, args, kwargs):
         if isinstance(a, Tensor) and (a.__class__ is Tensor or not a._tf):  # (else: dispatch)
             d = a._data
             dtype = a.dtype
-            if type(d) is _ndarray and not dtype._special and dtype is not _F16:  # (Note
-                # [Special dtypes]: float16 computes in float32, as bfloat16)
+            if type(d) is _ndarray and not dtype._special and dtype is not _F16:
                 cat = dtype._category
                 promote = op.promote
                 if promote is None or promote == "binary" or cat >= 2:
@@ -927,9 +926,8 @@ def apply(op, args, kwargs):
                                     return _apply(op, args, kwargs)
                         if isinstance(b, Tensor):
                             e = b._data
-                            if (b.dtype is not dtype and (promote is not None or
-                                                          b.dtype._special or
-                                                          b.dtype is _F16)) or \
+                            if b.dtype is not dtype and (promote is not None or b.dtype._special
+                                                         or b.dtype is _F16) or \
                                     type(e) is not _ndarray or \
                                     (b.__class__ is not Tensor and b._tf):
                                 return _apply(op, args, kwargs)
@@ -1429,15 +1427,18 @@ def _first_by_keyword(op, kwargs):
 
 
 # Note [Special dtypes]
-# The dtypes beyond NumPy's own eleven (dtype._special, _dtype.py) take apply's general path,
-# which runs their forwards here:
-# - bfloat16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels, every op
-#   computes in float32 and rounds its result once (round to nearest even): the bfloat16
+# The dtypes beyond NumPy's own eleven (dtype._special, _dtype.py), and float16, take apply's
+# general path, which runs their forwards here:
+# - bfloat16 and float16 (and the few ops PyTorch computes on float8): as PyTorch's CPU kernels,
+#   every op computes in float32 and rounds its result once (round to nearest even): the half
 #   inputs are widened to float32, the forward runs, and its float32 outputs are rounded
 #   back. So a sum accumulates in float32, a matmul is float32 BLAS rounded once, and a fused
-#   op (softplus, gelu) rounds once, as PyTorch's kernels do. Views and data movement (op.view, _BF16_NATIVE) run on the bfloat16
-#   arrays themselves, so views stay views. An explicit dtype argument other than bfloat16
-#   keeps its outputs (sum(x, dtype=torch.float32)).
+#   op (softplus, sigmoid, silu) rounds once, as PyTorch's kernels do (NumPy's float16 loops
+#   would round each step of a formula). Views and data movement (op.view, _BF16_NATIVE) run on
+#   the half arrays themselves, so views stay views; the kernels PyTorch writes as half
+#   arithmetic run on them too (_F16_NATIVE, _BF16_STEPS), and the scalar tails of a few
+#   kernels are recomputed as its scalar loop does (_TAILS). An explicit dtype argument other
+#   than the half dtype keeps its outputs (sum(x, dtype=torch.float32)).
 # - uint16/32/64 and the float8 types: PyTorch 2.13 computes few ops on them (views, copies,
 #   indexing, cat, mul, eq, ...); the ops it refuses (_REFUSED) raise its
 #   NotImplementedError naming its kernel, the rest run on NumPy's / ml_dtypes' arrays.
@@ -1465,9 +1466,8 @@ _BF16_SCALARS = frozenset(("add", "sub", "rsub", "pow", "fmod", "remainder", "ad
                            "rsub_tensor"))
 
 
-# (Note [Scalar tails of half kernels]) op -> the positions of self and other in its kernel, and
-# alpha's sign there (rsub(x, y, alpha) is sub(y, x, alpha))
-_TAILS = {"add": (0, 1, 1), "sub": (0, 1, -1), "rsub_tensor": (1, 0, -1)}
+# (Note [Scalar tails of half kernels])
+_TAILS = frozenset(("add", "sub", "rsub_tensor", "rsqrt", "pow"))
 
 
 def _dtype_position(op):
@@ -1522,13 +1522,9 @@ def _special_forward(op, xp, args, arrays, kw):
     out = op.forward(xp, *arrays, **kw)
     if not down:
         return out
-    tail = _TAILS.get(op.name)
-    if tail is not None:
-        alpha = arrays[2] if len(arrays) == 3 else kw.get("alpha", 1)
-        if alpha != 1 and len(arrays) >= 2:
-            from . import _fma    # (Note [Scalar tails of half kernels])
-            i, j, sign = tail
-            out = _fma.half_tail(out, arrays[i], arrays[j], alpha, low, sign)
+    if op.name in _TAILS:
+        from . import _fma    # (Note [Scalar tails of half kernels])
+        out = _fma.scalar_tails(op.name, out, arrays, kw, low)
 
     def round_(o):
         if isinstance(o, _np.generic):
