@@ -53,6 +53,10 @@ _OPS = {
     "smooth_l1": lambda L, x, y, w: L.nn.functional.smooth_l1_loss(x, y, reduction="none",
                                                                    beta=0.7),
     "huber": lambda L, x, y, w: L.nn.functional.huber_loss(x, y, reduction="none", delta=0.7),
+    "bce_logits": lambda L, x, y, w: L.nn.functional.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), reduction="none", pos_weight=w.abs()),
+    "bce_logits_mean": lambda L, x, y, w: L.nn.functional.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), weight=w.abs()),
     "sinc": lambda L, x, y, w: L.sinc(x),
     "i0": lambda L, x, y, w: L.i0(x),
     "erf": lambda L, x, y, w: x.erf(),

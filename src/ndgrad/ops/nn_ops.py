@@ -1451,13 +1451,22 @@ def _softplus_neg(x):
 
 
 def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
-    sp = xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0)
+    # PyTorch composes the loss of ops (log_sigmoid, rsub, mul_, sub_, mean), each rounding to
+    # the dtype: for the half types, which arrive here unwidened (_registry._F16_NATIVE,
+    # _BF16_STEPS), the softplus is computed in float32 and rounded once, as its log_sigmoid
+    # kernel, every other step rounds, and the reduction adds in float32
+    half = _half(self.dtype)
+    x = self.astype("float32") if half else self
+    sp = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
+    sp = sp.astype(self.dtype) if half else sp
     if pos_weight is not None:
         loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * sp
     else:
         loss = (1 - target) * self + sp
     if weight is not None:
         loss = loss * weight
+    if half and reduction:
+        return _reduce_arr(loss.astype("float32"), reduction).astype(self.dtype)
     return _reduce_arr(loss, reduction)
 
 
