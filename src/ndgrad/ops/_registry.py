@@ -1457,7 +1457,7 @@ _BF16_NATIVE = frozenset((
 _F16_NATIVE = frozenset(("pow", "xlogy", "logit", "smooth_l1_loss",
                          "binary_cross_entropy_with_logits"))
 # (bfloat16's: ml_dtypes' loops round each step)
-_BF16_STEPS = frozenset(("xlogy", "logit", "binary_cross_entropy_with_logits"))
+_BF16_STEPS = frozenset(("xlogy", "logit", "binary_cross_entropy_with_logits", "huber_loss"))
 
 
 # ops whose Python float operands PyTorch casts to bfloat16 before its float32 compute (its

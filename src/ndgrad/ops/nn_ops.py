@@ -1378,6 +1378,13 @@ smooth_l1_loss = defop(
 
 
 def _huber_fwd(xp, self, target, reduction, delta):
+    if _half(self.dtype):   # (bfloat16, unwidened: _registry._BF16_STEPS) PyTorch's kernel is
+        # bfloat16 arithmetic, delta and 0.5 in bfloat16, every step rounded; the mean in float32
+        delta, h = (xp.asarray(v, self.dtype) for v in (delta, 0.5))
+        d = xp.abs(self - target)
+        loss = select(xp, d < delta, (h * d) * d, delta * (d - h * delta))
+        return _reduce_arr(loss.astype("float32"), reduction).astype(self.dtype) if reduction \
+            else loss
     d = xp.abs(self - target)
     return _reduce_arr(select(xp, d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
                        reduction)
