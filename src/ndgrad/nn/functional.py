@@ -830,10 +830,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"[*{', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    # ATen's composite: the half types upcast to float32 (eps's default is float32's epsilon,
+    # not the half type's), x * rsqrt(mean(x^2) + eps) * weight there, rounded back once
+    half = input.dtype in (D.float16, D.bfloat16)
+    x = input.float() if half else input
     if eps is None:
-        eps = D.finfo(input.dtype).eps
-    out = input / sqrt((input * input).mean(dims, keepdim=True) + eps)
-    return out if weight is None else out * weight
+        eps = D.finfo(x.dtype).eps
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype) if half else out
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -845,6 +851,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}")
+    if input.dtype in (D.float16, D.bfloat16):
+        # (ATen's kernel computes the half types in float32 and rounds the output once; one
+        # ndgrad op at a time would round each step)
+        return group_norm(input.float(), num_groups, None if weight is None else weight.float(),
+                          None if bias is None else bias.float(), eps).to(input.dtype)
     x = input.reshape(N, num_groups, C // num_groups * math.prod(input.shape[2:]))  # (N may be 0)
     mean = x.mean(2, keepdim=True)
     diff = x - mean
