@@ -118,3 +118,31 @@ def test_compiler_guard_filters(name):
     if name == "keep_tensor_guards_unsafe":
         assert ndgrad.compiler.keep_tensor_guards_unsafe(entries(ndgrad), True) == \
             torch.compiler.keep_tensor_guards_unsafe(entries(torch), True)
+
+
+_BACKWARDS = [
+    ("sigmoid_backward", lambda A, G, X: A.sigmoid_backward(G, X.sigmoid())),
+    ("tanh_backward", lambda A, G, X: A.tanh_backward(G, X.tanh())),
+    ("gelu_backward", lambda A, G, X: A.gelu_backward(G, X)),
+    ("gelu_backward_tanh", lambda A, G, X: A.gelu_backward(G, X, approximate="tanh")),
+    ("hardtanh_backward", lambda A, G, X: A.hardtanh_backward(G, X, -0.5, 0.5)),
+    ("leaky_relu_backward", lambda A, G, X: A.leaky_relu_backward(G, X, 0.1, False)),
+    ("softshrink_backward", lambda A, G, X: A.softshrink_backward(G, X, 0.3)),
+    ("hardshrink_backward", lambda A, G, X: A.hardshrink_backward(G, X, 0.3)),
+    ("threshold_backward", lambda A, G, X: A.threshold_backward(G, X, 0.1)),
+    ("diagonal_backward", lambda A, G, X: A.diagonal_backward(G[0, :4], [4, 5], 0, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("name,call", _BACKWARDS, ids=[n for n, _ in _BACKWARDS])
+def test_aten_activation_backwards_match_torch(name, call):
+    """torch.ops.aten's backward kernels of the activations (as decompositions and custom
+    Functions call them), with ATen's signatures; not torch-level names."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    g = rng.standard_normal((4, 5)).astype(np.float32)
+    theirs = call(torch.ops.aten, torch.from_numpy(g), torch.from_numpy(x)).numpy()
+    ours = call(ndgrad.ops.aten, ndgrad.from_numpy(g), ndgrad.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    assert not hasattr(ndgrad, name.replace("_tanh", ""))

@@ -16,7 +16,33 @@ from ..autograd.grad_mode import no_grad, is_grad_enabled
 from . import functional as F
 from ..ops import nn_ops as K
 from ..ops import where, sqrt, xlogy, minimum, broadcast_shapes, relu as _relu
-from ..ops.pointwise import threshold_backward  # noqa: F401 (torch.ops.aten's, not torch's)
+# ATen's backward kernels of the activations (torch.ops.aten's, not torch's): the ops ndgrad's
+# own backward formulas record
+from ..ops.pointwise import threshold_backward, sigmoid_backward, tanh_backward  # noqa: F401
+from ..ops.activation import gelu_backward as _gelu_backward, \
+    hardtanh_backward as _hardtanh_backward, leaky_relu_backward as _leaky_relu_backward
+from ..ops.shape import _diagonal_backward as diagonal_backward  # noqa: F401
+
+
+def gelu_backward(grad_output, self, *, approximate="none"):
+    return _gelu_backward(grad_output, self, approximate)
+
+
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    return _hardtanh_backward(grad_output, self, (min_val, max_val))
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    # (self or the result: the same signs for a positive slope, which ATen requires there)
+    return _leaky_relu_backward(grad_output, self, negative_slope)
+
+
+def softshrink_backward(grad_output, self, lambd):
+    return F._softshrink_backward(grad_output, self, lambd)
+
+
+def hardshrink_backward(grad_out, self, lambd):
+    return F._hardshrink_backward(grad_out, self, lambd)
 
 __all__ = ["binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
            "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
