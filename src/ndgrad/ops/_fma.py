@@ -576,7 +576,8 @@ def _avx512():
 
 
 def _dense(*arrays):
-    return all(is_array(a) and a.shape == arrays[0].shape and a.flags.c_contiguous
+    """Same-shaped C-contiguous host arrays (the scalar tails are PyTorch's CPU loops')."""
+    return all(type(a) is np.ndarray and a.shape == arrays[0].shape and a.flags.c_contiguous
                for a in arrays)
 
 
