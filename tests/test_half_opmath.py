@@ -214,3 +214,32 @@ def test_float64_to_float16_rounds_once():
     differ = ours != theirs
     assert differ.any()     # (if PyTorch starts rounding once, this note is stale)
     assert np.all(np.abs(ours[differ] - x[differ]) < np.abs(theirs[differ] - x[differ]))
+
+
+@pytest.mark.parametrize("shape", [(8, 33, 40), (16, 33, 7, 9), (64, 33)])
+@pytest.mark.parametrize("params", [False, True])
+def test_training_batch_norm_of_float16_is_atens_kernel(shape, params):
+    """float32 statistics, the mean and inverse deviation saved in float16, fma(x, alpha, beta)
+    in float32 rounded once; the running statistics updated in float32 from the float32
+    statistics, rounded once into the float16 buffers. The gradients are PyTorch's within
+    rounding."""
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+    w, b = (rng.standard_normal(33).astype(np.float32) for _ in range(2))
+    rm0 = rng.standard_normal(33).astype(np.float32)
+    rv0 = np.abs(rng.standard_normal(33)).astype(np.float32) + 0.5
+
+    def run(L):
+        t = (lambda v: L.from_numpy(v).to(L.float16))
+        xt = t(x).requires_grad_()
+        rm, rv = t(rm0), t(rv0)
+        out = L.nn.functional.batch_norm(xt, rm, rv, t(w) if params else None,
+                                         t(b) if params else None, training=True)
+        out.backward(L.ones_like(out))
+        return out.detach().float().numpy(), rm.float().numpy(), rv.float().numpy(), \
+            xt.grad.float().numpy()
+    theirs, ours = run(torch), run(ndgrad)
+    assert (ours[0] != theirs[0]).mean() < 1e-3    # (fma's tie cases on PyTorch's side aside)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_allclose(ours[3], theirs[3], atol=2e-3)

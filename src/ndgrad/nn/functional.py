@@ -708,6 +708,26 @@ def _batch_norm_dtypes(input, *params):
     return False
 
 
+def _batch_norm_half(input, weight, bias, eps):
+    """Training batch norm of a half input as ATen's kernel: float32 statistics, the mean and
+    the inverse deviation saved in the half dtype, then per channel alpha = invstd * weight,
+    beta = fma(-mean, alpha, bias) and fma(x, alpha, beta) in float32, rounded once. Returns
+    the output and the float32 mean and (biased) variance."""
+    shape = [1] * input.ndim
+    shape[1] = input.shape[1]
+    dims = tuple(d for d in range(input.ndim) if d != 1)
+    x = input.float()
+    mean = x.mean(dims, keepdim=True)
+    diff = x - mean
+    var = (diff * diff).mean(dims, keepdim=True)
+    stats = mean._data.reshape(-1), var._data.reshape(-1)   # (float32: the running statistics')
+    mean, alpha = (t.to(input.dtype).float() for t in (mean, 1 / sqrt(var + eps)))
+    if weight is not None:
+        alpha = alpha * weight.float().reshape(shape)
+    beta = (-mean * alpha) if bias is None else bias.float().reshape(shape).addcmul(-mean, alpha)
+    return beta.addcmul(x, alpha).to(input.dtype), stats
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise over all dims but the channel dim (1); update running stats when training."""
@@ -735,11 +755,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and t.numel() != C:   # (ATen's check_dims_match_num_input_features)
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     if training:
-        out, mean, var = K.batch_norm(input, weight, bias, eps)
+        if input.dtype in (D.float16, D.bfloat16):
+            out, (mean, var) = _batch_norm_half(input, weight, bias, eps)
+        else:
+            out, mean, var = K.batch_norm(input, weight, bias, eps)
+            mean, var = mean._data, var._data
         if running_mean is not None:
-            m = momentum
-            for buf, stat in ((running_mean, mean._data), (running_var, var._data * n / (n - 1))):
-                buf._data[...] = (1 - m) * buf._data + m * stat
+            m = momentum    # (the half types' in float32, rounded once into the buffers)
+            for buf, stat in ((running_mean, mean), (running_var, var * n / (n - 1))):
+                cur = buf._data
+                buf._data[...] = (1 - m) * cur.astype(stat.dtype, copy=False) + m * stat
                 buf._bump_version()
         return out
     if running_mean is None:
