@@ -6,10 +6,13 @@ CPU kernels round (ops/_fma.py: the fused multiply-adds of add_(alpha), addcmul_
 Complex parameters are updated as pairs of reals (`view_as_real`), as PyTorch's optimizers do.
 """
 from .._backend import xp_of, is_array, numpy as _np
+from .. import _dtype as D
 from .._tensor import Tensor, _make
 from ..ops import _fma
 
 __all__ = ["Arr", "F", "operands", "bump_versions", "state_tensor", "sqrt", "as_real"]
+
+_HALF = (D.float16, D.bfloat16)
 
 
 def sqrt(arr, out=None):
@@ -309,8 +312,9 @@ class F:
 
 def operands(differentiable, *tensors):
     """The kernel's operands for these tensors: the Tensors themselves when the update is
-    differentiable, else each one's array as an Arr (None stays None)."""
-    if differentiable:
+    differentiable or of a half dtype (their ops then round as PyTorch's half kernels: Note
+    [Special dtypes] in ops/_registry.py), else each one's array as an Arr (None stays None)."""
+    if differentiable or any(t is not None and t.dtype in _HALF for t in tensors):
         return tensors
     return tuple(None if t is None else Arr(t._data) for t in tensors)
 
