@@ -54,6 +54,9 @@ _OPS = {
                                                                    beta=0.7),
     "huber": lambda L, x, y, w: L.nn.functional.huber_loss(x, y, reduction="none", delta=0.7),
     "huber_mean": lambda L, x, y, w: L.nn.functional.huber_loss(x, y, delta=2.3),
+    "mse": lambda L, x, y, w: L.nn.functional.mse_loss(x, y, reduction="none"),
+    "mse_mean": lambda L, x, y, w: L.nn.functional.mse_loss(x, y),
+    "smooth_l1_sum": lambda L, x, y, w: L.nn.functional.smooth_l1_loss(x, y, reduction="sum"),
     "bce_logits": lambda L, x, y, w: L.nn.functional.binary_cross_entropy_with_logits(
         x, y.sigmoid(), reduction="none", pos_weight=w.abs()),
     "bce_logits_mean": lambda L, x, y, w: L.nn.functional.binary_cross_entropy_with_logits(

@@ -1454,10 +1454,11 @@ _BF16_NATIVE = frozenset((
 
 # ops whose float16 kernels in PyTorch round each step in float16 (measured against its CPU
 # kernels: tests/test_kernel_rounding.py, tests/test_half_opmath.py): NumPy's float16 loops do
-_F16_NATIVE = frozenset(("pow", "xlogy", "logit", "smooth_l1_loss",
+_F16_NATIVE = frozenset(("pow", "xlogy", "logit", "smooth_l1_loss", "mse_loss",
                          "binary_cross_entropy_with_logits"))
 # (bfloat16's: ml_dtypes' loops round each step)
-_BF16_STEPS = frozenset(("xlogy", "logit", "binary_cross_entropy_with_logits", "huber_loss"))
+_BF16_STEPS = frozenset(("xlogy", "logit", "binary_cross_entropy_with_logits", "huber_loss",
+                         "mse_loss"))
 
 
 # ops whose Python float operands PyTorch casts to bfloat16 before its float32 compute (its

@@ -293,20 +293,6 @@ _GELU_K32 = tuple(_np.array(c, _np.float32) for c in _GELU_K)  # host: NumPy-onl
 _F32_ONE, _F32_TAIL = (_np.array(c, _np.float32) for c in (1.0, -2.0))  # host: NumPy-only
 
 
-_GELU_CLAMP_ROW = [_np.empty(0, _np.float32)]  # host: 30.25 repeated, grown as needed
-
-
-def _gelu_clamp_row(n):
-    """n values 30.25 (float32, read-only): NumPy's minimum against a scalar takes a slow
-    loop, ~4x slower than against a contiguous array of the same length (bit for bit alike)."""
-    row = _GELU_CLAMP_ROW[0]
-    if row.size < n:
-        row = _np.full(n, 30.25, _np.float32)  # host: a NumPy constant (small arrays only)
-        row.flags.writeable = False
-        _GELU_CLAMP_ROW[0] = row
-    return row[:n]
-
-
 def _gelu_small(x):
     """Whether x (float32) takes the small-array passes: a NumPy array under _GELU_SMALL."""
     return type(x) is _np.ndarray and x.nbytes < _GELU_SMALL
@@ -315,7 +301,7 @@ def _gelu_small(x):
 def _gelu_q(xp, x, s=None):
     """exp(x k(x^2)) = (1 - Phi(x)) / Phi(x), float32; s: x^2 if the caller has it."""
     if _gelu_small(x):
-        sc = xp.minimum(x * x if s is None else s, _gelu_clamp_row(x.size))
+        sc = _bound(xp.minimum, 30.25, x * x if s is None else s)
         h = _sf._poly(_GELU_K32, sc)
         h *= x
         return xp.exp(h, out=h)

@@ -1334,6 +1334,8 @@ def _reduce_arr(loss, reduction):
     (PyTorch's cascade for float32/float64 on the host: ops/_cascade.py)."""
     if reduction == 0:
         return loss
+    if _half(loss.dtype):   # (a half loss computed in its own steps: added in float32)
+        return _reduce_arr(loss.astype("float32"), reduction).astype(loss.dtype)
     total = _cascade.sum(loss, None) if loss.__class__ is _np.ndarray and loss.size else None
     if total is None:
         return loss.mean() if reduction == 1 else loss.sum()
@@ -1378,16 +1380,12 @@ smooth_l1_loss = defop(
 
 
 def _huber_fwd(xp, self, target, reduction, delta):
+    h = 0.5
     if _half(self.dtype):   # (bfloat16, unwidened: _registry._BF16_STEPS) PyTorch's kernel is
-        # bfloat16 arithmetic, delta and 0.5 in bfloat16, every step rounded; the mean in float32
-        delta, h = (xp.asarray(v, self.dtype) for v in (delta, 0.5))
-        d = xp.abs(self - target)
-        loss = select(xp, d < delta, (h * d) * d, delta * (d - h * delta))
-        return _reduce_arr(loss.astype("float32"), reduction).astype(self.dtype) if reduction \
-            else loss
+        # bfloat16 arithmetic, delta and 0.5 in bfloat16, every step rounded
+        delta, h = (xp.asarray(v, self.dtype) for v in (delta, h))
     d = xp.abs(self - target)
-    return _reduce_arr(select(xp, d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
-                       reduction)
+    return _reduce_arr(select(xp, d < delta, h * d * d, delta * (d - h * delta)), reduction)
 
 
 def _huber_grad(grad, self, target, reduction, delta):
@@ -1461,7 +1459,7 @@ def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
     # PyTorch composes the loss of ops (log_sigmoid, rsub, mul_, sub_, mean), each rounding to
     # the dtype: for the half types, which arrive here unwidened (_registry._F16_NATIVE,
     # _BF16_STEPS), the softplus is computed in float32 and rounded once, as its log_sigmoid
-    # kernel, every other step rounds, and the reduction adds in float32
+    # kernel, and every other step rounds
     half = _half(self.dtype)
     x = self.astype("float32") if half else self
     sp = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
@@ -1472,8 +1470,6 @@ def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
         loss = (1 - target) * self + sp
     if weight is not None:
         loss = loss * weight
-    if half and reduction:
-        return _reduce_arr(loss.astype("float32"), reduction).astype(self.dtype)
     return _reduce_arr(loss, reduction)
 
 

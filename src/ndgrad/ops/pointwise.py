@@ -532,14 +532,17 @@ def _zero(a):
 # Note [Bounds as rows]
 # NumPy's maximum and minimum (fmax, fmin) against a scalar or 0-d operand take a loop without
 # SIMD: 3-4x slower than against a contiguous array of the same length (float32 and float64,
-# NumPy 2.x; a ReLU of (32, 64, 32, 32) 1.4 ms against 0.35). A large C-contiguous float array
-# is compared instead row by row of _ROW elements against one cached row of the bound. The
+# NumPy 2.x; a ReLU of (32, 64, 32, 32) 1.4 ms against 0.35). A C-contiguous float array of
+# _BOUND_MIN elements or more is compared instead row by row of _ROW elements against one
+# cached row of the bound (a 1-d array up to _ROW elements against a slice of it in one call:
+# GELU's small-array clamp). The
 # bound is the first operand there and in the fallback: on equal zeros NumPy returns the
 # second, x, as PyTorch's kernels (max(bound, x) in its vector code, std::max(x, bound) in its
 # scalar loops) do, so relu(-0.0) is -0.0 as in PyTorch (float16's loops return the first
 # operand: x goes first there).
 _ROW = 1 << 14
-_ROWS = {}  # (dtype char, repr of the bound) -> read-only row of the bound
+_BOUND_MIN = 1024   # elements (below it the scalar loop costs less than the call's set-up)
+_ROWS = {}  # (dtype char, the bound) -> read-only row of the bound
 _BIG = {"f": 1 << 24, "d": 1 << 53}  # bounds exact in the dtype, without overflow warnings
 
 
@@ -555,23 +558,27 @@ def bound(ufunc, limit, x, out=None):
     `limit` (a bound of x's dtype), as fast as NumPy's contiguous loops allow (Note [Bounds as
     rows]); into `out` if given (x's shape and dtype, C-contiguous)."""
     big = _BIG.get(x.dtype.char) if x.__class__ is _np.ndarray else None
-    if big is None or x.size < 2 * _ROW or limit.__class__ not in (int, float) or \
+    if big is None or x.size < _BOUND_MIN or limit.__class__ not in (int, float) or \
             not -big <= limit <= big or not x.flags.c_contiguous:  # (nan, out of range: NumPy's)
         return ufunc(limit, x, out=out) if _bound_first(x) else ufunc(x, limit, out=out)
-    key = (x.dtype.char, repr(float(limit)))
+    key = (x.dtype.char, limit if limit else repr(float(limit)))   # (-0.0 apart from 0.0)
     row = _ROWS.get(key)
     if row is None:
         if len(_ROWS) > 64:     # (bounds that change every call: no unbounded cache)
             _ROWS.clear()
         row = _ROWS[key] = _np.full(_ROW, limit, x.dtype)  # host: a NumPy constant row
         row.flags.writeable = False
+    n = x.size
+    if n <= _ROW and x.ndim == 1:   # (one short row: generation's arrays)
+        return ufunc(row[:n], x, out=out)
     if out is None:
         out = _np.empty(x.shape, x.dtype)  # host: a NumPy array (checked above)
     flat, res = x.reshape(-1), out.reshape(-1)
-    m = x.size - x.size % _ROW
-    ufunc(row, flat[:m].reshape(-1, _ROW), out=res[:m].reshape(-1, _ROW))
-    if m < x.size:
-        ufunc(row[:x.size - m], flat[m:], out=res[m:])
+    m = n - n % _ROW
+    if m:
+        ufunc(row, flat[:m].reshape(-1, _ROW), out=res[:m].reshape(-1, _ROW))
+    if m < n:
+        ufunc(row[:n - m], flat[m:], out=res[m:])
     return out
 
 
