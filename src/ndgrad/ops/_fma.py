@@ -9,12 +9,12 @@ as PyTorch's vectorized CPU (and CUDA) kernels round them, for float32 and float
 
 Python scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`
 (float32, PyTorch's opmath, for float16 arrays)."""
-import threading
 
 import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
 from . import _blas, _parallel as _par
+from ._scratch import scratch as _slot, MIN as _SLOT_MIN
 
 __all__ = ["fma", "scalar", "sqrt", "add_", "add", "addcmul_", "addcmul", "addcdiv_", "addcdiv",
            "lerp_", "lerp"]
@@ -199,9 +199,8 @@ def _certified(a, b, c, out, dt, xp):
     """fma through the bracket certificate (Note [fused multiply-add without fma])."""
     shape = _shape(xp, a, b, c)
     c_lo, c_hi, tiny, big = _consts(dt)
-    work = b.size <= _WORK_MAX
-    lo = _scratch("lo", shape, dt, xp) if out is not None and work else xp.empty(shape, dt)
-    hi = _scratch("hi", shape, dt, xp) if work else xp.empty(shape, dt)
+    lo = _scratch("lo", shape, dt, xp) if out is not None else xp.empty(shape, dt)
+    hi = _scratch("hi", shape, dt, xp)
     if is_array(a):
         xp.multiply(a, b, out=lo)
         xp.multiply(lo, c_hi, out=hi)
@@ -211,7 +210,7 @@ def _certified(a, b, c, out, dt, xp):
         xp.multiply(b, np.nextafter(a, dt.type(np.inf) * np.sign(a)), out=hi)  # host: a scalar
     xp.add(c, lo, out=lo)
     xp.add(c, hi, out=hi)
-    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp) if work else None)
+    flag = xp.not_equal(lo, hi, out=_scratch("flag", shape, bool, xp))
     bad = bool(flag.any())
     mag = xp.abs(hi, out=hi)
     if not (mag.min() >= tiny and mag.max() <= big):
@@ -236,27 +235,15 @@ def _certified(a, b, c, out, dt, xp):
     return out
 
 
-_WORK_MIN = 1 << 16     # (smaller temporaries come from NumPy's allocator cache)
+_WORK_MIN = _SLOT_MIN // 8   # elements: float64 work arrays below it are fresh (no page faults)
 _CHUNK = 1 << 18        # float64 work arrays of at most 2 MiB each
-_WORK_MAX = 1 << 22     # larger temporaries are allocated (16 MiB and up: no cache that big)
 _GRAIN = 1 << 17        # elements a thread's piece, at least (Note [Parallel pieces])
-_local = threading.local()
 
 
 def _scratch(name, shape, dtype, xp):
-    """A thread's reusable work array of this shape and dtype (no page faults per call: a fresh
-    multi-megabyte temporary costs more than the arithmetic on it)."""
-    cache = getattr(_local, "cache", None)
-    if cache is None:
-        cache = _local.cache = {}
-    n = 1
-    for d in shape:
-        n *= d
-    key = (name, dtype, xp)
-    buf = cache.get(key)
-    if buf is None or buf.size < n:
-        buf = cache[key] = xp.empty(max(n, 1), dtype)
-    return buf[:n].reshape(shape)
+    """This thread's reusable work array `name` (Note [Scratch slots] in ops/_scratch.py:
+    fresh below the allocator's mmap threshold, where a fresh array costs no page faults)."""
+    return _slot(xp, shape, dtype, "fma_" + name)
 
 
 def _take(x, shape, where):
@@ -477,7 +464,7 @@ def _work(name, x, y, ufunc):
     xp = xp_of(x) if is_array(x) else xp_of(y)
     f = getattr(xp, ufunc)
     if is_array(x) and (not is_array(y) or y.shape == x.shape) and \
-            _WORK_MIN <= x.size <= _WORK_MAX:
+            x.nbytes >= _SLOT_MIN:
         dt = xp.result_type(x, y)
         if dt == x.dtype:
             return f(x, y, out=_scratch(name, x.shape, dt, xp))
