@@ -39,6 +39,41 @@ def _errstate_var():
 ERR_VAR, ERR_IGNORE = _errstate_var()
 
 
+# Note [Host allocator]
+# A training step allocates and frees the same megabyte-sized arrays every step. glibc's malloc
+# maps blocks above its mmap threshold (128 KiB at start) afresh, and gives the heap's free top
+# back to the system past its trim threshold, so each step's arrays land on new pages: a page
+# fault every 4 KiB on first touch, ~4000 a GPT training step (bench/workloads_transformer.py),
+# a tenth of its time. glibc raises both thresholds itself whenever a mapped block is freed
+# (mmap to the block's size, up to 32 MiB; trim to twice that): ndgrad starts the process where
+# that rule ends, mmap 32 MiB and trim 64 MiB, the state any process reaches by itself once it
+# has freed one 32 MiB array. Left alone: C libraries other than glibc, and a process whose
+# environment sets glibc's own settings (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
+# MALLOC_TOP_PAD_, or glibc.malloc in GLIBC_TUNABLES): the user's choice stands.
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 64 << 20
+_GLIBC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+
+
+def _host_allocator():
+    """glibc's malloc thresholds as Note [Host allocator] says; True where they were set."""
+    if any(k in os.environ for k in _GLIBC_ENV) or \
+            "glibc.malloc" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return False
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, ValueError, OSError):   # not glibc, or no confstr name
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3   # (malloc.h)
+    return bool(mallopt(m_mmap_threshold, _MMAP_THRESHOLD)) and \
+        bool(mallopt(m_trim_threshold, _TRIM_THRESHOLD))
+
+
+HOST_ALLOCATOR = _host_allocator()
+
+
 def _quiet_run():
     """`run(f, *args)`: f(*args) in a context of its own where NumPy's error state is all
     "ignore" (a fresh Context holding only that variable). Entering it costs ~20 ns; setting and
