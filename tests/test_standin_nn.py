@@ -579,8 +579,10 @@ def test_optimizer_on_device(name, dtype, standin):
     ropt, rlosses = _optimize(name, rw, rb, x)
     oopt, olosses = _optimize(name, ow, ob, x.to("cuda"))
     # (the CPU sums the loss in PyTorch's CPU order, ops/_cascade.py, a device in its own: the
-    # losses agree to rounding, and so do LBFGS's steps, which it takes by them)
-    exact = not name.startswith("LBFGS")
+    # losses agree to rounding, and so do LBFGS's steps, which it takes by them, and Adafactor's,
+    # which it scales by norms of the gradient and the parameter: with OpenBLAS's SkylakeX kernels
+    # one of twelve float64 weights differs in its last bit)
+    exact = not name.startswith("LBFGS") and name != "Adafactor"
     tol = float(ndgrad.finfo(dt).eps) ** 0.5 / 10
     for o, r in zip(olosses, rlosses):
         np.testing.assert_allclose(_host(o.detach()), _host(r.detach()), err_msg=f"{name} loss",
