@@ -61,6 +61,14 @@ def _cases(dt, seed):
     if dt == np.float64:
         c[1000:] = 0
     out.append((a, b, c))
+    out.append(tuple(np.tile(x, 6) for x in (a, b, c)))   # (the same through the work arrays)
+    if dt == np.float32:
+        # float64 sums that round onto a tie of float32's subnormal grid: (2k + 1) 2^-150 from
+        # a product 2^-150 (1 - 2^-46) just below it; rounded twice, ties-to-even goes up
+        k = rng.integers(1, 1 << 12, n) * 2 + 1
+        sign = rng.choice([-1.0, 1.0], n)
+        out.append((np.full(n, 2.0 ** -75 * (1 + 2.0 ** -23)) * sign,
+                    np.full(n, 2.0 ** -75 * (1 - 2.0 ** -23)), k * 2.0 ** -149 * sign))
     # overflowing products whose sum is finite, infinities, nans
     big = float(fi.max)
     out.append((np.array([2, 2, 1.5, np.inf, 1, 1, 1, np.nan, 1e30, 3]),

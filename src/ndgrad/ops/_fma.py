@@ -103,6 +103,9 @@ def number_operand(ufunc, arr, value):
 # exponential average's update has a quarter of its elements at a boundary.)
 
 _MID = (1 << 28, (1 << 29) - 1)    # float64 bits of a float32 tie: bit 28 set, bits 0-27 clear
+_TIE_LOW = -(1 << 63)              # those 29 bits shifted to the top of an int64
+_ABS_BITS = (1 << 63) - 1
+_TINY_BITS = int(np.float64(2.0 ** -125).view(np.int64))
 
 
 class _quiet:
@@ -290,31 +293,34 @@ def _exact32(a, b, c, xp, out=None):
     shape = b.shape
     if c.shape != shape or (is_array(a) and a.shape != shape):
         shape = _shape(xp, a, b, c)
-    if b.size >= _WORK_MIN:
-        p = _scratch("p64", shape, f8, xp)
-        p[...] = b
-        p *= a if is_array(a) else f8(a)
+    if b.size >= _WORK_MIN:   # (five passes and two reductions in two work arrays)
         s = _scratch("s64", shape, f8, xp)
-        s[...] = c
-        s += p
-        low = _scratch("i64", shape, xp.int64, xp)
-        xp.bitwise_and(s.view(xp.int64), _MID[1], out=low)
-        tie = xp.equal(low, _MID[0], out=_scratch("tie", shape, bool, xp))
-        mag = xp.abs(s, out=low.view(f8))
+        s[...] = b
+        s *= a if is_array(a) else f8(a)    # the product, exact
+        xp.add(c, s, out=s)                 # the sum, rounded once (c's NaN first, as fma)
+        bits, low = s.view(xp.int64), _scratch("i64", shape, xp.int64, xp)
+        # bits 0-28 shifted to the top: a float32 tie is exactly the least int64; then |s|'s
+        # bits, below 2^-125's for a result under float32's normal range (or a zero)
+        tie = bool(xp.left_shift(bits, 35, out=low).min() == _TIE_LOW)
+        if tie or bool(xp.bitwise_and(bits, _ABS_BITS, out=low).min() < _TINY_BITS):
+            p = xp.multiply(b, a if is_array(a) else f8(a), dtype=f8)   # (again, for the few)
+            s = _fix_ties(s, c, p, _tie_or_tiny(s, xp), shape, xp)
     else:    # (small temporaries come from NumPy's own cache)
         p = xp.multiply(b, a if is_array(a) else f8(a), dtype=f8)   # (exact; broadcasts)
         s = xp.add(c, p, dtype=f8)   # (c exact in float64; a ufunc's layout, not astype's)
-        tie = xp.equal(s.view(xp.int64) & _MID[1], _MID[0])
-        mag = xp.abs(s)
-    tiny = not mag.min() >= 2.0 ** -125
-    if tiny or bool(tie.any()):
-        if tiny:    # (exact zeros are no tie)
-            tie = tie | ((mag < 2.0 ** -125) & (mag > 0))
-        s = _fix_ties(s, c, p, tie, shape, xp)
+        where = _tie_or_tiny(s, xp)
+        if bool(where.any()):
+            s = _fix_ties(s, c, p, where, shape, xp)
     if out is None:
         return s.astype(np.float32)
     out[...] = s
     return out
+
+
+def _tie_or_tiny(s, xp):
+    """Where the float64 sum s sits on a float32 tie or below float32's normal range (not 0)."""
+    mag = xp.abs(s)
+    return xp.equal(s.view(xp.int64) & _MID[1], _MID[0]) | ((mag < 2.0 ** -125) & (mag > 0))
 
 
 def _fix_ties(s, c, p, where, shape, xp):
