@@ -92,6 +92,31 @@ def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
+def test_workers_keep_no_arrays_after_a_kernel(threads):
+    import weakref
+    ndgrad.set_num_threads(2)
+    x = np.ones(4 * P.GRAIN)
+    out = np.empty_like(x)
+    P.map_into(np, lambda o, a: np.multiply(a, 2, out=o), out, x)
+    gone = weakref.ref(x)
+    del x
+    assert gone() is None    # (a worker held its piece's kernel, and so x, until the next)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_blocks_same_bits_for_any_thread_count(threads, dtype):
+    # (activation._by_blocks: rows of 4 MiB and more in blocks, the blocks over the threads)
+    x = np.random.default_rng(2).standard_normal((333, 4099)) * 5
+
+    def run():
+        t = ndgrad.tensor(x.astype(dtype), requires_grad=True)
+        out = [F.softmax(t, -1), F.log_softmax(t, -1)]
+        g = np.random.default_rng(3).standard_normal(x.shape).astype(dtype)
+        grads = ndgrad.autograd.grad(out, t, [ndgrad.tensor(g), ndgrad.tensor(g)])
+        return _bits([*out, *grads, F.cross_entropy(t, ndgrad.arange(333) % 4099)])
+    assert _under(1, run) == _under(2, run) == _under(3, run)
+
+
 def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
     r = np.random.default_rng(1)
     x, w, b = (r.standard_normal(s).astype(np.float32) for s in ((64, 64, 128), 128, 128))

@@ -92,9 +92,14 @@ def _work(tasks):
     while True:
         ctx, kernel, i, lo, hi, done = tasks.get()
         try:
-            done.put((i, True, ctx.run(kernel, lo, hi)))
+            result = (i, True, ctx.run(kernel, lo, hi))
         except BaseException as e:  # noqa: B036 (handed to the caller, which raises it)
-            done.put((i, False, e))
+            result = (i, False, e)
+        # (no reference to the piece's kernel, and so to its arrays, once the caller may go on:
+        # a worker held a softmax's 8 MB input alive until the next piece came)
+        ctx = kernel = None
+        done.put(result)
+        done = result = None
 
 
 def _forget_pool():   # (in a forked child: the parent's worker threads do not exist there)

@@ -91,11 +91,21 @@ def _row_blocks(xp, a, dim, other=None):
 
 def _by_blocks(xp, kernel, block, out, *ins):
     """kernel(xp, out_rows, *in_rows) over blocks of `block` rows of out and the inputs (all of
-    one shape, C-contiguous), viewed as (rows, n)."""
+    one shape, C-contiguous), viewed as (rows, n); the blocks split over threads where that is
+    worth it (Note [Parallel pieces]: each row's passes are its own, the same bits for any
+    count)."""
     n = out.shape[-1]
     flat = [x.reshape(-1, n) for x in (out,) + ins]
-    for i in range(0, flat[0].shape[0], block):
-        kernel(xp, *(x[i:i + block] for x in flat))
+    rows = flat[0].shape[0]
+
+    def piece(lo, hi):
+        for i in range(lo, hi, block):
+            j = min(i + block, hi)
+            kernel(xp, *(x[i:j] for x in flat))
+    if _par.worth(xp, out.size):
+        _par.run(piece, rows, grain=max(1, _par.GRAIN // n), align=block)
+    else:
+        piece(0, rows)
     return out
 
 
@@ -118,11 +128,10 @@ def _softmax_fwd(xp, self, dim):
 
 
 def _log_softmax_blocks(xp, a, block):
-    work = xp.empty((block, a.shape[-1]), a.dtype)     # (each block's exponentials)
-
     def rows(xp, out, a):
         xp.subtract(a, ufunc_reduce(xp, xp.maximum, a, 1, True), out=out)
-        lse = ufunc_reduce(xp, xp.add, xp.exp(out, out=work[:out.shape[0]]), 1, True)
+        work = _scratch(xp, out.shape, out.dtype, "log_softmax_exp")   # (this thread's)
+        lse = ufunc_reduce(xp, xp.add, xp.exp(out, out=work), 1, True)
         xp.subtract(out, xp.log(lse, out=lse), out=out)
     return _by_blocks(xp, rows, block, xp.empty_like(a), a)
 
