@@ -58,6 +58,22 @@ def test_backward_takes_phi_from_the_forward(monkeypatch):
     ndgrad.nn.functional.gelu(w, approximate="tanh").sum().backward()
 
 
+def test_large_inputs_keep_pytorchs_footprint(monkeypatch):
+    # (above the cap no holder: the node keeps the input alone, and the backward computes Phi)
+    monkeypatch.setattr(A, "_GELU_PHI_MAX", 1000)
+    calls = []
+    q = A._gelu_q
+    monkeypatch.setattr(A, "_gelu_q", lambda *a, **k: calls.append(1) or q(*a, **k))
+    x = ndgrad.randn(4, 64, 512, requires_grad=True)
+    y = ndgrad.nn.functional.gelu(x)
+    assert y.grad_fn._saved_phi is None
+    forward = len(calls)
+    y.sum().backward()
+    assert len(calls) > forward
+    w = ndgrad.randn(10, 100, requires_grad=True)     # (at the cap: a holder)
+    assert ndgrad.nn.functional.gelu(w).grad_fn._saved_phi is not None
+
+
 def test_holder_belongs_to_its_input():
     phi = A._GeluPhi()
     x = np.linspace(-3, 3, 7, dtype=np.float32)

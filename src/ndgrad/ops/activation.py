@@ -396,7 +396,10 @@ def _gelu_tanh_inner(xp, x):
 # as it keeps `approximate`, and the forward leaves Phi there, with the input array it belongs to.
 # gelu_backward takes it from the holder when its `self` is that very array, and computes it
 # otherwise (torch.ops.aten.gelu_backward, a broadcast grad, the tanh form): the same values
-# either way, bit for bit. One more array per GELU lives until the backward has run.
+# either way, bit for bit. One more array per GELU lives until the backward has run, so only
+# inputs of up to _GELU_PHI_MAX elements get a holder (8 MiB of float32 Phi: GPT's (16, 64,
+# 512) is 2 MiB): a large model's activations keep PyTorch's footprint and compute Phi again.
+_GELU_PHI_MAX = 1 << 21
 
 class _GeluPhi:
     """Phi of a GELU forward's input (`cdf`, flat, in the opmath dtype) and that input (`x`)."""
@@ -527,7 +530,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     if approximate == "none" and getattr(input, "requires_grad", False) and \
-            grad_mode._state.enabled:
+            grad_mode._state.enabled and input.numel() <= _GELU_PHI_MAX:
         return _gelu(input, approximate, _GeluPhi())   # (Note [GELU's saved Phi])
     return _gelu(input, approximate)
 
