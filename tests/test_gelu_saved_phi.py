@@ -12,6 +12,15 @@ R = np.random.default_rng(7)
 SHAPES = [(16, 64, 512), (3, 5), (), (0, 4), (70000,)]
 
 
+@pytest.fixture
+def calls(monkeypatch):
+    """The calls of exp(x k(x^2)) (GELU's Phi), counted."""
+    counted = []
+    q = A._gelu_q
+    monkeypatch.setattr(A, "_gelu_q", lambda *a, **k: counted.append(1) or q(*a, **k))
+    return counted
+
+
 def _run(xa, ga, dtype, saved, threads):
     prev = ndgrad.get_num_threads()
     ndgrad.set_num_threads(threads)
@@ -36,10 +45,7 @@ def test_saved_phi_gives_the_computed_bits(dtype, shape, threads):
         np.testing.assert_array_equal(a, b)
 
 
-def test_backward_takes_phi_from_the_forward(monkeypatch):
-    calls = []
-    q = A._gelu_q
-    monkeypatch.setattr(A, "_gelu_q", lambda *a, **k: calls.append(1) or q(*a, **k))
+def test_backward_takes_phi_from_the_forward(calls):
     x = ndgrad.randn(4, 64, 512, requires_grad=True)
     y = ndgrad.nn.functional.gelu(x)
     forward = len(calls)
@@ -58,12 +64,9 @@ def test_backward_takes_phi_from_the_forward(monkeypatch):
     ndgrad.nn.functional.gelu(w, approximate="tanh").sum().backward()
 
 
-def test_large_inputs_keep_pytorchs_footprint(monkeypatch):
+def test_large_inputs_keep_pytorchs_footprint(monkeypatch, calls):
     # (above the cap no holder: the node keeps the input alone, and the backward computes Phi)
     monkeypatch.setattr(A, "_GELU_PHI_MAX", 1000)
-    calls = []
-    q = A._gelu_q
-    monkeypatch.setattr(A, "_gelu_q", lambda *a, **k: calls.append(1) or q(*a, **k))
     x = ndgrad.randn(4, 64, 512, requires_grad=True)
     y = ndgrad.nn.functional.gelu(x)
     assert y.grad_fn._saved_phi is None

@@ -450,7 +450,7 @@ def _gelu_flat(xp, x, approximate, cdf=None):
 def _gelu_backward_fwd(xp, grad_output, self, approximate, phi=None):
     dt = _np.result_type(grad_output, self)
     shape = _np.broadcast_shapes(grad_output.shape, self.shape)  # host: shapes
-    cdf = phi.of(self) if phi is not None and approximate != "tanh" else None
+    cdf = None if phi is None else phi.of(self)   # (a tanh forward leaves none)
     x, g = self, grad_output
     if self.shape != shape:
         x, cdf = xp.broadcast_to(x, shape), None
