@@ -208,8 +208,8 @@ def test_fma_float32_work_arrays_in_place(seed):
 def test_fma_float32_ties_few_and_many(share):
     """Where the float64 sum rounds onto a float32 tie, as most elements (the whole work array
     is rounded to odd) and as a few (only those elements are gathered and fixed), in arrays
-    large enough for the chunked work arrays, with c broadcast too: the results are PyTorch's
-    fused ones. The ties: (2^8 + 2^-15) * -(2^8 - 2^-15) + (2^40 + 2^17) is
+    large enough for the chunked work arrays, with c broadcast too, beside zero sums: the
+    results are PyTorch's fused ones. The ties: (2^8 + 2^-15) * -(2^8 - 2^-15) + (2^40 + 2^17) is
     2^40 + 2^16 + 2^-30 exactly, which float64 rounds to 2^40 + 2^16, halfway between two
     floats (rounding that to even gives 2^40; the exact sum rounds to 2^40 + 2^17)."""
     torch = _torch()
@@ -224,6 +224,8 @@ def test_fma_float32_ties_few_and_many(share):
     c = np.where(tie, sign * (2.0 ** 40 + 2.0 ** 17) * scale, rng.standard_normal(n)
                  ).astype(np.float32)
     assert share == 0 or tie.sum() > 10
+    zero = ~tie & (rng.random(n) < 0.01)    # exact zeros beside the ties (a zero is no tiny)
+    a[zero], c[zero] = 0, 0
     for aa, bb, cc in ((a, b, c), (a.reshape(3, -1), b.reshape(3, -1), c[: n // 3][None])):
         ref = torch.from_numpy(np.ascontiguousarray(cc)).addcmul(
             torch.from_numpy(aa), torch.from_numpy(bb)).numpy()

@@ -299,12 +299,16 @@ def _exact32(a, b, c, xp, out=None):
         s *= a if is_array(a) else f8(a)    # the product, exact
         xp.add(c, s, out=s)                 # the sum, rounded once (c's NaN first, as fma)
         bits, low = s.view(xp.int64), _scratch("i64", shape, xp.int64, xp)
-        # bits 0-28 shifted to the top: a float32 tie is exactly the least int64; then |s|'s
-        # bits, below 2^-125's for a result under float32's normal range (or a zero)
+        # |s|'s bits, below 2^-125's for a result under float32's normal range or a zero; where
+        # there are some, the same less one as unsigned (a zero wraps to the largest): a zero
+        # is exact (zeros are common: a weight whose gradient is always 0 keeps Adam's average 0)
+        tiny = bool(xp.bitwise_and(bits, _ABS_BITS, out=low).min() < _TINY_BITS) and \
+            bool(xp.subtract(low, 1, out=low).view(xp.uint64).min() < _TINY_BITS - 1)
+        # bits 0-28 shifted to the top: a float32 tie is exactly the least int64
         tie = bool(xp.left_shift(bits, 35, out=low).min() == _TIE_LOW)
-        if tie or bool(xp.bitwise_and(bits, _ABS_BITS, out=low).min() < _TINY_BITS):
-            p = xp.multiply(b, a if is_array(a) else f8(a), dtype=f8)   # (again, for the few)
-            s = _fix_ties(s, c, p, _tie_or_tiny(s, xp), shape, xp)
+        if tie or tiny:
+            where = _tie_or_tiny(s, xp) if tiny else xp.equal(low, _TIE_LOW)
+            s = _fix_ties(s, c, None, where, shape, xp, a, b)
     else:    # (small temporaries come from NumPy's own cache)
         p = xp.multiply(b, a if is_array(a) else f8(a), dtype=f8)   # (exact; broadcasts)
         s = xp.add(c, p, dtype=f8)   # (c exact in float64; a ufunc's layout, not astype's)
@@ -323,18 +327,24 @@ def _tie_or_tiny(s, xp):
     return xp.equal(s.view(xp.int64) & _MID[1], _MID[0]) | ((mag < 2.0 ** -125) & (mag > 0))
 
 
-def _fix_ties(s, c, p, where, shape, xp):
+def _fix_ties(s, c, p, where, shape, xp, a=None, b=None):
     """s = fl64(c + p) rounded to odd where `where` holds (Note [fused multiply-add without
     fma]): a few elements as a rule (a float32 tie, or a result below float32's normal range,
     about one element in 10^5), so those alone are gathered, fixed and written back; the whole
-    array where they are many."""
+    array where they are many. p None: the product of a and b, computed where needed."""
     idx = xp.flatnonzero(where)
+    if p is None and idx.size * 16 > s.size:
+        p = xp.multiply(b, a if is_array(a) else np.float64(a), dtype=np.float64)
     if idx.size * 16 > s.size:
         bb = s - c
         return _round_odd(s, (c - (s - bb)) + (p - bb), xp)
     at = xp.unravel_index(idx, shape)        # (p may be smaller than s, broadcasting over
     ss = s[at]                                # c's dims; s may be in another memory order)
-    ps = xp.broadcast_to(p, shape)[at]
+    if p is None:
+        ps = _take(b, shape, at).astype(np.float64)
+        ps *= _take(a, shape, at) if is_array(a) else np.float64(a)
+    else:
+        ps = xp.broadcast_to(p, shape)[at]
     cs = xp.broadcast_to(c, shape)[at].astype(np.float64)
     bb = ss - cs
     s[at] = _round_odd(ss, (cs - (ss - bb)) + (ps - bb), xp)
