@@ -21,12 +21,13 @@ inputs on which a fused and an unfused multiply-add differ in every element
 exact emulation.
 """
 import ctypes
+import os
 import sys
 import threading
 
 import numpy as np  # host: the BLAS of NumPy's own build
 
-__all__ = ["openblas_function", "axpy"]
+__all__ = ["openblas_function", "axpy", "WORKER_TIMEOUT"]
 
 _PIECE = 8192      # elements a call (OpenBLAS threads axpy above 10^4; a multiple of 64)
 _PAD = 64          # the ragged end's buffer (a multiple of every kernel's vector loop)
@@ -36,7 +37,6 @@ def openblas_function(*names):
     """The first of these C functions that the OpenBLAS bundled with NumPy's wheel exports (a
     ctypes function), or None."""
     import glob
-    import os
     here = os.path.dirname(np.__file__)
     for lib in sorted(glob.glob(os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*"))
                       + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
@@ -150,3 +150,55 @@ def axpy(dtype):
                 route = None
             _ROUTES[char] = route
     return _ROUTES[char]
+
+
+# Note [BLAS workers' spin]
+# OpenBLAS's worker threads (NumPy's wheel runs its pthreads build) spin after each threaded
+# call until 2^28 clock ticks (about 0.1 s) have passed without work, then sleep. A training
+# step alternates GEMMs with element-wise work that ndgrad splits over its own threads
+# (ops/_parallel.py): for ~0.1 s after every GEMM a spinning BLAS worker holds a core that
+# ndgrad's piece needs, and on a machine with as many cores as threads the piece waits for it.
+# (PyTorch runs both kinds of work on one OpenMP pool.) ndgrad starts the workers again with a
+# timeout of 2^20 ticks (a few tenths of a millisecond): back-to-back GEMMs (generation's small
+# ones) still find them awake, a phase of element-wise work (an optimizer step, a layer norm)
+# frees the core. Measured in docs/performance.md (the MLP step: 7.8 -> 6.5 ms). OpenBLAS reads
+# the timeout from its environment when it starts its threads: ndgrad sets
+# OPENBLAS_THREAD_TIMEOUT for the read alone (openblas_read_env), then stops and restarts the
+# workers (blas_thread_shutdown_, blas_thread_init: what OpenBLAS itself does around a fork).
+# Left alone: a process whose environment sets OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT
+# (the user's choice stands), BLAS libraries other than NumPy's bundled OpenBLAS, and builds
+# without these functions. Process-wide, as the timeout is; done once, at import.
+_TIMEOUT = 20
+_TIMEOUT_ENV = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+
+
+def _worker_timeout():
+    """OpenBLAS's workers restarted with a spin of 2^_TIMEOUT ticks (Note [BLAS workers'
+    spin]): the exponent in force, or None where ndgrad left them alone."""
+    if any(k in os.environ for k in _TIMEOUT_ENV):
+        return None
+    fs = [openblas_function(n) for n in ("openblas_read_env", "openblas_thread_timeout",
+                                         "blas_thread_shutdown_", "blas_thread_init")]
+    if any(f is None for f in fs):
+        return None
+    read, timeout, shutdown, init = fs
+    for f in fs:
+        f.argtypes, f.restype = [], ctypes.c_int
+    read.restype = None
+    key = _TIMEOUT_ENV[0]
+    os.environ[key] = str(_TIMEOUT)
+    try:
+        read()
+    finally:
+        del os.environ[key]
+    if timeout() != _TIMEOUT:
+        return None
+    shutdown()
+    init()
+    return _TIMEOUT
+
+
+try:
+    WORKER_TIMEOUT = _worker_timeout()
+except Exception:   # noqa: BLE001 (any failure of the foreign calls: the workers as they were)
+    WORKER_TIMEOUT = None
