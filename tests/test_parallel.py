@@ -137,8 +137,9 @@ def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
 @pytest.mark.parametrize("make", [
     lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2),
     lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=True),
+    lambda ps: ndgrad.optim.Adam(ps, lr=1e-2, weight_decay=0.1, maximize=True),
     lambda ps: ndgrad.optim.SGD(ps, lr=1e-2, momentum=0.9)],   # (its fused multiply-add splits)
-    ids=["AdamW", "AdamW-amsgrad", "SGD-momentum"])
+    ids=["AdamW", "AdamW-amsgrad", "Adam-decay-maximize", "SGD-momentum"])
 def test_optimizer_update_same_bits_for_any_thread_count(threads, make):
     r = np.random.default_rng(2)
     sizes = (9 * P.GRAIN + 3, 7, 0, 2 * P.GRAIN, (3, P.GRAIN // 2))
@@ -152,7 +153,8 @@ def test_optimizer_update_same_bits_for_any_thread_count(threads, make):
             for p, g in zip(ps, g0):
                 p.grad = ndgrad.tensor(g)
             opt.step()
-        return _bits(ps) + [str([p._version for p in ps]).encode()]
+        state = [t for p in ps for t in opt.state[p].values()]   # (Adam's steps: counted once)
+        return _bits(ps + state) + [str([p._version for p in ps]).encode()]
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
