@@ -231,3 +231,45 @@ def test_fma_float32_ties_few_and_many(share):
             torch.from_numpy(aa), torch.from_numpy(bb)).numpy()
         got = K.fma(aa, bb, cc)
         assert got.shape == ref.shape and (got.view(np.int32) == ref.view(np.int32)).all()
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"amsgrad": True}, {"weight_decay": 0.1, "maximize": True},
+    {"weight_decay": 0.1, "decoupled_weight_decay": True}], ids=["plain", "amsgrad",
+                                                                  "decay-maximize", "decoupled"])
+def test_small_parameters_as_one_array(monkeypatch, kw):
+    """Note [Small parameters as one array] (optim/_kernels.py): small parameters of one dtype
+    and step count updated as one concatenation give the bits of the one-by-one updates, for
+    every shape (0-d, empty, matrices), both float dtypes, a parameter that joins later (another
+    step count: its own group) and one without a gradient on some steps."""
+    import ndgrad
+    from ndgrad.optim import _kernels
+    r = np.random.default_rng(5)
+    shapes = [(), (0,), (7,), (3, 4), (128,), (5, 1, 2), (300,), (9,)]
+    dts = [np.float32] * 5 + [np.float64] * 3
+    p0 = [r.standard_normal(s).astype(d) for s, d in zip(shapes, dts)]
+    gs = [[(r.standard_normal(s) * 10.0 ** r.integers(-8, 1)).astype(d)
+           for s, d in zip(shapes, dts)] for _ in range(4)]
+    calls = []
+    real = _kernels.Concat
+
+    def run(small):
+        monkeypatch.setattr(_kernels, "SMALL", small)
+        ps = [ndgrad.tensor(p, requires_grad=True) for p in p0]
+        opt = ndgrad.optim.Adam(ps[:-2], lr=1e-2, **kw)
+        for k, g in enumerate(gs):
+            if k == 1:
+                opt.add_param_group({"params": ps[-2:]})
+            for j, (p, gj) in enumerate(zip(ps, g)):
+                p.grad = None if (j == 3 and k == 2) else ndgrad.tensor(gj)
+            opt.step()
+        state = [t for p in ps for t in opt.state[p].values()]
+        return [t.detach().numpy().tobytes() for t in ps + state]
+    import sys
+    monkeypatch.setattr(sys.modules["ndgrad.optim.adam"], "Concat",
+                        lambda *a: calls.append(a[0]) or real(*a))
+    small = _kernels.SMALL
+    one_by_one = run(0)
+    assert not calls
+    assert run(small) == one_by_one
+    assert max(len(idx) for idx in calls) >= 4    # (the groups did form)

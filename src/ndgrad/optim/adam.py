@@ -5,7 +5,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _device_dtype_c
                         _zeros_like, closure_loss, check_lr, check_betas, check_nonnegative,
                         check_fused, pick_kernel, set_defaults, tensor_steps)
 from .optimizer import dense_params
-from ._kernels import F, operands, bump_versions, real_scalar
+from ._kernels import F, operands, bump_versions, real_scalar, small_groups, Concat
 from .._tensor import Tensor
 from .._backend import xp_of
 from ..ops import _parallel as _par
@@ -139,10 +139,10 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
     if capturable:
         _check_capturable(params, state_steps)
 
-    def update(i):   # (one parameter's update: parameters apart on several threads)
-        p = params[i]
+    def update(i, flat=None):   # (one parameter's update: parameters apart on several
+        p = params[i]           # threads; or `flat`'s operands, small parameters as one)
         vmax_t = max_exp_avg_sqs[i] if amsgrad else None
-        param, grad, exp_avg, exp_avg_sq, step_t, vmax = operands(
+        param, grad, exp_avg, exp_avg_sq, step_t, vmax = flat or operands(
             tensors, p, grads[i], exp_avgs[i], exp_avg_sqs[i], state_steps[i], vmax_t)
         grad = grad if not maximize else -grad
         step_t += 1
@@ -198,11 +198,32 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
     if tensors or not params:
         for i in range(len(params)):
             update(i)
-    else:   # (Note [Parallel pieces]: the parameters' array updates are independent)
-        _par.each(xp_of(params[0]._data), update, [p._data.size for p in params])
+        rest = ()
+    elif capturable or has_complex:
+        rest = range(len(params))
+    else:   # (Note [Small parameters as one array] in optim/_kernels.py)
+        vmaxes = max_exp_avg_sqs if amsgrad else None
+        groups, rest = small_groups(params, state_steps, grads, exp_avgs, exp_avg_sqs, vmaxes)
+        for idx in groups:
+            c = Concat(idx, params, grads, exp_avgs, exp_avg_sqs, vmaxes)
+            step = state_steps[idx[0]]._data.copy()
+            update(idx[0], c.arrs[:4] + [operands(False, _step_of(step))[0], c.arrs[4]])
+            c.put_back(0, 2, 3, 4)
+            for i in idx:
+                state_steps[i]._data[...] = step
+    if rest:   # (Note [Parallel pieces]: the parameters' array updates are independent)
+        rest = list(rest)
+        _par.each(xp_of(params[0]._data), lambda j: update(rest[j]),
+                  [params[i]._data.size for i in rest])
     for i, p in enumerate(params):
         bump_versions(tensors, p, exp_avgs[i], exp_avg_sqs[i], state_steps[i],
                       max_exp_avg_sqs[i] if amsgrad else None)
+
+
+def _step_of(arr):
+    """A Tensor of the step array (operands() takes Tensors)."""
+    from .._tensor import _make
+    return _make(arr)
 
 
 def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
