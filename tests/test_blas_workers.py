@@ -46,8 +46,11 @@ def _threads():
 
 
 needs_openblas = pytest.mark.skipif(
-    _blas.openblas_function("openblas_read_env", "blas_thread_init") is None,
-    reason="NumPy's bundled OpenBLAS only")
+    not sys.platform.startswith("linux") or any(
+        _blas.openblas_function(n) is None for n in ("openblas_read_env", "blas_thread_init",
+                                                     "blas_thread_shutdown_",
+                                                     "openblas_thread_timeout")),
+    reason="NumPy's bundled OpenBLAS on Linux only")
 
 
 @needs_openblas

@@ -166,8 +166,9 @@ def axpy(dtype):
 # OPENBLAS_THREAD_TIMEOUT for the read alone (openblas_read_env), then stops and restarts the
 # workers (blas_thread_shutdown_, blas_thread_init: what OpenBLAS itself does around a fork).
 # Left alone: a process whose environment sets OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT
-# (the user's choice stands), BLAS libraries other than NumPy's bundled OpenBLAS, and builds
-# without these functions. Process-wide, as the timeout is; done once, at import.
+# (the user's choice stands), BLAS libraries other than NumPy's bundled OpenBLAS, builds
+# without these functions, and systems other than Linux (Windows' OpenBLAS runs another thread
+# server; macOS's NumPy takes Accelerate). Process-wide, as the timeout is; done once, at import.
 _TIMEOUT = 20
 _TIMEOUT_ENV = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
 
@@ -175,7 +176,7 @@ _TIMEOUT_ENV = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
 def _worker_timeout():
     """OpenBLAS's workers restarted with a spin of 2^_TIMEOUT ticks (Note [BLAS workers'
     spin]): the exponent in force, or None where ndgrad left them alone."""
-    if any(k in os.environ for k in _TIMEOUT_ENV):
+    if any(k in os.environ for k in _TIMEOUT_ENV) or not sys.platform.startswith("linux"):
         return None
     fs = [openblas_function(n) for n in ("openblas_read_env", "openblas_thread_timeout",
                                          "blas_thread_shutdown_", "blas_thread_init")]
