@@ -1176,6 +1176,9 @@ class _ArrayOps:
     def cat(self, xs, dim):
         return self.xp.concatenate(xs, dim)
 
+    def transposed(self, w):
+        return self.xp.ascontiguousarray(w.T)
+
     def stack(self, xs, dim):
         return self.xp.stack(xs, dim)
 
@@ -1188,6 +1191,10 @@ class _TensorOps:
         from .shape import cat, stack
         self.sigmoid, self.tanh, self.cat, self.stack = sigmoid, tanh, cat, stack
 
+    @staticmethod
+    def transposed(w):
+        return w.t().contiguous()
+
 
 def _lstm_order(S, reverse):
     return range(S - 1, -1, -1) if reverse else range(S)
@@ -1198,7 +1205,8 @@ def _lstm_run(ops, gi, hx, cx, w_hh, reverse):
     -> (per step (i, f, g, o, c_prev, c, tanh(c), h_prev), h_n, c_n). The sigmoid runs over
     the whole pre-activation row (g's quarter unused): fewer, larger calls per step."""
     S, H = gi.shape[0], hx.shape[-1]
-    w_t = w_hh.T
+    w_t = ops.transposed(w_hh)  # (a GEMM with a contiguous right operand: 58 us a step of
+    #                             (20, 200) x (200, 800) against 86 through the transposed view)
     steps = [None] * S
     h, c = hx, cx
     for t in _lstm_order(S, reverse):
