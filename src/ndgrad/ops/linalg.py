@@ -2,8 +2,10 @@
 # batch broadcasting is undone by the engine's sum_to. See ops/_registry.py for the language.
 import builtins
 
+from .._backend import numpy as _np
 from .._tensor import Tensor, _wrap_dim
 from ._registry import defop
+from . import _raw
 from .shape import (unsqueeze, squeeze, transpose, t, reshape, permute, expand, _diagonal,
                     _diagonal_backward, diag_embed)
 from .indexing import _return_type
@@ -388,6 +390,9 @@ def _scaled(x, alpha):
     return x if alpha == 1 else x * alpha
 
 
+_scaled._raw = lambda x, alpha: _scaled_raw(x, alpha)
+
+
 def _coefficient(v, dtype):
     """beta or alpha as ATen's kernels read it for a result of NumPy dtype `dtype`: truncated
     toward zero for integers (addmm(..., beta=1.7) of int64 tensors scales by 1), a bool for
@@ -438,6 +443,35 @@ def _mm_grad(grad, other, target, i):
     if i == 0:
         return _mH(other @ _mH(grad)) if _transposed(target) else grad @ _mH(other)
     return _mH(_mH(grad) @ other) if _transposed(target) else _mH(other) @ grad
+
+
+# addmm's formulas (a linear layer's AddmmBackward0) on arrays when no graph of the backward is
+# wanted (ops/_raw.py): the same ops' forwards on the same arrays, in the same order, so the
+# same bits; host float32/float64 arrays only (others: the recorded formulas).
+
+def _real_host(*arrays):
+    for a in arrays:
+        if a.__class__ is not _np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4:
+            raise _raw.RawFallback
+
+
+def _mm_grad_raw(grad, other, target, i):
+    _real_host(grad, other)
+    mm = _raw._op_caller(_mm._op)
+    f = target.flags
+    if i == 0:
+        return mm(other, grad.T).T if f.f_contiguous and not f.c_contiguous else mm(grad, other.T)
+    return mm(grad.T, other).T if f.f_contiguous and not f.c_contiguous else mm(other.T, grad)
+
+
+def _scaled_raw(x, alpha):
+    if alpha == 1:
+        return x
+    _real_host(x)
+    return _raw._op_caller(_mul._op)(x, alpha)
+
+
+_mm_grad._raw = _mm_grad_raw
 
 
 def _check_mm(m1, m2, names=("mat1", "mat2")):
@@ -2776,7 +2810,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
 # size, one matrix at a time: LD holds L's columns below the diagonal and D's 1x1 / 2x2 blocks,
 # pivots are 1-based (a 2x2 block's two entries are both -p).
 
-from .pointwise import _no_derivative  # noqa: E402
+from .pointwise import _no_derivative, mul as _mul  # noqa: E402
 
 _BK_ALPHA = (1 + 17 ** 0.5) / 8
 

@@ -297,6 +297,38 @@ def transpose(input, dim0, dim1):
     return _transpose(input, _wrap_dim(dim0, nd), _wrap_dim(dim1, nd))
 
 
+# reshape and transpose in derivative formulas (view's, transpose's: the views of a transformer
+# block's heads) on arrays when no graph of the backward is wanted (ops/_raw.py): the same
+# NumPy views and copies the ops' forwards make. Host arrays only (others: the recorded formula).
+
+def _host_only(a):
+    if a.__class__ is not _ndarray:
+        from ._raw import RawFallback
+        raise RawFallback
+
+
+def _reshape_raw(input, *sizes, shape=None):
+    _host_only(input)
+    shape = _infer_size(_shape_arg(sizes) if shape is None else
+                        _sizes(sizes, shape, "reshape", "shape"), input.size)
+    v = input.view()
+    try:
+        v.shape = shape     # (a view where the strides allow it: _view's forward)
+        return v
+    except AttributeError:
+        return input.reshape(shape)     # (else a copy: _reshape_copy's forward)
+
+
+def _transpose_raw(input, dim0, dim1):
+    _host_only(input)
+    nd = input.ndim
+    return input.swapaxes(_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)) if nd else input.view()
+
+
+transpose._raw = _transpose_raw
+reshape._raw = _reshape_raw
+
+
 _t = defop("t", lambda xp, self: xp.swapaxes(self, 0, 1) if self.ndim == 2 else self.view(),
            view=True, self=lambda grad: _t(grad))
 
