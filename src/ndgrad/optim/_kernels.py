@@ -391,9 +391,8 @@ class Concat:
 
     def __init__(self, idx, *lists):
         self.idx = idx
-        self.arrs = [None if lst is None else
-                     Arr(_np.concatenate([lst[i]._data.reshape(-1) for i in idx]))
-                     for lst in lists]
+        self.arrs = [None if lst is None else Arr(_np.concatenate(  # host: small_groups'
+            [lst[i]._data.reshape(-1) for i in idx])) for lst in lists]     # NumPy arrays
         self.lists = lists
 
     def put_back(self, *which):
