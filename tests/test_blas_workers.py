@@ -13,8 +13,10 @@ from ndgrad.ops import _blas
 # NumPy first (its OpenBLAS and its workers start before ndgrad is imported), then ndgrad; a
 # threaded GEMM, then the process's CPU time over 50 ms of sleep: a spinning worker burns it.
 _SPIN = """
-import os, time
+import os, sys, threading, time
 import numpy as np
+if "--thread" in sys.argv:   # (another Python thread alive when ndgrad is imported)
+    threading.Thread(target=time.sleep, args=(1,), daemon=True).start()
 import ndgrad
 from ndgrad.ops import _blas
 a = np.arange(256 * 256, dtype=np.float32).reshape(256, 256) % 7
@@ -30,11 +32,11 @@ print(_blas.WORKER_TIMEOUT, timeout, ok, min(burnt), "OPENBLAS_THREAD_TIMEOUT" i
 """
 
 
-def _run(**env):
+def _run(*args, **env):
     e = {k: v for k, v in os.environ.items() if not k.endswith("THREAD_TIMEOUT")}
     e.update(env)
-    out = subprocess.run([sys.executable, "-c", _SPIN], env=e, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", _SPIN, *args], env=e, capture_output=True,
+                         text=True, check=True).stdout.split()
     return (None if out[0] == "None" else int(out[0])), int(out[1]), out[2] == "True", \
         float(out[3]), out[4] == "True"
 
@@ -69,6 +71,12 @@ def test_the_users_timeout_stands():
     assert (set_, timeout, ok) == (None, 30, True)
     if (os.cpu_count() or 1) >= 2 and _threads() >= 2:
         assert burnt > 0.03, burnt      # (the check above can fail: this one spins)
+
+
+@needs_openblas
+def test_left_alone_while_other_threads_run():
+    set_, timeout, ok, _, _ = _run("--thread")
+    assert (set_, ok) == (None, True) and timeout != _blas._TIMEOUT
 
 
 @needs_openblas

@@ -1,5 +1,6 @@
 """NumPy's bundled OpenBLAS, called directly (ctypes, the standard library's): the level-1 axpy,
-y += a * x, whose SIMD kernels round each element once, as a fused multiply-add.
+y += a * x, whose SIMD kernels round each element once, as a fused multiply-add; and its worker
+threads' spin after a call (Note [BLAS workers' spin], at the end).
 
 Note [fused axpy]
 ~~~~~~~~~~~~~~~~~
@@ -167,8 +168,10 @@ def axpy(dtype):
 # workers (blas_thread_shutdown_, blas_thread_init: what OpenBLAS itself does around a fork).
 # Left alone: a process whose environment sets OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT
 # (the user's choice stands), BLAS libraries other than NumPy's bundled OpenBLAS, builds
-# without these functions, and systems other than Linux (Windows' OpenBLAS runs another thread
-# server; macOS's NumPy takes Accelerate). Process-wide, as the timeout is; done once, at import.
+# without these functions, systems other than Linux (Windows' OpenBLAS runs another thread
+# server; macOS's NumPy takes Accelerate), and an import while other Python threads run (one of
+# them could be inside a threaded BLAS call, whose workers must not be stopped under it).
+# Process-wide, as the timeout is; done once, at import.
 _TIMEOUT = 20
 _TIMEOUT_ENV = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
 
@@ -176,7 +179,8 @@ _TIMEOUT_ENV = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
 def _worker_timeout():
     """OpenBLAS's workers restarted with a spin of 2^_TIMEOUT ticks (Note [BLAS workers'
     spin]): the exponent in force, or None where ndgrad left them alone."""
-    if any(k in os.environ for k in _TIMEOUT_ENV) or not sys.platform.startswith("linux"):
+    if any(k in os.environ for k in _TIMEOUT_ENV) or not sys.platform.startswith("linux") or \
+            threading.active_count() > 1:
         return None
     fs = [openblas_function(n) for n in ("openblas_read_env", "openblas_thread_timeout",
                                          "blas_thread_shutdown_", "blas_thread_init")]

@@ -5,7 +5,7 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _device_dtype_c
                         _zeros_like, closure_loss, check_lr, check_betas, check_nonnegative,
                         check_fused, pick_kernel, set_defaults, tensor_steps)
 from .optimizer import dense_params
-from ._kernels import F, operands, bump_versions, real_scalar, small_groups, Concat
+from ._kernels import F, Arr, operands, bump_versions, real_scalar, small_groups, Concat
 from .._tensor import Tensor
 from .._backend import xp_of
 from ..ops import _parallel as _par
@@ -207,7 +207,7 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         for idx in groups:
             c = Concat(idx, params, grads, exp_avgs, exp_avg_sqs, vmaxes)
             step = state_steps[idx[0]]._data.copy()
-            update(idx[0], c.arrs[:4] + [operands(False, _step_of(step))[0], c.arrs[4]])
+            update(idx[0], c.arrs[:4] + [Arr(step), c.arrs[4]])
             c.put_back(0, 2, 3, 4)
             for i in idx:
                 state_steps[i]._data[...] = step
@@ -218,12 +218,6 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
     for i, p in enumerate(params):
         bump_versions(tensors, p, exp_avgs[i], exp_avg_sqs[i], state_steps[i],
                       max_exp_avg_sqs[i] if amsgrad else None)
-
-
-def _step_of(arr):
-    """A Tensor of the step array (operands() takes Tensors)."""
-    from .._tensor import _make
-    return _make(arr)
 
 
 def _multi_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
