@@ -29,7 +29,7 @@ import types
 
 from .._backend import numpy as _np, xp_of, _MODULES as _DEVICE_ARRAYS
 
-__all__ = ["raw_formula", "RawFallback", "set_raw_backward", "raw_backward_enabled", "state"]
+__all__ = ["raw_formula", "RawFallback", "host_arrays", "set_raw_backward", "raw_backward_enabled", "state"]
 
 _ndarray = _np.ndarray
 _generic = _np.generic
@@ -38,6 +38,15 @@ _asarray = _np.asarray  # host: NumPy scalars of the CPU path become 0-d arrays
 
 class RawFallback(Exception):
     """The raw execution cannot promise PyTorch's dtypes here: run the recorded formula."""
+
+
+def host_arrays(*arrays, real_float=False):
+    """For a helper's array twin that handles NumPy arrays only (with `real_float`, of float32
+    or float64 only): RawFallback for anything else, so the recorded formula runs instead."""
+    for a in arrays:
+        if a.__class__ is not _ndarray or real_float and (a.dtype.kind != "f" or
+                                                          a.dtype.itemsize < 4):
+            raise RawFallback
 
 
 class _State:

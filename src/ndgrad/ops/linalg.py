@@ -2,7 +2,6 @@
 # batch broadcasting is undone by the engine's sum_to. See ops/_registry.py for the language.
 import builtins
 
-from .._backend import numpy as _np
 from .._tensor import Tensor, _wrap_dim
 from ._registry import defop
 from . import _raw
@@ -390,9 +389,6 @@ def _scaled(x, alpha):
     return x if alpha == 1 else x * alpha
 
 
-_scaled._raw = lambda x, alpha: _scaled_raw(x, alpha)
-
-
 def _coefficient(v, dtype):
     """beta or alpha as ATen's kernels read it for a result of NumPy dtype `dtype`: truncated
     toward zero for integers (addmm(..., beta=1.7) of int64 tensors scales by 1), a bool for
@@ -433,7 +429,11 @@ addmm_ = defop("addmm", _addmm_fwd, promote="binary",
 
 def _transposed(t):
     """A 2-d tensor laid out as a transpose (column-major), like weight.t()."""
-    f = t._data.flags
+    return _transposed_array(t._data)
+
+
+def _transposed_array(a):
+    f = a.flags
     return f.f_contiguous and not f.c_contiguous
 
 
@@ -449,29 +449,22 @@ def _mm_grad(grad, other, target, i):
 # wanted (ops/_raw.py): the same ops' forwards on the same arrays, in the same order, so the
 # same bits; host float32/float64 arrays only (others: the recorded formulas).
 
-def _real_host(*arrays):
-    for a in arrays:
-        if a.__class__ is not _np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4:
-            raise _raw.RawFallback
-
-
 def _mm_grad_raw(grad, other, target, i):
-    _real_host(grad, other)
+    _raw.host_arrays(grad, other, real_float=True)
     mm = _raw._op_caller(_mm._op)
-    f = target.flags
     if i == 0:
-        return mm(other, grad.T).T if f.f_contiguous and not f.c_contiguous else mm(grad, other.T)
-    return mm(grad.T, other).T if f.f_contiguous and not f.c_contiguous else mm(other.T, grad)
+        return mm(other, grad.T).T if _transposed_array(target) else mm(grad, other.T)
+    return mm(grad.T, other).T if _transposed_array(target) else mm(other.T, grad)
 
 
 def _scaled_raw(x, alpha):
     if alpha == 1:
         return x
-    _real_host(x)
+    _raw.host_arrays(x, real_float=True)
     return _raw._op_caller(_mul._op)(x, alpha)
 
 
-_mm_grad._raw = _mm_grad_raw
+_mm_grad._raw, _scaled._raw = _mm_grad_raw, _scaled_raw
 
 
 def _check_mm(m1, m2, names=("mat1", "mat2")):

@@ -12,6 +12,7 @@ from .._backend import format_contiguous, suggest_format, in_format, empty_strid
 from .._tensor import Tensor, _make, _wrap_dim, Size, _format_name
 from ..autograd.graph import _type_string
 from ._registry import defop
+from . import _raw
 
 __all__ = ["sum_to", "expand", "reshape", "view", "transpose", "permute", "squeeze", "unsqueeze",
            "getitem", "index_put", "to_dtype", "clone", "contiguous", "flatten", "t"]
@@ -301,14 +302,8 @@ def transpose(input, dim0, dim1):
 # block's heads) on arrays when no graph of the backward is wanted (ops/_raw.py): the same
 # NumPy views and copies the ops' forwards make. Host arrays only (others: the recorded formula).
 
-def _host_only(a):
-    if a.__class__ is not _ndarray:
-        from ._raw import RawFallback
-        raise RawFallback
-
-
 def _reshape_raw(input, *sizes, shape=None):
-    _host_only(input)
+    _raw.host_arrays(input)
     shape = _infer_size(_shape_arg(sizes) if shape is None else
                         _sizes(sizes, shape, "reshape", "shape"), input.size)
     v = input.view()
@@ -320,7 +315,7 @@ def _reshape_raw(input, *sizes, shape=None):
 
 
 def _transpose_raw(input, dim0, dim1):
-    _host_only(input)
+    _raw.host_arrays(input)
     nd = input.ndim
     return input.swapaxes(_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)) if nd else input.view()
 

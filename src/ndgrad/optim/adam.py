@@ -208,7 +208,7 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
             c = Concat(idx, params, grads, exp_avgs, exp_avg_sqs, vmaxes)
             step = state_steps[idx[0]]._data.copy()
             update(idx[0], c.arrs[:4] + [Arr(step), c.arrs[4]])
-            c.put_back(0, 2, 3, 4)
+            c.put_back(0, 2, 3, 4)   # (all but the gradients)
             for i in idx:
                 state_steps[i]._data[...] = step
     if rest:   # (Note [Parallel pieces]: the parameters' array updates are independent)
