@@ -1,6 +1,7 @@
 """NumPy's bundled OpenBLAS, called directly (ctypes, the standard library's): the level-1 axpy,
 y += a * x, whose SIMD kernels round each element once, as a fused multiply-add; and its worker
-threads' spin after a call (Note [BLAS workers' spin], at the end).
+threads' spin after a call (Note [BLAS workers' spin], at the end); and the name of the kernels
+it runs (`CORE`: ops/linalg.py's Note [Few rows against a transposed matrix]).
 
 Note [fused axpy]
 ~~~~~~~~~~~~~~~~~
@@ -28,7 +29,7 @@ import threading
 
 import numpy as np  # host: the BLAS of NumPy's own build
 
-__all__ = ["openblas_function", "axpy", "WORKER_TIMEOUT"]
+__all__ = ["openblas_function", "axpy", "WORKER_TIMEOUT", "CORE"]
 
 _PIECE = 8192      # elements a call (OpenBLAS threads axpy above 10^4; a multiple of 64)
 _PAD = 64          # the ragged end's buffer (a multiple of every kernel's vector loop)
@@ -207,3 +208,21 @@ try:
     WORKER_TIMEOUT = _worker_timeout()
 except Exception:   # noqa: BLE001 (any failure of the foreign calls: the workers as they were)
     WORKER_TIMEOUT = None
+
+
+def _corename():
+    """The kernel family OpenBLAS picked for this CPU (or OPENBLAS_CORETYPE): "SkylakeX",
+    "Haswell", ...; None without NumPy's bundled OpenBLAS."""
+    f = openblas_function("scipy_openblas_get_corename64_", "openblas_get_corename64_",
+                          "openblas_get_corename")
+    if f is None:
+        return None
+    f.argtypes, f.restype = [], ctypes.c_char_p
+    name = f()
+    return name.decode("ascii", "replace").strip() if name else None
+
+
+try:
+    CORE = _corename()
+except Exception:   # noqa: BLE001 (a foreign call that failed: no kernel name)
+    CORE = None

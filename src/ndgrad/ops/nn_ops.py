@@ -35,6 +35,7 @@ from ._registry import defop, _scalar_array
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par, _cascade
 from .pointwise import select
+from .linalg import few_rows_mm
 from .._dtype import np_half as _half
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss_index",
@@ -351,8 +352,10 @@ conv2d_weight = defop(
 
 def _linear_fwd(xp, input, weight, bias=None):
     if input.ndim > 2 and input.flags.c_contiguous:  # (one GEMM over the rows, as addmm)
-        out = xp.matmul(input.reshape(-1, input.shape[-1]), weight.T)
+        out = few_rows_mm(xp, input.reshape(-1, input.shape[-1]), weight.T)
         out = out.reshape(input.shape[:-1] + out.shape[-1:])
+    elif input.ndim == 2:
+        out = few_rows_mm(xp, input, weight.T)
     else:
         out = xp.matmul(input, weight.T)
     if bias is not None:
