@@ -1,6 +1,8 @@
 """The fused axpy route of the scalar multiply-adds (ops/_blas.py, Note [fused axpy]): where it
 is on, it gives the exact emulation's results bit for bit; its check refuses any axpy that
 rounds some element twice."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -20,9 +22,51 @@ def _emulated(a, x, y, monkeypatch):
         return _fma.fma(a, x, y)
 
 
+def _candidates(dt):
+    """Both routes of this machine's library (axpby whole, axpy in pieces), where it has them."""
+    blas = {"float32": "s", "float64": "d"}[dt]
+    whole = _blas._raw_axpby(blas)
+    f, scal = _blas._raw(blas)
+    return {"whole": whole and _blas._whole(whole),
+            "pieces": f and _blas._route(f, scal, np.dtype(dt))}
+
+
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_route_matches_the_emulation(dt, monkeypatch):
-    f = _route(dt)
+    _matches_the_emulation(_route(dt), dt, monkeypatch)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["whole", "pieces"])
+def test_each_route_that_passes_the_check_matches_the_emulation(kind, dt, monkeypatch):
+    f = _candidates(dt)[kind]
+    if f is None:
+        pytest.skip(f"no {kind} route in this NumPy's BLAS")
+    with np.errstate(all="ignore"):
+        if not _blas._fused_everywhere(f, np.dtype(dt)):
+            pytest.skip(f"the {kind} route rounds twice here (the check refuses it)")
+    _matches_the_emulation(f, dt, monkeypatch)
+
+
+def test_the_whole_call_is_preferred_and_refused_when_it_rounds_twice(monkeypatch):
+    def unfused_axpby(n, a, x, incx, b, y, incy):   # a plain a * x + y, two roundings
+        xs = np.ctypeslib.as_array((ctypes.c_float * n).from_address(x))
+        ys = np.ctypeslib.as_array((ctypes.c_float * n).from_address(y))
+        ys += np.float32(a) * xs
+    monkeypatch.setattr(_blas, "_ROUTES", {})
+    f = _blas.axpy(np.dtype("float32"))
+    if f is None or _candidates("float32")["whole"] is None:
+        pytest.skip("this NumPy's BLAS has no axpby")
+    with np.errstate(all="ignore"):
+        passes = _blas._fused_everywhere(_candidates("float32")["whole"], np.dtype("float32"))
+    assert (f.__qualname__.startswith("_whole")) == passes
+    monkeypatch.setattr(_blas, "_ROUTES", {})
+    monkeypatch.setattr(_blas, "_raw_axpby", lambda char: unfused_axpby)
+    f = _blas.axpy(np.dtype("float32"))
+    assert f is None or f.__qualname__.startswith("_route")
+
+
+def _matches_the_emulation(f, dt, monkeypatch):
     rng = np.random.default_rng(3)
     lengths = list(range(0, 140)) + [_blas._PIECE, _blas._PIECE + 1, 3 * _blas._PIECE - 5, 40009]
     for n in lengths:
