@@ -89,6 +89,39 @@ def test_the_engine_steals_an_unreferenced_fresh_array_gradient(monkeypatch):
     assert b.grad.tolist() == [8.0, 8.0] and len(calls) == 2
 
 
+def test_a_linear_layers_weight_gradient_is_stolen_as_a_view(monkeypatch):
+    # nn.Linear's weight enters addmm as weight.t(): its gradient is formed transposed and
+    # transposed back, a view of the whole of a fresh array nothing else holds: it becomes
+    # .grad without a copy (PyTorch's AccumulateGrad steals it too), and then accumulates in place
+    from ndgrad.autograd import engine
+    calls = []
+    orig = engine._accumulate_array
+
+    def spy(var, g, own):
+        calls.append((own, g.base is not None))
+        return orig(var, g, own)
+
+    monkeypatch.setattr(engine, "_accumulate_array", spy)
+    lin = ndgrad.nn.Linear(5, 3)
+    x = ndgrad.ones(4, 5)
+    lin(x).sum().backward()
+    assert (True, True) in calls and all(own for own, _ in calls)
+    assert lin.weight.grad.tolist() == [[4.0] * 5] * 3 and lin.weight.grad._version == 0
+    g = lin.weight.grad
+    lin(x).sum().backward()
+    assert lin.weight.grad is g and g.tolist() == [[8.0] * 5] * 3 and g._version == 1
+
+
+def test_a_view_whose_base_is_held_elsewhere_is_copied():
+    from ndgrad.autograd import engine
+    # (results taken outside the asserts: pytest's rewriting holds their operands)
+    base = np.arange(6.0).reshape(2, 3)
+    held = engine._sole_view(base.T)              # `base` holds the memory too
+    part = engine._sole_view(np.arange(12.0).reshape(4, 3)[:2])   # part of its base
+    sole = engine._sole_view(np.arange(6.0).reshape(2, 3).T)      # nothing else holds it
+    assert (held, part, sole) == (False, False, True)
+
+
 def test_array_gradients_of_leaves_follow_pytorch():
     torch = pytest.importorskip("torch")
     out = []

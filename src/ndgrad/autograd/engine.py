@@ -285,8 +285,9 @@ class _Backward:
                         # .grad itself when only this frame holds it (`g`, getrefcount's
                         # argument) and owns its memory
                         grads = None
-                        own = _getrefcount(g) == 2 and g.base is None  # (before the call:
-                        if _accumulate_array(node.variable, g, own):  # its arguments count)
+                        own = _getrefcount(g) == 2 and (  # (before the call: its arguments
+                            g.base is None or _sole_view(g))  # count)
+                        if _accumulate_array(node.variable, g, own):
                             g = None
                             node._freed = freed_at
                             continue
@@ -438,7 +439,7 @@ class _Backward:
                             # a leaf whose only gradient this is: ready now, and it would
                             # run next (leaves first, below). It accumulates here
                             outs[i] = None  # (then `g` is the only reference, if fresh)
-                            own = _getrefcount(g) == 2 and g.base is None
+                            own = _getrefcount(g) == 2 and (g.base is None or _sole_view(g))
                             if _accumulate_array(child.variable, g, own):
                                 g = None
                                 deps[child] = 0
@@ -514,6 +515,17 @@ def _to_input(node, i, g, shape, dtype, sum_to):
     if shape and len(gs) == len(shape) + 1 and gs[1:] == shape and g.dtype is dtype.np:
         return _add_reduce(g, axis=0)  # (sum_to's forward in this case: an array, as it is)
     return check_grad_output(node, i, _make(g), shape, dtype, sum_to)
+
+
+def _sole_view(g):
+    """Whether the array g, a view, is all of a base that nothing else holds (g.base, this
+    frame's `b` and getrefcount's argument): a weight's gradient formed transposed and
+    transposed back (mm's formulas for a `weight.t()` operand). Then g owns that memory as a
+    fresh array would, and becomes .grad without a copy, as PyTorch's AccumulateGrad steals a
+    gradient whose tensor nothing else holds, a view or not."""
+    b = g.base
+    return b.base is None and b.__class__ is _ndarray and b.size == g.size and \
+        _getrefcount(b) == 3
 
 
 def _accumulate_array(var, g, own):
