@@ -15,7 +15,7 @@ from ._registry import defop, _NOT_OPERANDS
 from ._fma import number_operand as _number_operand
 from ..autograd._prof_state import HUB as _HUB
 
-__all__ = ["inplace", "make_inplace", "inplace_operator"]
+__all__ = ["inplace", "make_inplace", "inplace_operator", "register_in_storage"]
 
 _state = grad_mode._state
 from ..autograd import forward_ad as _forward_ad  # noqa: E402
@@ -89,6 +89,17 @@ _DIRECT = {}   # op function -> array-module ufunc name, for the unrecorded fast
 def register_direct(fn, ufunc):
     """`x op= other` with nothing to record may run as `ufunc(x, other, out=x)`."""
     _DIRECT[fn] = ufunc
+
+
+_IN_STORAGE = {}   # op function -> its unrecorded in-place kernel (register_in_storage)
+
+
+def register_in_storage(fn, kernel):
+    """fn_(x, *args, **kwargs) with nothing to record may run as kernel(x, *args, **kwargs),
+    which computes into x's storage the values fn would return (then True), or returns False
+    before any write where its case is not the simple one (then the out-of-place fn and a copy
+    into x, as for every other op)."""
+    _IN_STORAGE[fn] = kernel
 
 
 def _direct(self, ufunc, other):
@@ -202,7 +213,11 @@ def _inplace(self, fn, *args, **kwargs):
     if not recording:
         ufunc = _DIRECT.get(fn) if len(args) == 1 and not kwargs else None
         if ufunc is None or not _direct(self, ufunc, args[0]):
-            _write(self, fn(self, *args, **kwargs))
+            kernel = _IN_STORAGE.get(fn)
+            if kernel is not None and kernel(self, *args, **kwargs):
+                bump_version(self._vc)
+            else:
+                _write(self, fn(self, *args, **kwargs))
         return self
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError(ERR_LEAF_INPLACE)
