@@ -31,6 +31,11 @@ CALLS = [
     ("lerp_ far", lambda x, o: x.lerp_(o, 0.9), lambda x, o: ndgrad.lerp(x, o, 0.9)),
     ("lerp_ parameter", lambda x, o: x.lerp_(ndgrad.nn.Parameter(o), 0.25),   # (an EMA)
      lambda x, o: ndgrad.lerp(x, o, 0.25)),
+    ("addcmul_", lambda x, o: x.addcmul_(o, o * 3, value=0.001),   # (Adam's second moment)
+     lambda x, o: ndgrad.addcmul(x, o, o * 3, value=0.001)),
+    ("addcmul_ value 1", lambda x, o: x.addcmul_(o, o), lambda x, o: ndgrad.addcmul(x, o, o)),
+    ("addcdiv_", lambda x, o: x.addcdiv_(o, o.abs() + 1, value=-0.01),   # (Adam's step)
+     lambda x, o: ndgrad.addcdiv(x, o, o.abs() + 1, value=-0.01)),
 ]
 
 
@@ -45,7 +50,7 @@ def test_in_storage_gives_the_out_of_place_bits(monkeypatch, dtype, shape, oshap
     want = outofplace(x, o).numpy()
     data, version = x._data, x._version
     with ndgrad.no_grad(), monkeypatch.context() as m:
-        if shape or name.startswith("lerp"):   # (a 0-d add_: two roundings, the general path)
+        if shape or name.startswith("lerp"):   # (0-d: the general path, as the op's forward)
             _no_copy(m)
         assert inplace(x, o) is x
     assert x._data is data and x._version == version + 1

@@ -94,14 +94,15 @@ _sub = defop("sub", _sub_fwd, promote="binary",
              self=lambda grad: grad,
              other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 # Note [Fused updates in place]
-# `p.add_(g, alpha=-lr)`, `p.sub_(g, alpha=lr)` and `ema.lerp_(p, w)` under no_grad (hand-written
-# optimizers, weight averages): an in-place op runs the out-of-place op and copies the result
-# into the tensor; for these fused multiply-adds ops/_fma.py computes the same values into the
-# tensor's storage directly (one BLAS axpy for add_ of a matching operand), without the result
-# array and the copy (a 200 K-element add_ 80 -> 30 us). Only float32/float64 host tensors, a
-# Tensor operand of the same dtype that broadcasts into self without overlapping it (a shifted
-# overlap would read elements already written), and a Python number for alpha or weight; any
-# other case returns False before writing and takes the general path.
+# `p.add_(g, alpha=-lr)`, `p.sub_(g, alpha=lr)`, `ema.lerp_(p, w)`, `v.addcmul_(g, g, value=c)`
+# and `p.addcdiv_(m, d, value=-s)` under no_grad (hand-written optimizers, weight averages): an
+# in-place op runs the out-of-place op and copies the result into the tensor; for these
+# ops/_fma.py computes the same values into the tensor's storage directly (one BLAS axpy for an
+# add_ of a matching operand), without the result array and the copy (a 200 K-element add_ 80
+# -> 47 us). Only float32/float64 host tensors, Tensor operands of the same dtype that broadcast
+# into self without overlapping it (a shifted overlap would read elements already written), and
+# a Python number for alpha, weight or value; any other case returns False before writing and
+# takes the general path.
 
 def _fused_operand(self, other):
     """other's array when self.op_(other, ...) may compute into self's storage, else None."""
@@ -1271,6 +1272,23 @@ register_in_storage(sub, _sub_in_storage)
 register_in_storage(lerp, _lerp_in_storage)
 
 
+def _addc_in_storage(kernel):
+    """self.addcmul_/addcdiv_(tensor1, tensor2, value=v) into self's storage through `kernel`
+    (ops/_fma.py's in-place form, the same operations as the op's forward)."""
+    def run(self, *args, **kwargs):
+        if len(args) != 2 or (kwargs and (len(kwargs) != 1 or "value" not in kwargs)):
+            return False
+        value = kwargs.get("value", 1)
+        if value.__class__ is not float and value.__class__ is not int or not self._data.ndim:
+            return False
+        t1, t2 = (_fused_operand(self, t) for t in args)
+        if t1 is None or t2 is None:
+            return False
+        kernel(self._data, t1, t2, value)
+        return True
+    return run
+
+
 _addcmul = defop(
     "addcmul", lambda xp, self, tensor1, tensor2, value=1: _fma.addcmul_forward(
         xp, self, tensor1, tensor2, value),
@@ -1312,6 +1330,10 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     return _addcdiv(input, tensor1, tensor2, value=_cast_value(value, input, tensor1, tensor2))
+
+
+register_in_storage(addcmul, _addc_in_storage(_fma.addcmul_))  # (Note [Fused updates in
+register_in_storage(addcdiv, _addc_in_storage(_fma.addcdiv_))  # place])
 
 
 def _copysign_self(grad, self, result):
