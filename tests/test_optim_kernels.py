@@ -273,3 +273,29 @@ def test_small_parameters_as_one_array(monkeypatch, kw):
     assert not calls
     assert run(small) == one_by_one
     assert max(len(idx) for idx in calls) >= 4    # (the groups did form)
+
+
+def test_one_stack_walk_a_step_and_each_parameter_names_the_steps_line(monkeypatch):
+    # _kernels.STEP_SITE: the user's line of step() is found once, not once a parameter, and
+    # every parameter's version remembers that line (autograd's error about saved tensors
+    # modified in place names it)
+    import sys
+    import ndgrad
+    from ndgrad.autograd import graph
+    ws = [ndgrad.nn.Parameter(ndgrad.ones(3)) for _ in range(4)]
+    losses = [(w * w).sum() for w in ws]
+    for opt in (ndgrad.optim.SGD(ws, lr=0.1), ndgrad.optim.Adam(ws, lr=0.1)):
+        for w in ws:
+            w.grad = ndgrad.ones(3)
+        walks = []
+        real = graph.user_site
+        monkeypatch.setattr(graph, "user_site", lambda *a: walks.append(1) or real(*a))
+        line = sys._getframe().f_lineno + 1
+        opt.step()
+        monkeypatch.setattr(graph, "user_site", real)
+        assert len(walks) == 1
+        for w in ws:
+            version, site = w._vc[-1]
+            assert version == w._version and graph.site_line(site) == line
+    with pytest.raises(RuntimeError, match=f"modified by an in-place operation at .*line {line}"):
+        losses[2].backward()

@@ -565,6 +565,16 @@ def bump_version(vc, depth=1):
             del vc[1]
 
 
+def bump_version_at(vc, site):
+    """bump_version with the user's line already found (an optimizer's step: one stack walk for
+    all its parameters)."""
+    v = vc[0] = vc[0] + 1
+    if sites.enabled:
+        vc.append((v, site))
+        if len(vc) > _MAX_BUMP_SITES + 1:
+            del vc[1]
+
+
 def bump_version_in_backward(vc):
     """bump_version for the engine's own in-place change (a .grad accumulation): its site is
     the backward()/grad() call that runs it (no stack walk per leaf)."""

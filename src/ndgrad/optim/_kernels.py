@@ -5,7 +5,10 @@ CPU kernels round (ops/_fma.py: the fused multiply-adds of add_(alpha), addcmul_
 
 Complex parameters are updated as pairs of reals (`view_as_real`), as PyTorch's optimizers do.
 """
+import threading
+
 from .._backend import xp_of, is_array, numpy as _np
+from ..autograd.graph import bump_version_at
 from .. import _dtype as D
 from .._tensor import Tensor, _make
 from ..ops import _fma
@@ -330,7 +333,18 @@ def bump_versions(differentiable, param, *state):
     for t in state:
         if t is not None:
             t._vc[0] += 1
-    param._bump_version()
+    site = getattr(STEP_SITE, "site", _UNKNOWN)
+    if site is _UNKNOWN:
+        param._bump_version()
+    else:
+        bump_version_at(param._vc, site)
+
+
+# The user's line of the step() running on this thread, found once by optimizer._quietly around
+# the kernel: the same frame every parameter's own stack walk would find (the first outside
+# ndgrad above the step), one walk instead of one a parameter.
+STEP_SITE = threading.local()
+_UNKNOWN = object()
 
 
 def state_tensor(x):

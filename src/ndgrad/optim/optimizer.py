@@ -694,10 +694,21 @@ def pick_kernel(params, differentiable, foreach, fused, single, multi, fused_fn=
 
 def _quietly(kernel, *args, **kwargs):
     """A kernel under NumPy's 'ignore' error state: inf and nan arithmetic warns nowhere in
-    PyTorch."""
+    PyTorch; the user's line of the step found once for its parameters' versions
+    (_kernels.STEP_SITE)."""
     from ..ops._fma import _quiet
-    with _quiet():
-        return kernel(*args, **kwargs)
+    from ..autograd.graph import user_site
+    from ._kernels import STEP_SITE
+    outer = STEP_SITE.__dict__.get("site", STEP_SITE)   # (a kernel inside a kernel: restored)
+    STEP_SITE.site = user_site()
+    try:
+        with _quiet():
+            return kernel(*args, **kwargs)
+    finally:
+        if outer is STEP_SITE:
+            del STEP_SITE.site
+        else:
+            STEP_SITE.site = outer
 
 
 def foreach_steps_(state_steps):
