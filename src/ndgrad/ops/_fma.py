@@ -10,6 +10,8 @@ as PyTorch's vectorized CPU (and CUDA) kernels round them, for float32 and float
 Python scalars are rounded to the array's dtype first, as PyTorch converts them to `scalar_t`
 (float32, PyTorch's opmath, for float16 arrays)."""
 
+import math
+
 import numpy as np
 
 from .._backend import is_array, xp_of, ERR_VAR, ERR_IGNORE
@@ -150,7 +152,7 @@ def fma(a, b, c, out=None):
     with _quiet():
         if not is_array(a):
             a = dt.type(a)
-            if a == 0 or not np.isfinite(a):  # host: a scalar (0, inf, nan: a * b is exact)
+            if a == 0 or not math.isfinite(a):  # (0, inf, nan: a * b is exact)
                 return _plain(a, b, c, out)
         if b.size == 0 or c.size == 0 or (is_array(a) and a.size == 0):
             return _plain(a, b, c, out)
