@@ -104,3 +104,14 @@ def test_other_cases_take_the_general_path_with_its_values(monkeypatch, case):
     np.testing.assert_array_equal(got, want)
     if case not in ("alpha 1", "grad"):   # (alpha 1 is NumPy's own in-place add)
         assert calls, "the general path was not taken"
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, o: x.add_(o, alpha=2), lambda x, o: x.sub_(o, alpha=2),
+    lambda x, o: x.addcmul_(o, o, value=2), lambda x, o: x.addcdiv_(o, o, value=2),
+    lambda x, o: x.lerp_(o, 0.5)])
+def test_operands_that_do_not_broadcast_raise_pytorchs_error_and_leave_self(call):
+    x = ndgrad.ones(5, 3)
+    with ndgrad.no_grad(), pytest.raises(RuntimeError, match="must match the size"):
+        call(x, ndgrad.ones(7))
+    assert x.tolist() == [[1.0] * 3] * 5 and x._version == 0

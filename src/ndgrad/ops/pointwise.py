@@ -115,8 +115,12 @@ def _fused_operand(self, other):
     if o.__class__ is not _np.ndarray or o.ndim > data.ndim:
         return None
     shape = data.shape
-    if o.shape != shape and _np.broadcast_shapes(o.shape, shape) != shape:  # host: shapes
-        return None
+    if o.shape != shape:
+        try:
+            if _np.broadcast_shapes(o.shape, shape) != shape:  # host: shapes
+                return None
+        except ValueError:   # (not broadcastable: the general path raises PyTorch's error)
+            return None
     return None if _np.may_share_memory(o, data) else o   # host: an address-range test
 
 
