@@ -556,18 +556,9 @@ def format_site(site):
         "an unknown location"
 
 
-def bump_version(vc, depth=1):
-    """Increment a version counter ([version, (version, site), ...]) and remember where."""
-    v = vc[0] = vc[0] + 1
-    if sites.enabled:
-        vc.append((v, user_site(depth + 1)))
-        if len(vc) > _MAX_BUMP_SITES + 1:
-            del vc[1]
-
-
 def bump_version_at(vc, site):
-    """bump_version with the user's line already found (an optimizer's step: one stack walk for
-    all its parameters)."""
+    """Increment a version counter ([version, (version, site), ...]) and remember `site`, the
+    user's line that made the change (the latest _MAX_BUMP_SITES of them)."""
     v = vc[0] = vc[0] + 1
     if sites.enabled:
         vc.append((v, site))
@@ -575,14 +566,16 @@ def bump_version_at(vc, site):
             del vc[1]
 
 
+def bump_version(vc, depth=1):
+    """bump_version_at with the first line outside ndgrad above the caller as the site."""
+    bump_version_at(vc, user_site(depth + 1) if sites.enabled else None)
+
+
 def bump_version_in_backward(vc):
     """bump_version for the engine's own in-place change (a .grad accumulation): its site is
     the backward()/grad() call that runs it (no stack walk per leaf)."""
-    v = vc[0] = vc[0] + 1
-    if sites.enabled:
-        vc.append((v, _grad_state.backward_site if _grad_state.in_backward else user_site(2)))
-        if len(vc) > _MAX_BUMP_SITES + 1:
-            del vc[1]
+    bump_version_at(vc, None if not sites.enabled else _grad_state.backward_site
+                    if _grad_state.in_backward else user_site(2))
 
 
 def _bump_site(vc, saved_version):

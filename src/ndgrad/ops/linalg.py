@@ -421,18 +421,19 @@ _FEW_ROWS = _blas.CORE in _FEW_ROWS_CORES
 
 
 def few_rows_mm(xp, a, b):
-    """a @ b for a 2-d a and b; Note [Few rows against a transposed matrix]."""
-    if _FEW_ROWS and 8 <= a.shape[0] <= 40 and type(a) is _ndarray and a.dtype.char == "f" \
-            and b.dtype.char == "f" and b.ndim == 2 and 128 <= b.shape[1] <= 1024 and \
-            b.shape[0] >= 128 and (a.shape[0] >= 12 or b.shape[1] >= 256) and \
-            type(b) is _ndarray and b.flags.f_contiguous and not b.flags.c_contiguous and \
-            a.flags.c_contiguous:
+    """xp.matmul(a, b); for two 2-d arrays in the box of Note [Few rows against a transposed
+    matrix], as the transposed product."""
+    if _FEW_ROWS and type(a) is _ndarray and type(b) is _ndarray and a.ndim == b.ndim == 2 \
+            and 8 <= a.shape[0] <= 40 and a.dtype.char == b.dtype.char == "f" and \
+            128 <= b.shape[1] <= 1024 and b.shape[0] >= 128 and \
+            (a.shape[0] >= 12 or b.shape[1] >= 256) and a.flags.c_contiguous and \
+            b.flags.f_contiguous and not b.flags.c_contiguous:
         return xp.ascontiguousarray(xp.matmul(b.T, a.T).T)
     return xp.matmul(a, b)
 
 
 def _addmm_fwd(xp, self, mat1, mat2, beta=1, alpha=1):
-    prod = few_rows_mm(xp, mat1, mat2) if mat1.ndim == 2 else xp.matmul(mat1, mat2)
+    prod = few_rows_mm(xp, mat1, mat2)
     beta, alpha = _coefficient(beta, prod.dtype), _coefficient(alpha, prod.dtype)
     if beta == 1 and alpha == 1 and prod.dtype == self.dtype:
         prod += self  # (in place into the fresh product: a linear layer's bias, one pass less)

@@ -354,10 +354,8 @@ def _linear_fwd(xp, input, weight, bias=None):
     if input.ndim > 2 and input.flags.c_contiguous:  # (one GEMM over the rows, as addmm)
         out = few_rows_mm(xp, input.reshape(-1, input.shape[-1]), weight.T)
         out = out.reshape(input.shape[:-1] + out.shape[-1:])
-    elif input.ndim == 2:
-        out = few_rows_mm(xp, input, weight.T)
     else:
-        out = xp.matmul(input, weight.T)
+        out = few_rows_mm(xp, input, weight.T)
     if bias is not None:
         if out.ndim and out.dtype == bias.dtype and bias.shape == out.shape[-1:]:
             out += bias

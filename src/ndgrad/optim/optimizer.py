@@ -33,6 +33,9 @@ from .._backend import move, xp_of
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..autograd._prof_state import HUB as _PROF_HUB
+from ..autograd import graph as _graph
+from ..ops._fma import _quiet
+from ._kernels import STEP_SITE
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -696,11 +699,8 @@ def _quietly(kernel, *args, **kwargs):
     """A kernel under NumPy's 'ignore' error state: inf and nan arithmetic warns nowhere in
     PyTorch; the user's line of the step found once for its parameters' versions
     (_kernels.STEP_SITE)."""
-    from ..ops._fma import _quiet
-    from ..autograd.graph import user_site
-    from ._kernels import STEP_SITE
     outer = STEP_SITE.__dict__.get("site", STEP_SITE)   # (a kernel inside a kernel: restored)
-    STEP_SITE.site = user_site()
+    STEP_SITE.site = _graph.user_site()
     try:
         with _quiet():
             return kernel(*args, **kwargs)
