@@ -134,6 +134,22 @@ def test_layer_norm_and_attention_same_bits_for_any_thread_count(threads):
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
+def test_attention_backward_splits_over_heads_as_its_forward(threads, monkeypatch):
+    # (the backward's logsumexp, one row a head, once counted as a head dim: 64 x 64 x 64 looked
+    # like a GEMM OpenBLAS would thread, and GPT's attention backward ran on one thread)
+    ndgrad.set_num_threads(2)
+    proj = ndgrad.tensor(np.random.default_rng(2).standard_normal((16, 64, 384)).astype(
+        np.float32), requires_grad=True)
+    q, k, v = (t.view(16, 64, 4, 32).transpose(1, 2) for t in proj.split(128, 2))
+    runs, run = [], P.run
+    monkeypatch.setattr(P, "run", lambda kernel, n, *a, **kw: runs.append(n) or run(
+        kernel, n, *a, **kw))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert runs == [16]
+    y.sum().backward()
+    assert runs == [16, 16]
+
+
 @pytest.mark.parametrize("make", [
     lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2),
     lambda ps: ndgrad.optim.AdamW(ps, lr=1e-2, amsgrad=True),

@@ -26,9 +26,12 @@ import os
 import queue
 import threading
 
-__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "each", "GRAIN"]
+__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "each", "GRAIN",
+           "BLAS_ONE_THREAD"]
 
 GRAIN = 1 << 16  # elements a piece, at least
+BLAS_ONE_THREAD = 1 << 18  # m n k of a GEMM below which OpenBLAS runs it on the calling thread
+                           # alone (its interface's threshold): what a piece may call
 
 
 def _default_threads():

@@ -977,10 +977,6 @@ def _sdpa_opmath(dt):
     return "float32" if _half(dt) else dt
 
 
-_BLAS_ONE_THREAD = 1 << 18  # (m n k of a GEMM OpenBLAS runs on one thread: the pieces' GEMMs
-                            # must, else two callers' BLAS threads share the cores)
-
-
 def _over_heads(kernel):
     """kernel(xp, *arrays, dropout_p, is_causal, attn_mask, scale) run on pieces of the heads
     (Note [Parallel pieces]), as PyTorch's CPU kernels split attention over them, where every
@@ -997,11 +993,13 @@ def _over_heads(kernel):
         arrays, rest = args[:nargs], args[nargs:]
         lead = arrays[0].shape[:-2]
         k = len(lead)
-        L = max(a.shape[-2] for a in arrays)
-        work = math.prod(lead) * L * L * 8  # (element-passes)
-        if rest[2] is not None or k == 0 or not _par.worth(xp, work) or \
-                L * L * max(a.shape[-1] for a in arrays) >= _BLAS_ONE_THREAD or any(
+        if rest[2] is not None or k == 0 or any(
                 a.shape[:k] != lead or a.ndim - k not in (1, 2) for a in arrays):
+            return kernel(xp, *args)
+        mats = [a.shape[-2:] for a in arrays if a.ndim - k == 2]  # (not logsumexp's rows)
+        L = max(m[0] for m in mats)
+        work = math.prod(lead) * L * L * 8  # (element-passes)
+        if not _par.worth(xp, work) or L * L * max(m[1] for m in mats) >= _par.BLAS_ONE_THREAD:
             return kernel(xp, *args)
         n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
         if flat:
