@@ -176,7 +176,8 @@ def test_optimizer_update_same_bits_for_any_thread_count(threads, make):
 
 def test_each_runs_every_item_once_in_groups(threads):
     ndgrad.set_num_threads(3)
-    sizes = [P.GRAIN, 0, 3, 2 * P.GRAIN, 5, 0]
+    big = P.ITEM_MIN
+    sizes = [big, 0, 3, 2 * big, 5, 0, big - 1, big]
     done, lock = [], threading.Lock()
 
     def item(j):
@@ -184,7 +185,16 @@ def test_each_runs_every_item_once_in_groups(threads):
             done.append((j, threading.get_ident()))
     P.each(np, item, sizes)
     assert sorted(j for j, _ in done) == list(range(len(sizes)))
-    assert len({t for _, t in done}) > 1
+    on = dict(done)
+    here = threading.get_ident()
+    # items under ITEM_MIN on the calling thread (their Python holds the GIL), the others in
+    # groups of about equal size on the threads
+    assert all(on[j] == here for j, n in enumerate(sizes) if n < big)
+    assert len({on[j] for j, n in enumerate(sizes) if n >= big}) > 1
+    ndgrad.set_num_threads(1)
+    done.clear()
+    P.each(np, item, sizes)
+    assert [j for j, _ in done] == [1, 2, 4, 5, 6, 0, 3, 7] and {t for _, t in done} == {here}
 
 
 def test_pieces_keep_the_quiet_error_state(threads):
