@@ -332,15 +332,15 @@ def _gelu_f32(xp, x, cdf=None):
     if _gelu_small(x):
         q += _F32_ONE
         if cdf is not None:
-            xp.reciprocal(q, out=cdf)
+            xp.divide(_F32_ONE, q, out=cdf)
         y = xp.divide(x, q, out=q)
         tail = x < _F32_TAIL
         if not _np.count_nonzero(tail):  # host: a NumPy array (_gelu_small)
             return y
     else:
         q += 1.0
-        if cdf is not None:
-            xp.reciprocal(q, out=cdf)
+        if cdf is not None:   # (1 / q: NumPy's reciprocal loop takes twice divide's time)
+            xp.divide(1.0, q, out=cdf)
         y = xp.divide(x, q, out=q)
         tail = x < -2.0
     if tail.any():
@@ -362,7 +362,7 @@ def _gelu_grad_f32(xp, grad, x, cdf=None):
     if cdf is None:
         cdf = _gelu_q(xp, x, pdf)
         cdf += 1.0
-        xp.reciprocal(cdf, out=cdf)
+        xp.divide(1.0, cdf, out=cdf)
     pdf *= -0.5
     xp.exp(pdf, out=pdf)
     pdf *= x

@@ -778,7 +778,7 @@ def _sigmoid_fwd(xp, self):
         e = xp.negative(self)
         xp.exp(e, out=e)
         e += 1
-        return xp.reciprocal(e, out=e)
+        return xp.divide(1, e, out=e)   # (reciprocal's bits; NumPy's reciprocal loop is 2x slower)
     # half precision: exp(min(x, 0)) / (1 + exp(-|x|)), whose exponents never overflow, so the
     # tiny results that PyTorch (computing half in float) keeps are kept
     e = xp.abs(self, out=xp.empty_like(self))
