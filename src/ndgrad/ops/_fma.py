@@ -296,11 +296,16 @@ def _exact32(a, b, c, xp, out=None):
     if c.shape != shape or (is_array(a) and a.shape != shape):
         shape = _shape(xp, a, b, c)
     if b.size >= _WORK_MIN:   # (five passes and two reductions in two work arrays)
-        s = _scratch("s64", shape, f8, xp)
+        s, w = _scratch("s64", shape, f8, xp), _scratch("w64", shape, f8, xp)
         s[...] = b
-        s *= a if is_array(a) else f8(a)    # the product, exact
-        xp.add(c, s, out=s)                 # the sum, rounded once (c's NaN first, as fma)
-        bits, low = s.view(xp.int64), _scratch("i64", shape, xp.int64, xp)
+        if is_array(a):     # (float32 into the work array, then a float64 pass: NumPy's mixed
+            w[...] = a      # float32-float64 loops cast in buffered pieces, 1.5 x slower)
+            s *= w
+        else:
+            s *= f8(a)      # the product, exact
+        w[...] = c
+        xp.add(w, s, out=s)   # the sum, rounded once (c's NaN first, as fma)
+        bits, low = s.view(xp.int64), w.view(xp.int64)
         # |s|'s bits, below 2^-125's for a result under float32's normal range or a zero; where
         # there are some, the same less one as unsigned (a zero wraps to the largest): a zero
         # is exact (zeros are common: a weight whose gradient is always 0 keeps Adam's average 0)
