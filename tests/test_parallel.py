@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ndgrad
-from ndgrad.ops import _parallel as P
+from ndgrad.ops import _parallel as P, activation as A
 
 F = ndgrad.nn.functional
 
@@ -83,7 +83,7 @@ def test_an_interrupt_in_the_callers_piece_waits_for_the_others(threads):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_same_bits_for_any_thread_count(threads, dtype, approximate):
-    x = np.random.default_rng(0).standard_normal(3 * P.GRAIN + 17) * 4
+    x = np.random.default_rng(0).standard_normal(3 * A._GELU_GRAIN + 17) * 4  # (3 pieces)
 
     def run():
         t = ndgrad.tensor(x.astype(dtype), requires_grad=True)
