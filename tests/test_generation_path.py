@@ -68,6 +68,46 @@ def test_attention_output_laid_out_as_pytorch(batch, dtype):
     np.testing.assert_allclose(c.numpy(), ct.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [1, 16])
+def test_attention_gradients_laid_out_as_pytorch(batch, threads):
+    """PyTorch's CPU attention backward hands its three gradients on laid out as (batch,
+    length, heads, dim) whatever the inputs' layout: for heads split from one projection their
+    transpose back is contiguous (the view backward then copies nothing). The same for the
+    kernel whole and split over the heads (16 x 4 heads of 64 x 32), for a contiguous query, a
+    mask, grouped heads and float64; leaves' .grad keep their own layout."""
+    y = RNG.standard_normal((batch, 64, 384))
+    mask = RNG.standard_normal((64, 64))
+    seen, grads = [], []
+    for lib in (ndgrad, torch):
+        before = lib.get_num_threads()
+        lib.set_num_threads(threads)
+        try:
+            t = lib.tensor(y, dtype=lib.float32, requires_grad=True)
+            q, k, v = (s.view(batch, 64, 4, 32).transpose(1, 2) for s in t.split(128, 2))
+            qc = q.detach().contiguous().requires_grad_()
+            k2 = lib.tensor(y[:, :, :64], dtype=lib.float32, requires_grad=True).view(
+                batch, 64, 2, 32).transpose(1, 2)
+            q64 = q.detach().double().contiguous().requires_grad_()
+            strides = {}
+            for name, x in (("q", q), ("k", k), ("v", v), ("qc", qc), ("k2", k2), ("q64", q64)):
+                x.register_hook(lambda g, name=name: strides.__setitem__(name, g.stride()))
+            sdpa = lib.nn.functional.scaled_dot_product_attention
+            outs = [sdpa(q, k, v, is_causal=True), sdpa(qc, k, v),
+                    sdpa(q, k2, k2, attn_mask=lib.tensor(mask, dtype=lib.float32),
+                         enable_gqa=True),
+                    sdpa(q64, q64, q64).float()]
+            sum((o * o).sum() for o in outs).backward()
+        finally:
+            lib.set_num_threads(before)
+        seen.append(strides)
+        grads.append((t.grad.numpy(), t.grad.stride(), qc.grad.stride()))
+    assert seen[0] == seen[1]
+    assert seen[0]["q"] == seen[0]["qc"] == (64 * 128, 32, 128, 1)
+    assert grads[0][1:] == grads[1][1:] == ((64 * 384, 384, 1), (64 * 128, 64 * 32, 32, 1))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-4, atol=1e-4)
+
+
 def _general(fn, *args):
     """fn(*args) with apply's fast paths off (every call through the general path)."""
     saved = R.apply

@@ -1062,8 +1062,8 @@ def _heads_inside(q):
 
 
 @_over_heads
-def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
-                  attn_mask, scale):
+def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                    attn_mask, scale):
     dt = query.dtype
     opm = _sdpa_opmath(dt)
     do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
@@ -1078,12 +1078,41 @@ def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is
                    out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
     ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
     ds *= p
-    dq = xp.matmul(ds, kr)
-    dq *= scale
+    dq = _heads_last(xp, xp.matmul(ds, kr), scale)
     dk = xp.matmul(xp.swapaxes(ds, -1, -2), q)
-    dk *= scale
-    return (dq.astype(dt, copy=False), _sum_groups(dk, groups).astype(dt, copy=False),
-            _sum_groups(dv, groups).astype(dt, copy=False))
+    if groups == 1:
+        dk, dv = _heads_last(xp, dk, scale), _heads_last(xp, dv)
+    else:
+        dk *= scale
+        dk, dv = (_heads_last(xp, _sum_groups(a, groups)) for a in (dk, dv))
+    return dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
+
+
+def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                  attn_mask, scale):
+    """The attention backward (_sdpa_bwd_heads over the heads), its gradients laid out as
+    PyTorch's (_heads_last): pieces of the flattened batch and heads come back contiguous."""
+    return tuple(_heads_last(xp, a) for a in _sdpa_bwd_heads(
+        xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale))
+
+
+def _heads_last(xp, a, scale=None):
+    """a (times scale), a 4-d (batch, heads, length, dim) gradient, laid out as (batch, length,
+    heads, dim): PyTorch's CPU attention backward allocates its three gradients so whatever
+    the inputs' layout (nanoGPT's heads, split from one projection by view and transpose, then
+    get gradients whose transpose back is contiguous: the view backward copies nothing). The
+    scale's pass writes the new layout; a gradient laid out so already is returned as it is."""
+    if a.ndim != 4 or a.swapaxes(1, 2).flags.c_contiguous:
+        if scale is not None:
+            a *= scale
+        return a
+    out = xp.empty(a.shape[:1] + a.shape[2:3] + a.shape[1:2] + a.shape[3:], a.dtype)
+    out = out.swapaxes(1, 2)
+    if scale is None:
+        out[...] = a
+    else:
+        xp.multiply(a, scale, out=out)
+    return out
 
 
 def _sdpa_double(grad, grad_out, query, key, value, is_causal, attn_mask, scale):
