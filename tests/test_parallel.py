@@ -174,27 +174,37 @@ def test_optimizer_update_same_bits_for_any_thread_count(threads, make):
     assert _under(1, run) == _under(2, run) == _under(3, run)
 
 
-def test_each_runs_every_item_once_in_groups(threads):
+def test_spread_runs_every_element_once(threads):
     ndgrad.set_num_threads(3)
     big = P.ITEM_MIN
-    sizes = [big, 0, 3, 2 * big, 5, 0, big - 1, big]
+    sizes = [big, 0, 3, 2 * big, 5, 0, big - 1, 3 * big + 7, big + 1]
+    cuttable = [True, True, True, True, False, True, True, True, False]
     done, lock = [], threading.Lock()
 
-    def item(j):
+    def item(j, lo, hi):
         with lock:
-            done.append((j, threading.get_ident()))
-    P.each(np, item, sizes)
-    assert sorted(j for j, _ in done) == list(range(len(sizes)))
-    on = dict(done)
+            done.append((j, lo, hi, threading.get_ident()))
+    P.spread(np, item, sizes, cuttable)
     here = threading.get_ident()
-    # items under ITEM_MIN on the calling thread (their Python holds the GIL), the others in
-    # groups of about equal size on the threads
-    assert all(on[j] == here for j, n in enumerate(sizes) if n < big)
-    assert len({on[j] for j, n in enumerate(sizes) if n >= big}) > 1
+    for j, n in enumerate(sizes):   # every element of every item once, in parts that tile it
+        parts = sorted((lo, hi) for k, lo, hi, _ in done if k == j)
+        assert parts[0][0] == 0 and parts[-1][1] == n
+        assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+        if n < big or not cuttable[j]:
+            assert parts == [(0, n)]
+    # items under ITEM_MIN whole on the calling thread (their Python holds the GIL); the large
+    # ones in one piece a thread (three pieces, on the caller and the pool's workers), cut where
+    # allowed
+    assert all(t == here for j, lo, hi, t in done if sizes[j] < big)
+    assert len({t for j, lo, hi, t in done if sizes[j] >= big}) > 1
+    assert len([1 for j, *_ in done if j == 3]) > 1    # (cut at a border)
+    assert len([1 for j, *_ in done if j == 7]) > 1
     ndgrad.set_num_threads(1)
     done.clear()
-    P.each(np, item, sizes)
-    assert [j for j, _ in done] == [1, 2, 4, 5, 6, 0, 3, 7] and {t for _, t in done} == {here}
+    P.spread(np, item, sizes, cuttable)
+    assert [(j, lo, hi) for j, lo, hi, _ in done] == [
+        (1, 0, 0), (2, 0, 3), (4, 0, 5), (5, 0, 0), (6, 0, big - 1), (0, 0, big),
+        (3, 0, 2 * big), (7, 0, 3 * big + 7), (8, 0, big + 1)]
 
 
 def test_pieces_keep_the_quiet_error_state(threads):

@@ -13,8 +13,8 @@ at least `GRAIN` elements a piece are split, so that a piece's passes are long a
 ~20-50 us it takes to hand a piece to a worker and wake it. A piece runs in a copy of the
 caller's context (NumPy's error state, ndgrad's quiet context); the kernels' scratch buffers
 are per thread (ops/_scratch.py). A piece never splits again (a kernel inside it runs whole),
-so nothing waits on the pool from inside it. `each` runs independent items (an optimizer's
-parameters) in groups of about equal size, one group a thread. A forked child starts without a
+so nothing waits on the pool from inside it. `spread` runs independent items (an optimizer's
+parameters) in pieces of about equal size, one a thread, cutting items where they allow it. A forked child starts without a
 pool (the parent's threads are not in it) and makes its own on first use. Each piece computes
 its elements as the unsplit kernel would, so results are bit for bit the same for any thread
 count; a kernel whose pieces would reduce across each other (sums over rows split between
@@ -26,11 +26,11 @@ import os
 import queue
 import threading
 
-__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "each", "GRAIN",
+__all__ = ["threads", "set_threads", "run", "bounds", "map_into", "worth", "spread", "GRAIN",
            "ITEM_MIN", "BLAS_ONE_THREAD"]
 
 GRAIN = 1 << 16  # elements a piece, at least
-ITEM_MIN = 1 << 17  # elements: an item of `each` below it runs on the calling thread
+ITEM_MIN = 1 << 17  # elements: an item of `spread` below it runs on the calling thread
 BLAS_ONE_THREAD = 1 << 18  # m n k of a GEMM below which OpenBLAS runs it on the calling thread
                            # alone (its interface's threshold): what a piece may call
 
@@ -156,29 +156,37 @@ def map_into(xp, kernel, out, *ins, grain=GRAIN):
     return out
 
 
-def each(xp, fn, sizes, grain=GRAIN):
-    """fn(j) for every item j (of len(sizes)), items of these sizes in elements: those of
-    ITEM_MIN elements or more in groups of consecutive items of about equal total size on
-    several threads where that is `worth` it; the others, and all where it is not, one after
-    the other on the calling thread. (An item's own Python, 50-100 us for an optimizer's
-    parameter, holds the GIL: on smaller items two threads wait for it more than they gain.
-    GPT's AdamW, 18 matrices of 8-65 K elements: 7.2 ms a step in groups, 6.0 in turn.)"""
+def spread(xp, fn, sizes, cuttable=None, grain=GRAIN):
+    """fn(j, lo, hi) for every item j (of len(sizes)), items of these sizes in elements, whole
+    (lo, hi = 0, sizes[j]) or in parts: the items of ITEM_MIN elements or more laid end to end
+    and cut into one piece a thread of about equal size where that is `worth` it, an item that
+    `cuttable[j]` allows cut at the pieces' borders (fn then runs on each part, on different
+    threads), the others whole in the piece where they start; the items under ITEM_MIN, and all
+    where a split is not worth it, whole and one after the other on the calling thread. (An
+    item's own Python, 50-100 us for an optimizer's parameter, holds the GIL: on smaller items
+    two threads wait for it more than they gain. GPT's AdamW, 18 matrices of 8-65 K elements:
+    7.2 ms a step in groups, 6.0 in turn.)"""
     big = [j for j, n in enumerate(sizes) if n >= ITEM_MIN]
     if len(big) < len(sizes):
         for j, n in enumerate(sizes):
             if n < ITEM_MIN:
-                fn(j)
+                fn(j, 0, n)
     starts, total = [], 0
     for j in big:
         starts.append(total)
         total += sizes[j]
     if not worth(xp, total, grain):
         for j in big:
-            fn(j)
+            fn(j, 0, sizes[j])
         return
 
-    def group(lo, hi):   # (the items that start in [lo, hi))
+    def piece(lo, hi):
         for j, at in zip(big, starts):
-            if lo <= at < hi:
-                fn(j)
-    run(group, total, grain, align=1)
+            n = sizes[j]
+            if cuttable is not None and cuttable[j]:
+                a, b = max(lo, at), min(hi, at + n)
+                if a < b:
+                    fn(j, a - at, b - at)
+            elif lo <= at < hi:
+                fn(j, 0, n)
+    run(piece, total, grain)

@@ -14,7 +14,7 @@ from .._tensor import Tensor, _make
 from ..ops import _fma
 
 __all__ = ["Arr", "F", "operands", "bump_versions", "state_tensor", "sqrt", "as_real",
-           "small_groups", "Concat"]
+           "small_groups", "Concat", "flat_parts"]
 
 _HALF = (D.float16, D.bfloat16)
 
@@ -397,6 +397,20 @@ def small_groups(params, steps, *state):
         else:
             rest.append(idx[0])
     return groups, sorted(rest)
+
+
+def flat_parts(i, params, *state):
+    """Whether parameter i can update in flat parts (ops/_parallel.spread cuts a large one
+    between threads): a NumPy float32/float64 C-contiguous array, its gradient and `state`
+    tensors (lists; None lists skipped) alike. Every operation of the kernels is element-wise,
+    so the parts give the whole update's bits."""
+    a = params[i]._data
+    if type(a) is not _np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or \
+            not a.flags.c_contiguous:
+        return False
+    return all(lst[i] is not None and type(lst[i]._data) is _np.ndarray and
+               lst[i]._data.dtype == a.dtype and lst[i]._data.shape == a.shape and
+               lst[i]._data.flags.c_contiguous for lst in state if lst is not None)
 
 
 class Concat:

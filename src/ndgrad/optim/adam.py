@@ -5,7 +5,8 @@ from .optimizer import (Optimizer, _use_grad_for_differentiable, _device_dtype_c
                         _zeros_like, closure_loss, check_lr, check_betas, check_nonnegative,
                         check_fused, pick_kernel, set_defaults, tensor_steps)
 from .optimizer import dense_params
-from ._kernels import F, Arr, operands, bump_versions, real_scalar, small_groups, Concat
+from ._kernels import (F, Arr, operands, bump_versions, real_scalar, small_groups, Concat,
+                       flat_parts)
 from .._tensor import Tensor
 from .._backend import xp_of
 from ..ops import _parallel as _par
@@ -213,8 +214,23 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
                 state_steps[i]._data[...] = step
     if rest:   # (Note [Parallel pieces]: the parameters' array updates are independent)
         rest = list(rest)
-        _par.each(xp_of(params[0]._data), lambda j: update(rest[j]),
-                  [params[i]._data.size for i in rest])
+        vmaxes = max_exp_avg_sqs if amsgrad else None
+        cut = [not has_complex and flat_parts(i, params, grads, exp_avgs, exp_avg_sqs, vmaxes)
+               for i in rest]
+        steps = {i: state_steps[i]._data.copy() for i, c in zip(rest, cut) if c}
+        parted = set()
+
+        def part(j, lo, hi):   # (a parameter whole, or a flat part of one with its own step)
+            i = rest[j]
+            if not cut[j] or (lo == 0 and hi == params[i]._data.size):
+                return update(i)
+            parted.add(i)
+            arrs = [None if lst is None else Arr(lst[i]._data.reshape(-1)[lo:hi])
+                    for lst in (params, grads, exp_avgs, exp_avg_sqs, vmaxes)]
+            update(i, arrs[:4] + [Arr(steps[i].copy()), arrs[4]])
+        _par.spread(xp_of(params[0]._data), part, [params[i]._data.size for i in rest], cut)
+        for i in parted:   # (a parameter updated in parts counts its step once)
+            state_steps[i]._data += 1
     for i, p in enumerate(params):
         bump_versions(tensors, p, exp_avgs[i], exp_avg_sqs[i], state_steps[i],
                       max_exp_avg_sqs[i] if amsgrad else None)
