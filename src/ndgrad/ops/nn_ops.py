@@ -1043,9 +1043,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         total[dead] = 1.0
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
     if _heads_inside(query):  # (PyTorch's output follows such a query's layout)
-        o = out.shape
-        laid = xp.empty((o[0], o[2], o[1], o[3]), out.dtype).swapaxes(1, 2)
-        out = xp.divide(out, total, out=laid)
+        out = xp.divide(out, total, out=_empty_heads_last(xp, out.shape, out.dtype))
     else:
         out /= total
     return out.astype(dt, copy=False), lse[..., 0]
@@ -1096,6 +1094,12 @@ def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is
         xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale))
 
 
+def _empty_heads_last(xp, shape, dtype):
+    """An empty (batch, heads, length, dim) array laid out as (batch, length, heads, dim)."""
+    b, h, n, d = shape
+    return xp.empty((b, n, h, d), dtype).swapaxes(1, 2)
+
+
 def _heads_last(xp, a, scale=None):
     """a (times scale), a 4-d (batch, heads, length, dim) gradient, laid out as (batch, length,
     heads, dim): PyTorch's CPU attention backward allocates its three gradients so whatever
@@ -1106,8 +1110,7 @@ def _heads_last(xp, a, scale=None):
         if scale is not None:
             a *= scale
         return a
-    out = xp.empty(a.shape[:1] + a.shape[2:3] + a.shape[1:2] + a.shape[3:], a.dtype)
-    out = out.swapaxes(1, 2)
+    out = _empty_heads_last(xp, a.shape, a.dtype)
     if scale is None:
         out[...] = a
     else:

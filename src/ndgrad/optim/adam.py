@@ -217,17 +217,16 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         vmaxes = max_exp_avg_sqs if amsgrad else None
         cut = [not has_complex and flat_parts(i, params, grads, exp_avgs, exp_avg_sqs, vmaxes)
                for i in rest]
-        steps = {i: state_steps[i]._data.copy() for i, c in zip(rest, cut) if c}
         parted = set()
 
-        def part(j, lo, hi):   # (a parameter whole, or a flat part of one with its own step)
-            i = rest[j]
+        def part(j, lo, hi):   # (a parameter whole, or a flat part of one with its own copy of
+            i = rest[j]        # the step: a cut parameter's own step stays until all are done)
             if not cut[j] or (lo == 0 and hi == params[i]._data.size):
                 return update(i)
             parted.add(i)
             arrs = [None if lst is None else Arr(lst[i]._data.reshape(-1)[lo:hi])
                     for lst in (params, grads, exp_avgs, exp_avg_sqs, vmaxes)]
-            update(i, arrs[:4] + [Arr(steps[i].copy()), arrs[4]])
+            update(i, arrs[:4] + [Arr(state_steps[i]._data.copy()), arrs[4]])
         _par.spread(xp_of(params[0]._data), part, [params[i]._data.size for i in rest], cut)
         for i in parted:   # (a parameter updated in parts counts its step once)
             state_steps[i]._data += 1
