@@ -1030,7 +1030,8 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
                 xp.full(q.shape[:-1], xp.inf, opm))
     m = s.max(axis=-1, keepdims=True)
     dead = m == -xp.inf
-    if dead.any():
+    dead = dead if dead.any() else None   # (a row's largest term adds exp(0) = 1 to its total:
+    if dead is not None:                  # only these rows can total 0)
         m[dead] = 0.0  # (rows with no allowed key: exp gives zeros)
     s -= m
     xp.exp(s, out=s)
@@ -1038,8 +1039,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     out = xp.matmul(s, v)
     lse = xp.log(total)
     lse += m
-    if not total.all():  # (a row of zeros: no allowed key)
-        dead = total == 0
+    if dead is not None:
         total[dead] = 1.0
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
     if _heads_inside(query):  # (PyTorch's output follows such a query's layout)
