@@ -157,15 +157,17 @@ def _gelu64(x):
 
 
 def test_gelu_float32_to_a_few_ulp():
-    """float32 GELU: the fitted exp form and the float64 tail below -2, within 8 ulp of the
-    float64 value everywhere (PyTorch's float32 kernel is off by ~1e-7 absolute, 17 % at -5)."""
+    """float32 GELU: the fitted exp form and the float64 tail below -2, within 7 ulp of the
+    float64 value everywhere (PyTorch's float32 kernel is off by ~1e-7 absolute, 17 % at -5).
+    6.5 ulp at most on these points through exp2, 7.4 when the kernel raised e (NumPy's
+    float32 exp is within 2.5 ulp, exp2 within 1)."""
     x = np.concatenate([np.linspace(-15, 8, 100001), np.linspace(-2.5, 2.5, 10001)]).astype(
         np.float32)
     y = ndgrad.nn.functional.gelu(ndgrad.tensor(x)).numpy()
     ref = _gelu64(x)
     nz = ref != 0
     ulp = np.abs(y[nz] - ref[nz]) / np.spacing(np.abs(ref[nz]).astype(np.float32))
-    assert ulp.max() <= 8, x[nz][ulp.argmax()]
+    assert ulp.max() <= 7, x[nz][ulp.argmax()]
     assert (y[~nz] == 0).all()
 
 
