@@ -36,6 +36,7 @@ from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par, _cascade
 from .pointwise import select
 from .linalg import few_rows_mm
+from .reduction import _unreduce, _f16_acc, _sum_fwd
 from .._dtype import np_half as _half
 
 __all__ = ["conv2d", "conv_transpose2d", "conv2d_weight", "linear", "nll_loss_index",
@@ -296,8 +297,29 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
     return out.reshape(weight_shape)
 
 
+# A convolution's bias gradient: the output gradient summed over every dim but the channels'.
+# PyTorch's CPU convolution takes it from its backend (oneDNN's backward, its own order: not
+# torch.sum's cascade, not NumPy's pairwise sum), so no order here gives PyTorch's bits and the
+# fastest accurate one serves: each (sample, channel) plane a row of one matrix-vector product,
+# then the samples' rows added (W6's (32, 8, 28, 28): 25 against ~300 us through the cascade).
+def _channel_sums_fwd(xp, self):
+    dims = (0,) + tuple(range(2, self.ndim))
+    N, C = self.shape[:2]
+    P = math.prod(self.shape[2:])
+    if self.dtype.char not in "fd" or not self.flags.c_contiguous or P < 2 or not self.size:
+        return _sum_dim_fwd(xp, self, dims, False)   # (float16 accumulated in float32, ...)
+    rows = xp.matmul(self.reshape(N * C, P), xp.ones(P, self.dtype))
+    return xp.add.reduce(rows.reshape(N, C), axis=0)
+
+
+_sum_dim_fwd = _f16_acc(_sum_fwd)
+_channel_sums = defop("channel_sums", _channel_sums_fwd, node_name="SumBackward1",
+                      self=lambda grad, self_shape: _unreduce(
+                          grad, self_shape, (0,) + tuple(range(2, len(self_shape))), False))
+
+
 def _sum_but_channels(grad):
-    return grad.sum((0,) + tuple(range(2, grad.ndim)))
+    return _channel_sums(grad)
 
 
 conv2d = defop(
