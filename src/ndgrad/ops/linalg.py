@@ -147,6 +147,12 @@ def _matmul_fwd(xp, self, other):
         self = xp.ascontiguousarray(self)
     if other.size >= _GEMM_COPY_MIN and 0 in other.strides:
         other = xp.ascontiguousarray(other)
+    if other.ndim == 2 and self.ndim > 2 and self.size and self.flags.c_contiguous and \
+            self.shape[-1] == other.shape[0]:
+        # batch dims folded into the rows, one GEMM, as PyTorch folds them (NumPy runs one
+        # GEMM a matrix: nanoGPT's (16, 64, 128) @ (128, 65) head 253 against 98 us)
+        rows = xp.matmul(self.reshape(-1, self.shape[-1]), other)
+        return rows.reshape(self.shape[:-1] + other.shape[-1:])
     try:
         return xp.matmul(self, other)
     except ValueError:  # NumPy refuses every shape that PyTorch refuses: reword its error
