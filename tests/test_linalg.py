@@ -370,13 +370,18 @@ def test_einsum_mixed_dtype_pairs_as_atens(shapes, dts):
 def test_batched_matrix_times_matrix_is_one_gemm_over_the_rows():
     """(..., M, K) @ (K, N) folds the batch dims into the rows, one GEMM as PyTorch's matmul
     folds them (NumPy would run one GEMM a matrix: 2.6x slower for nanoGPT's head): the result
-    is the 2-d product's, bit for bit, with the batch shape; a layout that does not fold
+    is the 2-d product's, bit for bit, with the batch shape, and so is the matrix's gradient
+    (one GEMM over all the rows, not one a matrix and their sum); a layout that does not fold
     (transposed) and empty operands give NumPy's values."""
     r = np.random.default_rng(5)
     a = (r.standard_normal((16, 64, 128)) * 3).astype(np.float32)   # (NumPy's matrix-by-matrix
     b = (r.standard_normal((128, 65)) * 3).astype(np.float32)       # GEMMs differ in ~1 % bits)
-    out = (ndgrad.tensor(a) @ ndgrad.tensor(b)).numpy()
-    np.testing.assert_array_equal(out, (a.reshape(-1, 128) @ b).reshape(16, 64, 65))
+    x, w = ndgrad.tensor(a, requires_grad=True), ndgrad.tensor(b, requires_grad=True)
+    y = x @ w
+    np.testing.assert_array_equal(y.detach().numpy(), (a.reshape(-1, 128) @ b).reshape(16, 64, 65))
+    g = r.standard_normal(y.shape).astype(np.float32)
+    y.backward(ndgrad.tensor(g))    # the matrix's gradient: one GEMM over all rows, not a sum
+    np.testing.assert_array_equal(w.grad.numpy(), a.reshape(-1, 128).T @ g.reshape(-1, 65))
     t = a.transpose(1, 0, 2)
     np.testing.assert_allclose((ndgrad.tensor(t) @ ndgrad.tensor(b)).numpy(), np.matmul(t, b),
                                rtol=1e-5, atol=1e-4)

@@ -1,6 +1,7 @@
 # Linear algebra. matmul has one joint formula (its two gradients share the 1-d bookkeeping);
 # batch broadcasting is undone by the engine's sum_to. See ops/_registry.py for the language.
 import builtins
+import math
 
 from .._backend import ndarray as _ndarray
 from .._tensor import Tensor, _wrap_dim
@@ -181,7 +182,13 @@ def _matmul_grads(grad, self, other):
     a = unsqueeze(self, 0) if a1 else self
     b = unsqueeze(other, -1) if b1 else other
     ga = g @ _mH(b) if need_a else None
-    gb = _mH(a) @ g if need_b else None
+    if need_b and a.ndim > 2 and b.ndim == 2:
+        # (..., M, K) @ (K, N): the matrix's gradient over all the rows at once, one GEMM, as
+        # PyTorch's folded product gives it (not a GEMM a matrix, then their sum)
+        rows = math.prod(a.shape[:-1])   # (not -1: a (..., 0) operand is empty)
+        gb = _mH(a.reshape(rows, a.shape[-1])) @ g.reshape(rows, g.shape[-1])
+    else:
+        gb = _mH(a) @ g if need_b else None
     if a1 and ga is not None:
         ga = squeeze(ga, -2)
     if b1 and gb is not None:
