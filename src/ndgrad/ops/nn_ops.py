@@ -301,13 +301,13 @@ def _conv_w_fwd(xp, input, grad_output, weight_shape, stride, padding, dilation,
 # PyTorch's CPU convolution takes it from its backend (oneDNN's backward, its own order: not
 # torch.sum's cascade, not NumPy's pairwise sum), so no order here gives PyTorch's bits and the
 # fastest accurate one serves: each (sample, channel) plane a row of one matrix-vector product,
-# then the samples' rows added (W6's (32, 8, 28, 28): 25 against ~300 us through the cascade).
+# then the samples' rows added (W6's (32, 8, 28, 28): 15 against 186 us through the cascade).
 def _channel_sums_fwd(xp, self):
-    dims = (0,) + tuple(range(2, self.ndim))
     N, C = self.shape[:2]
     P = math.prod(self.shape[2:])
     if self.dtype.char not in "fd" or not self.flags.c_contiguous or P < 2 or not self.size:
-        return _sum_dim_fwd(xp, self, dims, False)   # (float16 accumulated in float32, ...)
+        dims = (0,) + tuple(range(2, self.ndim))   # (float16 accumulated in float32, ...)
+        return _sum_dim_fwd(xp, self, dims, False)
     rows = xp.matmul(self.reshape(N * C, P), xp.ones(P, self.dtype))
     return xp.add.reduce(rows.reshape(N, C), axis=0)
 
@@ -318,17 +318,13 @@ _channel_sums = defop("channel_sums", _channel_sums_fwd, node_name="SumBackward1
                           grad, self_shape, (0,) + tuple(range(2, len(self_shape))), False))
 
 
-def _sum_but_channels(grad):
-    return _channel_sums(grad)
-
-
 conv2d = defop(
     "convolution", keeping_format(_conv_fwd, 2), promote="binary", node_name="ConvolutionBackward0",
     input=lambda grad, weight, input_shape, stride, padding, dilation, groups: conv_transpose2d(
         grad, weight, stride, padding, dilation, groups, tuple(input_shape[2:])),
     weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv2d_weight(
         input, grad, tuple(weight_shape), stride, padding, dilation, groups),
-    bias=_sum_but_channels)
+    bias=lambda grad: _channel_sums(grad))
 
 def _window_sums_fwd(xp, input, weight, stride, padding, out_hw):
     """Average pooling's window sums of the (M, 1, *sizes) input, in PyTorch's order: its
@@ -1096,10 +1092,11 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
     m = s.max(axis=-1, keepdims=True)
-    dead = m == -xp.inf
-    dead = dead if dead.any() else None   # (a row's largest term adds exp(0) = 1 to its total:
-    if dead is not None:                  # only these rows can total 0)
-        m[dead] = 0.0  # (rows with no allowed key: exp gives zeros)
+    dead = m == -xp.inf   # (rows with no allowed key; a row's largest term adds exp(0) = 1
+    if not dead.any():    # to its total, so only these can total 0)
+        dead = None
+    else:
+        m[dead] = 0.0     # (exp gives zeros there)
     s -= m
     xp.exp(s, out=s)
     total = xp.add.reduce(s, axis=-1, keepdims=True)
