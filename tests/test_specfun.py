@@ -171,6 +171,21 @@ def test_gelu_float32_to_a_few_ulp():
     assert (y[~nz] == 0).all()
 
 
+def test_gelu_float32_far_tails():
+    """Past GELU_K's range (|x| > 5.5) its polynomial is no fit but its exponent only grows in
+    magnitude: Phi is 1 above (GELU(x) = x) and 0 far below, so the backward's Phi (saved or
+    computed again) leaves the gradient the float64 one, ~0, not e^-72 (what a clamp of x^2 at
+    30.25 gave at -20)."""
+    x = np.concatenate([np.linspace(5.5, 1e4, 1001), np.geomspace(1e4, 3e38, 101)]).astype(
+        np.float32)
+    assert (ndgrad.nn.functional.gelu(ndgrad.tensor(x)).numpy() == x).all()
+    far = ndgrad.tensor(np.linspace(-1e4, -14, 2001).astype(np.float32), requires_grad=True)
+    g, = ndgrad.autograd.grad(ndgrad.nn.functional.gelu(far).sum(), far)
+    assert np.abs(g.numpy()).max() < 1e-40
+    gb = ndgrad.ops.activation.gelu_backward(ndgrad.ones(far.shape), far.detach(), "none")
+    assert np.abs(gb.numpy()).max() < 1e-40
+
+
 def test_gelu_special_values():
     inf, nan = np.inf, np.nan
     for dt in ("float32", "float64", "float16"):
