@@ -913,19 +913,23 @@ def _ln_bwd_fwd(xp, grad_out, input, normalized_shape, mean, rstd, weight, bias,
     gw = gb = xp.zeros(0, dt)
     ones = xp.ones(x.shape[0], opm)  # (column sums as vector-matrix products)
     g = _scratch_slot(xp, x.shape, x.dtype, "ln_g")
+    w = c = None
     if weight is not None:
+        w = weight.reshape(-1).astype(opm, copy=False)
         gw = (ones @ xp.multiply(go, xh, out=g)).astype(dt, copy=False).reshape(weight.shape)
+        c = g @ w   # (the rows' sums of g xh below, from grad_out xh at hand: one GEMV)
     if bias is not None:
         gb = (ones @ go).astype(dt, copy=False).reshape(bias.shape)
-    if weight is not None:
-        xp.multiply(go, weight.reshape(-1).astype(opm, copy=False), out=g)
+    if w is not None:
+        xp.multiply(go, w, out=g)
     else:
         g[...] = go
     if n:
-        c = _row_dot(xp, g, xh)
+        if c is None:
+            c = _row_dot(xp, g, xh)
         c /= n
         gi = xh * c[:, None]
-        gi += (g @ xp.full(n, 1.0 / n, opm))[:, None]
+        gi += (g @ _mean_vector(xp, n, opm))[:, None]
         xp.subtract(g, gi, out=gi)  # g - m(g) - xh m(g xh)
         gi *= r
     else:
