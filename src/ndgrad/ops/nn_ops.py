@@ -1053,29 +1053,40 @@ def _over_heads(kernel):
     modules) the kernel runs whole. Its outputs are arrays over the same leading dims."""
     nargs = kernel.__code__.co_argcount - 5   # (xp and the four trailing arguments)
 
-    def run(xp, *args):
+    def run(xp, *args, **out):
         a = args[0]   # (a quick no first: the work below 2 pieces, counting the query's rows)
         if a.ndim < 3 or (a.size // max(a.shape[-1], 1)) * a.shape[-2] * 8 < 2 * _par.GRAIN:
-            return kernel(xp, *args)
+            return kernel(xp, *args, **out)
         arrays, rest = args[:nargs], args[nargs:]
         lead = arrays[0].shape[:-2]
         k = len(lead)
         if rest[2] is not None or k == 0 or any(
                 a.shape[:k] != lead or a.ndim - k not in (1, 2) for a in arrays):
-            return kernel(xp, *args)
+            return kernel(xp, *args, **out)
         mats = [a.shape[-2:] for a in arrays if a.ndim - k == 2]  # (not logsumexp's rows)
         L = max(m[0] for m in mats)
         work = math.prod(lead) * L * L * 8  # (element-passes)
         if not _par.worth(xp, work) or L * L * max(m[1] for m in mats) >= _par.BLAS_ONE_THREAD:
-            return kernel(xp, *args)
+            return kernel(xp, *args, **out)
         n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
         if flat:
             n = math.prod(lead)
             arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
+        outs = out.get("outs")
+        if outs is not None and not flat:   # (each piece writes its part of the outputs)
+            _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
+                                           outs=[o[lo:hi] for o in outs]), n,
+                     grain=max(1, n * _par.GRAIN // work), align=1)
+            return outs
         parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest), n,
                          grain=max(1, n * _par.GRAIN // work), align=1)
-        outs = [xp.concatenate(o) for o in zip(*parts)]
-        return tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in outs)
+        res = [xp.concatenate(o) for o in zip(*parts)]
+        res = tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in res)
+        if outs is None:
+            return res
+        for o, r in zip(outs, res):
+            o[...] = r
+        return outs
     return functools.wraps(kernel)(run)   # (defop reads the kernel's parameter names)
 
 
@@ -1129,7 +1140,9 @@ def _heads_inside(q):
 
 @_over_heads
 def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
-                    attn_mask, scale):
+                    attn_mask, scale, *, outs=None):
+    """dQ, dK, dV, laid out as PyTorch's (_heads_last); into `outs` (three arrays of the inputs'
+    shapes, the query's dtype) if given, the products straight into them where they can."""
     dt = query.dtype
     opm = _sdpa_opmath(dt)
     do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
@@ -1139,11 +1152,18 @@ def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, 
     p = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s")
     p -= logsumexp[..., None]
     xp.exp(p, out=p)
-    dv = xp.matmul(xp.swapaxes(p, -1, -2), do)
+    into = outs if outs is not None and groups == 1 and opm == dt else (None, None, None)
+    dv = xp.matmul(xp.swapaxes(p, -1, -2), do, out=into[2])
     ds = xp.matmul(do, xp.swapaxes(vr, -1, -2),
                    out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
     ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
     ds *= p
+    if into[0] is not None:   # (BLAS writes the strided outputs: the same bits as a copy)
+        dq = xp.matmul(ds, kr, out=into[0])
+        dq *= scale
+        dk = xp.matmul(xp.swapaxes(ds, -1, -2), q, out=into[1])
+        dk *= scale
+        return outs
     dq = _heads_last(xp, xp.matmul(ds, kr), scale)
     dk = xp.matmul(xp.swapaxes(ds, -1, -2), q)
     if groups == 1:
@@ -1151,15 +1171,58 @@ def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, 
     else:
         dk *= scale
         dk, dv = (_heads_last(xp, _sum_groups(a, groups)) for a in (dk, dv))
-    return dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
+    res = dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
+    if outs is None:
+        return res
+    for a, r in zip(outs, res):
+        a[...] = r
+    return outs
 
 
 def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
                   attn_mask, scale):
-    """The attention backward (_sdpa_bwd_heads over the heads), its gradients laid out as
-    PyTorch's (_heads_last): pieces of the flattened batch and heads come back contiguous."""
-    return tuple(_heads_last(xp, a) for a in _sdpa_bwd_heads(
-        xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale))
+    """The attention backward (_sdpa_bwd_heads over the heads) into its gradients, laid out as
+    PyTorch's (_heads_last) and, for a query, key and value split from one projection, as
+    views of one array in that projection's layout (Note [Attention's gradients in one
+    array])."""
+    args = (xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask,
+            scale)
+    if _kv_groups(query, key) != 1 or _sdpa_opmath(query.dtype) != query.dtype:
+        return tuple(_heads_last(xp, a) for a in _sdpa_bwd_heads(*args))
+    return tuple(_sdpa_bwd_heads(*args, outs=_sdpa_grad_arrays(xp, query, key, value)))
+
+
+# Note [Attention's gradients in one array]
+# nanoGPT's attention takes q, k and v from one projection, c_attn(x).split(C, dim=2), each
+# viewed as (B, T, heads, dim) and transposed to (B, heads, T, dim): three views of one (B, T, 3C)
+# array, side by side. Their gradients meet again in the split's backward, which joins them
+# with cat along the split's dim (PyTorch's SplitBackward0 copies them there: 141 us a layer in
+# a GPT step). The attention's backward writes its three gradients, each in PyTorch's layout
+# (heads last), as views of one (B, T, 3, heads, dim) array in that case: the transposes' and
+# views' backwards keep them views, and the split's backward (ops/shape.py, `_whole`) finds
+# that they tile that array in order and hands it on as the joined gradient, no copy. Nothing
+# writes into a gradient the engine does not own (reference counts prove ownership, and a
+# view's base is held by every view), so sharing the memory is safe.
+
+def _sdpa_grad_arrays(xp, query, key, value):
+    """Empty arrays for dQ, dK, dV (the inputs' shapes, the query's dtype, heads last): views of
+    one array where the three inputs are adjacent views of one (Note [Attention's gradients in
+    one array])."""
+    dt = query.dtype
+    if query.ndim != 4:
+        return [xp.empty(a.shape, dt) for a in (query, key, value)]
+    if xp is _np and query.shape == key.shape == value.shape and \
+            query.dtype == key.dtype == value.dtype and _heads_inside(query):
+        b, h, n, d = query.shape
+        st, step = query.strides, h * d * query.itemsize
+        if key.strides == value.strides == st and st[3] == query.itemsize and \
+                st[1] == d * query.itemsize and st[2] == 3 * step and st[0] == n * st[2]:
+            at = query.__array_interface__["data"][0]
+            if key.__array_interface__["data"][0] == at + step and \
+                    value.__array_interface__["data"][0] == at + 2 * step:
+                whole = xp.empty((b, n, 3, h, d), dt)
+                return [whole[:, :, i].swapaxes(1, 2) for i in range(3)]
+    return [_empty_heads_last(xp, a.shape, dt) for a in (query, key, value)]
 
 
 def _empty_heads_last(xp, shape, dtype):

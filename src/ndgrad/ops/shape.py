@@ -4,12 +4,14 @@
 # named `<input>_shape` (e.g. `self_shape`) receives that input's shape, saved instead of the
 # tensor itself. View ops (`view=True`) share storage and version counter with their input.
 import builtins
+import math
 
 from .. import _dtype as D
 from .._backend import numpy as _np
 from .._backend import ndarray as _ndarray, xp_of, ufunc_at, writeable, _MODULES as _DEVICE_MODULES, dense_order
 from .._backend import format_contiguous, suggest_format, in_format, empty_strided
 from .._tensor import Tensor, _make, _wrap_dim, Size, _format_name
+from ..autograd import grad_mode
 from ..autograd.graph import _type_string
 from ._registry import defop
 from . import _raw
@@ -1324,6 +1326,10 @@ def _split_op(n, name, kind):
                 return tuple(out) if n > 1 else out[0]   # (one output: the array itself)
 
             def bwd(grad, dim, sizes):      # one output: `grad` is that output's gradient
+                if n > 1:
+                    whole = _whole(grad, dim)
+                    if whole is not None:
+                        return (whole,)
                 return (cat(list(grad) if n > 1 else [grad], dim),)
         else:
             def fwd(xp, self, dim, sizes):
@@ -1335,6 +1341,37 @@ def _split_op(n, name, kind):
         op = _SPLIT_OPS[key] = defop(name, fwd, view=True, outputs=n, node_name=name + "Backward0",
                                      backward=bwd, inputs=("self",))
     return op
+
+
+def _whole(grads, dim):
+    """The gradients of a split's outputs joined along `dim` without a copy, where they are
+    views that tile one C-contiguous array in order (attention's backward makes them so: Note
+    [Attention's gradients in one array] in ops/nn_ops.py): a Tensor over that array, or None
+    (then cat). Only where no graph of the backward is recorded."""
+    if grad_mode._state.enabled:
+        return None
+    arrays = [g._data if isinstance(g, Tensor) else None for g in grads]
+    base = getattr(arrays[0], "base", None)
+    if base is None or base.__class__ is not _ndarray or not base.flags.c_contiguous:
+        return None
+    shape = list(arrays[0].shape)
+    shape[dim] = 0
+    for a in arrays:
+        if a.__class__ is not _ndarray or a.base is not base or a.dtype != base.dtype or \
+                a.ndim != len(shape):
+            return None
+        shape[dim] += a.shape[dim]
+    if base.size != math.prod(shape):
+        return None
+    whole = base.reshape(shape)   # (C-contiguous: a view)
+    start = 0
+    for a in arrays:   # each piece exactly its slice of the whole: same memory, same strides
+        part = whole[(slice(None),) * dim + (slice(start, start + a.shape[dim]),)]
+        if part.shape != a.shape or part.strides != a.strides or \
+                part.__array_interface__["data"][0] != a.__array_interface__["data"][0]:
+            return None
+        start += a.shape[dim]
+    return _make(whole)
 
 
 def _mark_multi(results, self, name, steps):
