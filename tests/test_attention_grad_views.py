@@ -87,3 +87,18 @@ def test_double_backward_through_the_split():
     w = ndgrad.tensor(r.standard_normal((18, 6)) * 0.3, requires_grad=True)
     assert ndgrad.autograd.gradcheck(lambda x, w: _attention(x, w, 2)[1], (x, w))
     assert ndgrad.autograd.gradgradcheck(lambda x, w: _attention(x, w, 2)[1], (x, w))
+
+
+def test_gradients_passed_in_as_slices_of_one_array_are_copied():
+    # backward() given q's, k's and v's gradients as slices of the caller's own array: the
+    # split's backward must not hand the caller's memory on (PyTorch's cat makes a new tensor)
+    r = np.random.default_rng(4)
+    base = ndgrad.tensor(r.standard_normal((2, 3, 12)).astype(np.float32), requires_grad=True)
+    qkv = base * 1
+    parts = qkv.split(4, dim=2)
+    g = ndgrad.tensor(r.standard_normal((2, 3, 12)).astype(np.float32))
+    seen = []
+    qkv.register_hook(lambda t: seen.append(t))
+    ndgrad.autograd.backward(list(parts), [g[:, :, 0:4], g[:, :, 4:8], g[:, :, 8:12]])
+    assert not np.shares_memory(seen[0].numpy(), g.numpy())
+    np.testing.assert_array_equal(base.grad.numpy(), g.numpy())

@@ -1053,26 +1053,26 @@ def _over_heads(kernel):
     modules) the kernel runs whole. Its outputs are arrays over the same leading dims."""
     nargs = kernel.__code__.co_argcount - 5   # (xp and the four trailing arguments)
 
-    def run(xp, *args, **out):
+    def run(xp, *args, **kw):   # (kw: `outs`, arrays the pieces write into)
         a = args[0]   # (a quick no first: the work below 2 pieces, counting the query's rows)
         if a.ndim < 3 or (a.size // max(a.shape[-1], 1)) * a.shape[-2] * 8 < 2 * _par.GRAIN:
-            return kernel(xp, *args, **out)
+            return kernel(xp, *args, **kw)
         arrays, rest = args[:nargs], args[nargs:]
         lead = arrays[0].shape[:-2]
         k = len(lead)
         if rest[2] is not None or k == 0 or any(
                 a.shape[:k] != lead or a.ndim - k not in (1, 2) for a in arrays):
-            return kernel(xp, *args, **out)
+            return kernel(xp, *args, **kw)
         mats = [a.shape[-2:] for a in arrays if a.ndim - k == 2]  # (not logsumexp's rows)
         L = max(m[0] for m in mats)
         work = math.prod(lead) * L * L * 8  # (element-passes)
         if not _par.worth(xp, work) or L * L * max(m[1] for m in mats) >= _par.BLAS_ONE_THREAD:
-            return kernel(xp, *args, **out)
+            return kernel(xp, *args, **kw)
         n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
         if flat:
             n = math.prod(lead)
             arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
-        outs = out.get("outs")
+        outs = kw.get("outs")
         if outs is not None and not flat:   # (each piece writes its part of the outputs)
             _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
                                            outs=[o[lo:hi] for o in outs]), n,
@@ -1200,9 +1200,11 @@ def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is
 # a GPT step). The attention's backward writes its three gradients, each in PyTorch's layout
 # (heads last), as views of one (B, T, 3, heads, dim) array in that case: the transposes' and
 # views' backwards keep them views, and the split's backward (ops/shape.py, `_whole`) finds
-# that they tile that array in order and hands it on as the joined gradient, no copy. Nothing
-# writes into a gradient the engine does not own (reference counts prove ownership, and a
-# view's base is held by every view), so sharing the memory is safe.
+# that they tile that array in order and hands it on as the joined gradient, no copy, when
+# nothing but those views holds the array (reference counts: gradients a caller passed in as
+# slices of its own array are copied, as cat would). Nothing writes into a gradient the engine
+# does not own (reference counts prove ownership, and a view's base is held by every view), so
+# sharing the memory with gradients a hook kept is safe.
 
 def _sdpa_grad_arrays(xp, query, key, value):
     """Empty arrays for dQ, dK, dV (the inputs' shapes, the query's dtype, heads last): views of

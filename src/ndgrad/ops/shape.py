@@ -5,6 +5,7 @@
 # tensor itself. View ops (`view=True`) share storage and version counter with their input.
 import builtins
 import math
+from sys import getrefcount as _getrefcount
 
 from .. import _dtype as D
 from .._backend import numpy as _np
@@ -1352,7 +1353,10 @@ def _whole(grads, dim):
         return None
     arrays = [g._data if isinstance(g, Tensor) else None for g in grads]
     base = getattr(arrays[0], "base", None)
-    if base is None or base.__class__ is not _ndarray or not base.flags.c_contiguous:
+    # (held by the pieces alone: this name, getrefcount's argument and one view each; an array
+    # someone else holds, such as gradients a caller passed in as slices of its own, is copied)
+    if base is None or base.__class__ is not _ndarray or not base.flags.c_contiguous or \
+            _getrefcount(base) != len(arrays) + 2:
         return None
     shape = list(arrays[0].shape)
     shape[dim] = 0
