@@ -1141,8 +1141,9 @@ def _heads_inside(q):
 @_over_heads
 def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
                     attn_mask, scale, *, outs=None):
-    """dQ, dK, dV, laid out as PyTorch's (_heads_last); into `outs` (three arrays of the inputs'
-    shapes, the query's dtype) if given, the products straight into them where they can."""
+    """dQ, dK, dV, laid out as PyTorch's (_heads_last); or the products straight into `outs`
+    (three arrays of the inputs' shapes and dtype), which the caller gives only where q and k
+    have as many heads and the dtype is its own opmath (_sdpa_bwd_fwd)."""
     dt = query.dtype
     opm = _sdpa_opmath(dt)
     do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
@@ -1152,7 +1153,7 @@ def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, 
     p = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s")
     p -= logsumexp[..., None]
     xp.exp(p, out=p)
-    into = outs if outs is not None and groups == 1 and opm == dt else (None, None, None)
+    into = (None, None, None) if outs is None else outs
     dv = xp.matmul(xp.swapaxes(p, -1, -2), do, out=into[2])
     ds = xp.matmul(do, xp.swapaxes(vr, -1, -2),
                    out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
@@ -1171,12 +1172,7 @@ def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, 
     else:
         dk *= scale
         dk, dv = (_heads_last(xp, _sum_groups(a, groups)) for a in (dk, dv))
-    res = dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
-    if outs is None:
-        return res
-    for a, r in zip(outs, res):
-        a[...] = r
-    return outs
+    return dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
 
 
 def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
