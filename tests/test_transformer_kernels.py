@@ -123,6 +123,10 @@ SDPA_CASES = [
     ((1, 1, 1, 8), (1, 1, 9, 8), (1, 1, 9, 8), dict(is_causal=True)),
     ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4), dict(is_causal=True,
                                                     mask=R.standard_normal((5, 6)))),
+    # a mask shared by the batch, one row for all queries (the keys-major scores add it
+    # transposed)
+    ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4), dict(mask=R.standard_normal((3, 1, 6)))),
+    ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4), dict(mask=np.arange(6)[None] != 2)),
     # the composite math path: 3-d, a value head size of its own
     ((3, 5, 4), (3, 6, 4), (3, 6, 4), dict(is_causal=True)),
     ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 7), dict(mask=_fully_masked_row_mask())),
@@ -174,6 +178,78 @@ def test_sdpa_float32_and_masks():
     z = ndgrad.nn.functional.scaled_dot_product_attention(
         ndgrad.ones(1, 2, 3, 4), ndgrad.ones(1, 2, 0, 4), ndgrad.ones(1, 2, 0, 4))
     assert z.shape == (1, 2, 3, 4) and not z.numpy().any()
+
+
+def _routing_cases(lib):
+    q, k = lib.ones(2, 3, 5, 4), lib.ones(2, 3, 6, 4)
+
+    def t(*shape):
+        return lib.ones(*shape).transpose(-1, -2)
+    return {
+        "plain": (q, k, k, {}),
+        "dropout": (q, k, k, dict(dropout_p=0.5)),
+        "3-d": (q[0], k[0], k[0], {}),
+        "batch sizes": (q, k[:1], k[:1], {}),
+        "gqa": (lib.ones(2, 4, 5, 4), k[:, :2], k[:, :2], dict(enable_gqa=True)),
+        "value head size": (q, k, lib.ones(2, 3, 6, 7), {}),
+        "head-dim stride": (t(2, 3, 4, 5), k, k, {}),
+        "head-dim stride, size 1": (t(2, 3, 1, 5), t(2, 3, 1, 6), t(2, 3, 1, 6), {}),
+        "empty keys": (q, k[:, :, :0], k[:, :, :0], {}),
+        "2-d mask": (q, k, k, dict(attn_mask=lib.zeros(5, 6))),
+        "2-d mask of ones dims": (q, k, k, dict(attn_mask=lib.zeros(1, 1))),
+        "4-d mask": (q, k, k, dict(attn_mask=lib.zeros(2, 1, 5, 6))),
+        "4-d mask, column": (q, k, k, dict(attn_mask=lib.zeros(1, 3, 5, 1))),
+        "transposed mask": (q, k, k, dict(attn_mask=lib.zeros(6, 5).t())),
+        "3-d mask": (q, k, k, dict(attn_mask=lib.zeros(3, 1, 6))),
+        "bool 3-d mask": (q, k, k, dict(attn_mask=lib.ones(1, 5, 6, dtype=lib.bool))),
+        "1-d mask": (q, k, k, dict(attn_mask=lib.zeros(6))),
+        "0-d mask": (q, k, k, dict(attn_mask=lib.tensor(0.0))),
+        "1-d mask, dropout": (q, k, k, dict(attn_mask=lib.zeros(6), dropout_p=0.5)),
+        "1-d mask, 3-d": (q[0], k[0], k[0], dict(attn_mask=lib.zeros(6))),
+        "4-d mask, other heads": (q, k, k, dict(attn_mask=lib.zeros(2, 2, 5, 6))),
+        "5-d mask": (q, k, k, dict(attn_mask=lib.zeros(1, 1, 1, 5, 6))),
+    }
+
+
+@pytest.mark.parametrize("case", list(_routing_cases(ndgrad)))
+def test_sdpa_takes_pytorchs_kernel(case):
+    """PyTorch's CPU dispatch (sdp_utils_cpp: use_flash_attention_cpp) picks the fused kernel or
+    the math path by its checks in order: the graph's node (or the error: a mask of fewer than
+    two dims raises where the check reads its size(-2), after the dropout, rank and head checks;
+    the math path adds the mask in place) is PyTorch's."""
+    out = []
+    for lib in (ndgrad, torch):
+        q, k, v, kw = _routing_cases(lib)[case]
+        q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+        try:
+            y = lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+        except Exception as e:   # noqa: BLE001 (compared below)
+            out.append((type(e), str(e)))
+            continue
+        name = type(y.grad_fn).__name__ if lib is ndgrad else y.grad_fn.name()
+        out.append((name, tuple(y.shape)))
+    if case.startswith("empty"):   # (PyTorch's math path ends in an add there: same values)
+        assert out[0][1] == out[1][1]
+        return
+    assert out[0] == out[1]
+
+
+def test_sdpa_backend_flags_as_pytorch():
+    """torch.backends' flags (sdpa_kernel): without flash the math path; without the math path
+    and a case only it takes, PyTorch's error."""
+    from ndgrad.nn.attention import sdpa_kernel, SDPBackend
+    q = ndgrad.ones(2, 3, 5, 4, requires_grad=True)
+    F = ndgrad.nn.functional
+    with sdpa_kernel([SDPBackend.MATH]):
+        assert type(F.scaled_dot_product_attention(q, q, q).grad_fn).__name__ == \
+            "UnsafeViewBackward0"
+        # (and no IndexError for a 1-d mask: the flash checks are not reached)
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ndgrad.zeros(5))
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        with pytest.raises(RuntimeError, match="No available kernel.  Aborting execution."):
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert type(F.scaled_dot_product_attention(q, q, q).grad_fn).__name__ == \
+        "ScaledDotProductFlashAttentionForCpuBackward0"
 
 
 def test_sdpa_mask_requiring_grad_takes_the_math_path():

@@ -1635,30 +1635,59 @@ def _aten_name(dt):
             "int64": "long int", "int32": "int", "bool": "bool"}.get(dt.name, dt.name)
 
 
+def _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch's CPU dispatch takes the fused flash kernel (sdp_utils_cpp's
+    use_flash_attention_cpp), its checks in its order: the backend enabled, no dropout, 4-d
+    inputs, one batch size and number of heads (or whole groups of query heads, with
+    enable_gqa), the mask's shape (2-d, or 4-d over batch and heads, its last two dims the
+    lengths or 1; reading its size(-2) raises PyTorch's IndexError for fewer dims), one head
+    size, nonzero lengths, and unit strides along the head dim. Otherwise the math path."""
+    from .attention import _enabled, SDPBackend
+    qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
+    if not _enabled[SDPBackend.FLASH_ATTENTION] or dropout_p != 0.0 or \
+            not len(qs) == len(ks) == len(vs) == 4:
+        return False
+    if not (qs[0] == ks[0] == vs[0] and ks[1] == vs[1] and
+            (ks[1] == qs[1] or enable_gqa and ks[1] and qs[1] % ks[1] == 0)):
+        return False
+    if attn_mask is not None:
+        if attn_mask._requires_grad:
+            return False
+        ms = attn_mask._data.shape
+        if len(ms) < 2:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions"
+                             if not ms else "Dimension out of range (expected to be in range "
+                             "of [-1, 0], but got -2)")
+        if ms[-2] not in (qs[2], 1) or ms[-1] not in (ks[2], 1) or len(ms) not in (2, 4) or (
+                len(ms) == 4 and not (ms[0] in (1, qs[0]) and ms[1] in (1, qs[1]))):
+            return False
+    if not qs[3] == ks[3] == vs[3] or not qs[2] or not ks[2]:
+        return False
+    return all(t._data.strides[-1] == t._data.itemsize for t in (query, key, value))
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V. As PyTorch on CPU: 4-d query, key and value of one head
-    size without dropout run the fused kernel (ops/nn_ops.py: sdpa_flash, one node with its own
-    backward); the rest (dropout, 3-d inputs, a value head size of its own, a mask that requires
-    grad) the composite math path. A row with no allowed key gives zeros."""
+    """softmax(Q K^T * scale + mask) V. As PyTorch on CPU: where its dispatch takes the fused
+    kernel (_flash_cpu: 4-d query, key and value of one head size without dropout, ...), that
+    kernel (ops/nn_ops.py: sdpa_flash, one node with its own backward); the rest (dropout, 3-d
+    inputs, a value head size of its own, a mask that requires grad or of another shape, empty
+    sequences) the composite math path. A row with no allowed key gives zeros."""
     if getattr(query, "is_nested", False):   # jagged nested tensors: attention per sequence
         from ..nested._internal.sdpa import jagged_scaled_dot_product_attention
         return jagged_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
                                                    is_causal, scale, enable_gqa)
     _sdpa_checks(query, key, value, attn_mask, is_causal, enable_gqa)
-    qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
-    E = qs[-1]
-    scale = 1.0 / math.sqrt(E) if scale is None else scale
+    scale = 1.0 / math.sqrt(query._data.shape[-1]) if scale is None else scale
     if attn_mask is not None and attn_mask.dtype is D.bool:
         attn_mask = _make(_xp(attn_mask).where(attn_mask._data, 0.0, -_np.inf).astype(
             query.dtype.np))  # (PyTorch's conversion: True takes part)
-    fused = (len(qs) == len(ks) == len(vs) == 4 and dropout_p == 0.0
-             and ks[3] == vs[3] == E and qs[0] == ks[0] == vs[0]
-             and ks[1] == vs[1] and ks[2] == vs[2]
-             and (ks[1] == qs[1] or enable_gqa and ks[1] and qs[1] % ks[1] == 0)
-             and (attn_mask is None or not attn_mask._requires_grad))
-    if fused:  # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
+    if _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
+        # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
         return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
+    from .attention import _enabled, SDPBackend
+    if not _enabled[SDPBackend.MATH]:
+        raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:  # (PyTorch's math path)
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
@@ -1671,7 +1700,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         xp = _xp(scores)
         scores = scores + _const(scores, xp.triu(xp.full((L, S), -_np.inf,
                                                          dtype=scores._data.dtype), 1))
-    if attn_mask is not None:
+    if attn_mask is not None:   # (PyTorch's math path adds it in place)
+        from ..ops.shape import broadcast_shapes
+        shape = tuple(broadcast_shapes(scores._data.shape, attn_mask._data.shape))
+        if shape != scores._data.shape:
+            raise RuntimeError(f"output with shape {list(scores._data.shape)} doesn't match "
+                               f"the broadcast shape {list(shape)}")
         scores = scores + attn_mask
     dead = (scores == -_np.inf).all(-1, keepdim=True)  # (PyTorch's _safe_softmax: zeros there)
     if dead._data.any():
