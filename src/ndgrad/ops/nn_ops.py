@@ -1036,38 +1036,24 @@ def _sum_groups(t, groups):
     return t.reshape(t.shape[:-3] + (t.shape[-3] // groups, groups) + t.shape[-2:]).sum(axis=-3)
 
 
-def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot):
+def _sdpa_scores(xp, q, k, is_causal, attn_mask, scale, slot, keys_major=False):
+    """S = c Q K^T + M (with the causal mask), laid out (..., queries, keys); keys_major: its
+    transpose, laid out (..., keys, queries) (Note [Attention's forward, keys-major])."""
     lead = q.shape[:-2]
     if lead != k.shape[:-2]:
         lead = _np.broadcast_shapes(lead, k.shape[:-2])  # host: shapes
-    shape = lead + (q.shape[-2], k.shape[-2])
+    L, S = q.shape[-2], k.shape[-2]
+    shape = lead + ((S, L) if keys_major else (L, S))
     # (small scores: a fresh array, without the slot's bookkeeping: Note [Scratch slots])
     out = _scratch_slot(xp, shape, q.dtype, slot) if \
         math.prod(shape) * q.itemsize >= _SCRATCH_MIN else None
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2), out=out)
+    a, b = (k, q) if keys_major else (q, k)
+    s = xp.matmul(a, xp.swapaxes(b, -1, -2), out=out)
     s *= _number(xp, scale, s.dtype)
     if is_causal:
-        s += _causal_mask(xp, s.shape[-2], s.shape[-1], s.dtype)
+        s += _causal_mask(xp, L, S, s.dtype, keys_major)
     if attn_mask is not None:
-        s += attn_mask
-    return s
-
-
-def _sdpa_scores_keys_major(xp, q, k, is_causal, attn_mask, scale, slot):
-    """_sdpa_scores' S transposed, laid out (..., keys, queries) (Note [Attention's forward,
-    keys-major])."""
-    lead = q.shape[:-2]
-    if lead != k.shape[:-2]:
-        lead = _np.broadcast_shapes(lead, k.shape[:-2])  # host: shapes
-    shape = lead + (k.shape[-2], q.shape[-2])
-    out = _scratch_slot(xp, shape, q.dtype, slot) if \
-        math.prod(shape) * q.itemsize >= _SCRATCH_MIN else None
-    s = xp.matmul(k, xp.swapaxes(q, -1, -2), out=out)
-    s *= _number(xp, scale, s.dtype)
-    if is_causal:
-        s += _causal_mask(xp, s.shape[-1], s.shape[-2], s.dtype, keys_major=True)
-    if attn_mask is not None:
-        s += xp.swapaxes(attn_mask, -1, -2)
+        s += xp.swapaxes(attn_mask, -1, -2) if keys_major else attn_mask
     return s
 
 
@@ -1134,7 +1120,7 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
         k, v = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
     mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
     # (Note [Attention's forward, keys-major]; Note [Scratch slots])
-    s = _sdpa_scores_keys_major(xp, q, k, is_causal, mask, scale, "sdpa_s")
+    s = _sdpa_scores(xp, q, k, is_causal, mask, scale, "sdpa_s", keys_major=True)
     if s.shape[-2] == 0:  # (no keys: zeros, as PyTorch's)
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
