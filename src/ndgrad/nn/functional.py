@@ -17,6 +17,7 @@ from ..autograd.grad_mode import no_grad, _state as _grad_state
 from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
+from .attention import _enabled as _sdp_enabled, SDPBackend as _SDPBackend
 from ..ops._registry import defop
 from ..ops import (where, clamp, exp, log, tanh as _tanh, sigmoid as _sigmoid, relu as _relu,
                    matmul, sqrt, abs as _abs)
@@ -1642,9 +1643,8 @@ def _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
     enable_gqa), the mask's shape (2-d, or 4-d over batch and heads, its last two dims the
     lengths or 1; reading its size(-2) raises PyTorch's IndexError for fewer dims), one head
     size, nonzero lengths, and unit strides along the head dim. Otherwise the math path."""
-    from .attention import _enabled, SDPBackend
     qs, ks, vs = query._data.shape, key._data.shape, value._data.shape  # (tuples: no Size)
-    if not _enabled[SDPBackend.FLASH_ATTENTION] or dropout_p != 0.0 or \
+    if not _sdp_enabled[_SDPBackend.FLASH_ATTENTION] or dropout_p != 0.0 or \
             not len(qs) == len(ks) == len(vs) == 4:
         return False
     if not (qs[0] == ks[0] == vs[0] and ks[1] == vs[1] and
@@ -1685,8 +1685,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
         # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
         return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
-    from .attention import _enabled, SDPBackend
-    if not _enabled[SDPBackend.MATH]:
+    if not _sdp_enabled[_SDPBackend.MATH]:
         raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:  # (PyTorch's math path)
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "

@@ -1,8 +1,10 @@
 """torch.nn.attention: choosing scaled_dot_product_attention's backend.
 
-ndgrad has one attention kernel (the math one, on the CPU), so the backend choice is recorded
-and restored exactly as PyTorch's context managers do, and has no effect on the result — which
-is what PyTorch's CPU math path computes whatever is selected.
+As on PyTorch's CPU, two kernels: the fused flash kernel (one node, taken where PyTorch's
+dispatch checks allow it) and the composite math path. The choice is recorded and restored
+exactly as PyTorch's context managers do; `scaled_dot_product_attention` reads the flash and
+math flags (nn/functional.py: _flash_cpu), and with neither applicable raises PyTorch's "No
+available kernel" error. The other backends' flags are stored (no CUDA kernels here).
 """
 import contextlib
 import enum
