@@ -1014,9 +1014,8 @@ def _causal_mask(xp, L, S, dtype, keys_major=False):
     key = (L, S, dtype, xp, keys_major)  # (a dtype object or a name: either is a key of its own)
     m = _CAUSAL.get(key)
     if m is None:
-        m = xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
-        if keys_major:
-            m = xp.ascontiguousarray(m.T)
+        m = xp.tril(xp.full((S, L), -xp.inf, dtype=dtype), -1) if keys_major else \
+            xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
         if L * S <= 1 << 16:
             _CAUSAL[key] = m
     return m
