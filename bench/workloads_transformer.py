@@ -8,14 +8,19 @@ explicit masked softmax (its fallback), F.cross_entropy, AdamW with nanoGPT's pa
 (weight decay on the matrices only, betas (0.9, 0.95)) and gradient clipping at 1.0 as in its
 train.py. Shape: 4 layers, 128 wide, 4 heads, block 64, batch 16, character vocabulary (65),
 dropout 0. Both libraries start from the same float32 weights (nanoGPT's initialisation, drawn
-once with NumPy) and see the same batches; the check compares the first step's loss.
+once with NumPy) and see the same batches; the check compares the first step's loss with the
+NumPy floor's (bench/_gpt_floor.py: the same model, forward and backward by hand, clipping and
+AdamW; the same floor for both attention paths).
 
 Generation: batch 1, a prompt of 8 tokens, 32 new tokens by argmax under no_grad (the model in
-eval mode, logits of the last position only, as nanoGPT's forward without targets).
+eval mode, logits of the last position only, as nanoGPT's forward without targets); the floor
+runs the same forward in NumPy, and the tokens are checked equal.
 """
 import math
 
 import numpy as np
+
+import _gpt_floor
 
 N_LAYER, N_EMBD, N_HEAD, BLOCK, BATCH, VOCAB = 4, 128, 4, 64, 16, 65
 GEN_PROMPT, GEN_TOKENS = 8, 32
@@ -150,6 +155,11 @@ def _build(T, flash):
     return model
 
 
+def _floor_weights():
+    """_weights without a model: the names and shapes in the models' state_dict order."""
+    return _weights(_gpt_floor.state_names(N_LAYER, N_EMBD, VOCAB, BLOCK))
+
+
 def _batches(n=4):
     r = np.random.default_rng(35)
     data = r.integers(0, VOCAB, size=(n, BATCH, BLOCK + 1))
@@ -159,7 +169,8 @@ def _batches(n=4):
 def gpt_step(flash):
     def make(lib, quick):
         if lib == "numpy":
-            raise NotAvailable("no hand-written floor for this workload")
+            step, first = _gpt_floor.train_step(_floor_weights(), _batches(), N_HEAD)
+            return step, 1, first
         import ndgrad
         T = ndgrad
         if lib.startswith("torch"):
@@ -185,15 +196,16 @@ def gpt_step(flash):
 
 
 def gpt_generate(lib, quick):
+    prompt = np.random.default_rng(36).integers(0, VOCAB, size=(1, GEN_PROMPT))
     if lib == "numpy":
-        raise NotAvailable("no hand-written floor for this workload")
+        return _gpt_floor.generate(_floor_weights(), N_HEAD, prompt, GEN_TOKENS), 1
     import ndgrad
     T = ndgrad
     if lib.startswith("torch"):
         import torch as T
     model = _build(T, True)
     model.eval()
-    prompt = T.tensor(np.random.default_rng(36).integers(0, VOCAB, size=(1, GEN_PROMPT)))
+    prompt = T.tensor(prompt)
 
     def step():
         idx = prompt
