@@ -1670,7 +1670,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V. As PyTorch on CPU: where its dispatch takes the fused
     kernel (_flash_cpu: 4-d query, key and value of one head size without dropout, ...), that
-    kernel (ops/nn_ops.py: sdpa_flash, one node with its own backward); the rest (dropout, 3-d
+    kernel (ops/nn_ops.py: sdpa_fused, one node with its own backward); the rest (dropout, 3-d
     inputs, a value head size of its own, a mask that requires grad or of another shape, empty
     sequences) the composite math path. A row with no allowed key gives zeros."""
     if getattr(query, "is_nested", False):   # jagged nested tensors: attention per sequence
@@ -1684,7 +1684,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             query.dtype.np))  # (PyTorch's conversion: True takes part)
     if _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
         # (a mask and is_causal together: both apply, as PyTorch's fused kernel does)
-        return K.sdpa_flash(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
+        return K.sdpa_fused(query, key, value, bool(is_causal), attn_mask, scale)
     if not _sdp_enabled[_SDPBackend.MATH]:
         raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:  # (PyTorch's math path)

@@ -31,6 +31,7 @@ import threading
 
 from .._backend import numpy as _np, ufunc_accumulate, ufunc_at, keeping_format
 from .._creation import zeros_like as _zeros_like
+from ..autograd import grad_mode
 from ._registry import defop, _scalar_array
 from ._scratch import scratch as _scratch_slot, MIN as _SCRATCH_MIN
 from . import _parallel as _par, _cascade
@@ -1004,7 +1005,8 @@ native_layer_norm = defop(
 # its own (GPT's (16, 4, 64, 64) scores, one thread: the maximum 141 against 261 us, the total
 # 87 against 130); O = (S^T)^T V is the same GEMM with a transposed operand. The same values
 # (each score the same dot product; the totals summed in another order, so O and logsumexp
-# move by an ulp or so). The backward keeps S's own layout: it reduces nothing over the keys.
+# move by an ulp or so). The backward works in the same layout (Note [Attention's kept
+# probabilities]).
 _CAUSAL = {}  # (L, S, dtype, xp, keys_major) -> the additive causal mask (0 on and below the
               # diagonal, -inf above), or its transpose
 
@@ -1066,10 +1068,12 @@ def _over_heads(kernel):
     array has the same leading (batch, head) dims (logsumexp: one trailing dim, the others
     two) and there is no mask, and each head's GEMMs are small enough for BLAS to run them on
     one thread; elsewhere (masks, grouped heads, small inputs or large heads, other array
-    modules) the kernel runs whole. Its outputs are arrays over the same leading dims."""
-    nargs = kernel.__code__.co_argcount - 5   # (xp and the four trailing arguments)
+    modules) the kernel runs whole. Its outputs are arrays over the same leading dims. The
+    keyword `keep` (Note [Attention's kept probabilities]), a C-contiguous array over the same
+    leading dims, goes to each piece as its part."""
+    nargs = kernel.__code__.co_varnames.index("dropout_p") - 1   # (the arrays after xp)
 
-    def run(xp, *args, **kw):   # (kw: `outs`, arrays the pieces write into)
+    def run(xp, *args, **kw):   # (kw: `outs`, arrays the pieces write into; `keep`)
         a = args[0]   # (a quick no first: the work below 2 pieces, counting the query's rows)
         if a.ndim < 3 or (a.size // max(a.shape[-1], 1)) * a.shape[-2] * 8 < 2 * _par.GRAIN:
             return kernel(xp, *args, **kw)
@@ -1085,16 +1089,22 @@ def _over_heads(kernel):
         if not _par.worth(xp, work) or L * L * max(m[1] for m in mats) >= _par.BLAS_ONE_THREAD:
             return kernel(xp, *args, **kw)
         n, flat = lead[0], lead[0] < 2   # (pieces of the first dim are views: no copies)
+        keep = kw.get("keep")
         if flat:
             n = math.prod(lead)
             arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
+            if keep is not None:   # (C-contiguous: a view)
+                keep = keep.reshape((n,) + keep.shape[k:])
+        part = {} if keep is None else {"keep": keep}
         outs = kw.get("outs")
         if outs is not None and not flat:   # (each piece writes its part of the outputs)
             _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
-                                           outs=[o[lo:hi] for o in outs]), n,
+                                           outs=[o[lo:hi] for o in outs],
+                                           **{k: v[lo:hi] for k, v in part.items()}), n,
                      grain=max(1, n * _par.GRAIN // work), align=1)
             return outs
-        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest), n,
+        parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
+                                               **{k: v[lo:hi] for k, v in part.items()}), n,
                          grain=max(1, n * _par.GRAIN // work), align=1)
         res = [xp.concatenate(o) for o in zip(*parts)]
         res = tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in res)
@@ -1107,7 +1117,9 @@ def _over_heads(kernel):
 
 
 @_over_heads
-def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
+def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale, *, keep=None):
+    """(O, logsumexp); `keep`: an array that receives the probabilities keys-major, P^T (Note
+    [Attention's kept probabilities])."""
     dt = query.dtype
     opm = _sdpa_opmath(dt)
     if opm is dt:
@@ -1123,6 +1135,8 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     if s.shape[-2] == 0:  # (no keys: zeros, as PyTorch's)
         return (xp.zeros(q.shape[:-1] + v.shape[-1:], dt),
                 xp.full(q.shape[:-1], xp.inf, opm))
+    if keep is not None:
+        keep[...] = s
     m = s.max(axis=-2, keepdims=True)   # (each query's largest score, over the keys)
     dead = m == -xp.inf   # (queries with no allowed key; a query's largest term adds exp(0) = 1
     if not dead.any():    # to its total, so only these can total 0)
@@ -1138,6 +1152,9 @@ def _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale):
     if dead is not None:
         total[dead] = 1.0
         lse[dead] = xp.inf  # (so the backward's exp(S - lse) is 0 there too)
+    if keep is not None:   # (the backward's passes on the same scores: its bits)
+        keep -= lse
+        xp.exp(keep, out=keep)
     total = xp.swapaxes(total, -1, -2)   # (a column: one total a query)
     if _heads_inside(query):  # (PyTorch's output follows such a query's layout)
         out = xp.divide(out, total, out=_empty_heads_last(xp, out.shape, out.dtype))
@@ -1158,25 +1175,30 @@ def _heads_inside(q):
 
 @_over_heads
 def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
-                    attn_mask, scale, *, outs=None):
+                    attn_mask, scale, *, outs=None, keep=None):
     """dQ, dK, dV, laid out as PyTorch's (_heads_last); or the products straight into `outs`
     (three arrays of the inputs' shapes and dtype), which the caller gives only where q and k
-    have as many heads and the dtype is its own opmath (_sdpa_bwd_fwd)."""
+    have as many heads and the dtype is its own opmath (_sdpa_bwd_fwd). Keys-major as the
+    forward (Note [Attention's kept probabilities]): P^T from `keep`, or computed again."""
     dt = query.dtype
     opm = _sdpa_opmath(dt)
     do, q, k, v, o = (a.astype(opm, copy=False) for a in (grad_out, query, key, value, out))
     groups = _kv_groups(q, k)
     kr, vr = _repeat_heads(xp, k, groups), _repeat_heads(xp, v, groups)
-    mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
-    p = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s")
-    p -= logsumexp[..., None]
-    xp.exp(p, out=p)
+    if keep is None:
+        mask = None if attn_mask is None else attn_mask.astype(opm, copy=False)
+        pt = _sdpa_scores(xp, q, kr, is_causal, mask, scale, "sdpa_s", keys_major=True)
+        pt -= logsumexp[..., None, :]
+        xp.exp(pt, out=pt)
+    else:
+        pt = keep
     into = (None, None, None) if outs is None else outs
-    dv = xp.matmul(xp.swapaxes(p, -1, -2), do, out=into[2])
-    ds = xp.matmul(do, xp.swapaxes(vr, -1, -2),
-                   out=_scratch_slot(xp, p.shape, p.dtype, "sdpa_ds"))
-    ds -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0]  # rowsum(dO O)
-    ds *= p
+    dv = xp.matmul(pt, do, out=into[2])
+    dst = xp.matmul(vr, xp.swapaxes(do, -1, -2),
+                    out=_scratch_slot(xp, pt.shape, pt.dtype, "sdpa_ds"))
+    dst -= xp.matmul(do[..., None, :], o[..., :, None])[..., 0, 0][..., None, :]  # rowsum(dO O)
+    dst *= pt
+    ds = xp.swapaxes(dst, -1, -2)
     if into[0] is not None:   # (BLAS writes the strided outputs: the same bits as a copy)
         dq = xp.matmul(ds, kr, out=into[0])
         dq *= scale
@@ -1194,16 +1216,57 @@ def _sdpa_bwd_heads(xp, grad_out, query, key, value, out, logsumexp, dropout_p, 
 
 
 def _sdpa_bwd_fwd(xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
-                  attn_mask, scale):
+                  attn_mask, scale, probs=None):
     """The attention backward (_sdpa_bwd_heads over the heads) into its gradients, laid out as
     PyTorch's (_heads_last) and, for a query, key and value split from one projection, as
     views of one array in that projection's layout (Note [Attention's gradients in one
-    array])."""
+    array]). probs: the forward's _KeptProbs, or None."""
     args = (xp, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask,
             scale)
+    keep = None if probs is None else probs.of(query, key)
     if _kv_groups(query, key) != 1 or _sdpa_opmath(query.dtype) != query.dtype:
-        return tuple(_heads_last(xp, a) for a in _sdpa_bwd_heads(*args))
-    return tuple(_sdpa_bwd_heads(*args, outs=_sdpa_grad_arrays(xp, query, key, value)))
+        return tuple(_heads_last(xp, a) for a in _sdpa_bwd_heads(*args, keep=keep))
+    return tuple(_sdpa_bwd_heads(*args, outs=_sdpa_grad_arrays(xp, query, key, value),
+                                 keep=keep))
+
+
+# Note [Attention's kept probabilities]
+# PyTorch's fused attention keeps only logsumexp and computes the probabilities again in its
+# backward (flash attention: no (L, S) array a head survives the forward), and so does ndgrad's
+# for large inputs. A GPT step's backward spent ~0.55 ms a layer (one thread) on that: the
+# scores' GEMM again (~0.4 ms: 64 small GEMMs a layer, each mostly call overhead), its scale,
+# mask, subtraction and exp. Where the inputs require grad and the probabilities have at most
+# _KEEP_MAX elements (4 MiB of float32 a call; GPT's (16, 4, 64, 64) is 1 MiB), `sdpa_fused`
+# hands the forward a `_KeptProbs` holder, a non-Tensor argument the node keeps (as gelu's
+# Note [GELU's saved Phi]), and the forward leaves P^T there: its scores copied before the
+# softmax's passes, minus logsumexp, exp'd, ~0.1 ms a layer. Those are the backward's own
+# passes on the same scores (the same GEMM on the same arrays, the same mask and logsumexp),
+# so the backward's results are the same bits with the holder or without it. The backward
+# works keys-major (P^T's layout): dV = P^T dO, dS^T = P^T (V dO^T - rowsum(dO O)), dQ = c dS K,
+# dK = c dS^T Q.
+_KEEP_MAX = 1 << 20   # elements
+
+
+class _KeptProbs:
+    """P^T of an attention forward (`pt`, its opmath dtype) and the query and key arrays it
+    belongs to."""
+    __slots__ = ("q", "k", "pt")
+
+    def __init__(self):
+        self.q = self.k = self.pt = None
+
+    def of(self, q, k):
+        """P^T for the arrays q and k, if this holder has it."""
+        return self.pt if self.q is q and self.k is k else None
+
+
+def _sdpa_fused_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale, probs=None):
+    keep = None
+    if probs is not None and query.shape[-2] and key.shape[-2]:
+        shape = query.shape[:-2] + (key.shape[-2], query.shape[-2])
+        keep = xp.empty(shape, _sdpa_opmath(query.dtype))
+        probs.q, probs.k, probs.pt = query, key, keep
+    return _sdpa_fwd(xp, query, key, value, dropout_p, is_causal, attn_mask, scale, keep=keep)
 
 
 # Note [Attention's gradients in one array]
@@ -1314,15 +1377,27 @@ sdpa_flash_backward = defop(
     inputs=("grad_out", "query", "key", "value", "out", "logsumexp", "attn_mask"))
 
 
-def _sdpa_grads(grad, query, key, value, result, dropout_p, is_causal, attn_mask, scale):
+def _sdpa_grads(grad, query, key, value, result, dropout_p, is_causal, attn_mask, scale, probs):
     return sdpa_flash_backward(grad[0], query, key, value, result[0], result[1], dropout_p,
-                               is_causal, attn_mask, scale)
+                               is_causal, attn_mask, scale, probs)
 
 
 sdpa_flash = defop(
-    "_scaled_dot_product_flash_attention_for_cpu", _sdpa_fwd, promote=None, outputs=2,
+    "_scaled_dot_product_flash_attention_for_cpu", _sdpa_fused_fwd, promote=None, outputs=2,
     nondiff_outputs=(1,), node_name="ScaledDotProductFlashAttentionForCpuBackward0",
     backward=_sdpa_grads, inputs=("query", "key", "value"))
+
+
+def sdpa_fused(query, key, value, is_causal, attn_mask, scale):
+    """The fused attention's output (sdpa_flash), its probabilities kept for the backward where
+    that pays (Note [Attention's kept probabilities])."""
+    if grad_mode._state.enabled and (query.requires_grad or key.requires_grad or
+                                     value.requires_grad):
+        qs, ks = query._data.shape, key._data.shape
+        if math.prod(qs[:-1]) * ks[-2] <= _KEEP_MAX:
+            return sdpa_flash(query, key, value, 0.0, is_causal, attn_mask, scale,
+                              _KeptProbs())[0]
+    return sdpa_flash(query, key, value, 0.0, is_causal, attn_mask, scale)[0]
 
 
 # ---------------------------------------------------------------- LSTM layer
