@@ -146,3 +146,16 @@ def test_gradients_are_pytorchs():
         torch.tensor(g))
     for a, b in ((q, tq), (k, tk), (v, tv)):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_kept_probabilities_are_freed_with_the_saved_tensors():
+    import gc
+    import weakref
+    q, k, v = _inputs(2, 2, 2, 8, 8, 4, ndgrad.float32, False)
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    kept = weakref.ref(y.grad_fn._saved_probs.pt)
+    y.sum().backward(retain_graph=True)
+    assert kept() is not None
+    y.sum().backward()          # (y, and so its node, still alive: the saved values are not)
+    gc.collect()
+    assert kept() is None
