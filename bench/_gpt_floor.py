@@ -194,32 +194,43 @@ def _cross_entropy(logits, y):
     return loss, e
 
 
-def train_step(ws, batches, n_head, lr=6e-4, betas=(0.9, 0.95), wd=0.1, eps=1e-8, clip=1.0):
-    """(step, first): step() runs one training step on the next batch and returns its loss;
-    first is the loss of batches[0] at the initial weights."""
-    model = _Model(ws, n_head)
-    ps = model.ps
-    ms = {k: np.zeros_like(p) for k, p in ps.items()}
-    vs = {k: np.zeros_like(p) for k, p in ps.items()}
-    b1, b2 = betas
-    n = [0]
+class Trainer:
+    """The training step in its phases (bench/profile_gpt.py times them apart): `forward` (the
+    loss, its logits' gradient and the tape), `backward` (the parameters' gradients), `clip`
+    (clip_grad_norm_) and `adamw` (torch.optim.AdamW's update)."""
 
-    def step():
-        x, y = batches[n[0] % len(batches)]
-        n[0] += 1
-        logits, saved = model.forward(x)
+    def __init__(self, ws, n_head, lr=6e-4, betas=(0.9, 0.95), wd=0.1, eps=1e-8, max_norm=1.0):
+        self.model = _Model(ws, n_head)
+        ps = self.model.ps
+        self.ms = {k: np.zeros_like(p) for k, p in ps.items()}
+        self.vs = {k: np.zeros_like(p) for k, p in ps.items()}
+        self.lr, self.betas, self.wd, self.eps, self.max_norm = lr, betas, wd, eps, max_norm
+        self.n = 0
+
+    def forward(self, x, y):
+        logits, saved = self.model.forward(x)
         loss, dlogits = _cross_entropy(logits, y.reshape(-1))
-        grads = model.backward(dlogits, saved)
+        return np.float32(loss), dlogits, saved
+
+    def backward(self, dlogits, saved):
+        return self.model.backward(dlogits, saved)
+
+    def clip(self, grads):
         total = np.sqrt(sum(np.dot(g.reshape(-1), g.reshape(-1)) for g in grads.values()))
-        coef = F32(clip) / (total + F32(1e-6))
-        c1, c2 = 1 - b1 ** n[0], 1 - b2 ** n[0]
-        for k, p in ps.items():                 # torch.optim.AdamW
-            g = grads[k]
-            if coef < 1:
+        coef = F32(self.max_norm) / (total + F32(1e-6))
+        if coef < 1:
+            for g in grads.values():
                 g *= coef
+
+    def adamw(self, grads):
+        (b1, b2), lr = self.betas, self.lr
+        self.n += 1
+        c1, c2 = 1 - b1 ** self.n, 1 - b2 ** self.n
+        for k, p in self.model.ps.items():
+            g = grads[k]
             if p.ndim >= 2:
-                p *= F32(1 - lr * wd)
-            m, v = ms[k], vs[k]
+                p *= F32(1 - lr * self.wd)
+            m, v = self.ms[k], self.vs[k]
             m *= F32(b1)
             m += F32(1 - b1) * g
             v *= F32(b2)
@@ -228,15 +239,29 @@ def train_step(ws, batches, n_head, lr=6e-4, betas=(0.9, 0.95), wd=0.1, eps=1e-8
             v += g
             d = np.sqrt(v, out=g)
             d /= F32(math.sqrt(c2))
-            d += F32(eps)
+            d += F32(self.eps)
             np.divide(m, d, out=d)
             d *= F32(lr / c1)
             p -= d
-        return np.float32(loss)
+
+
+def train_step(ws, batches, n_head):
+    """(step, first): step() runs one training step on the next batch and returns its loss;
+    first is the loss of batches[0] at the initial weights."""
+    t = Trainer(ws, n_head)
+    at = [0]
+
+    def step():
+        x, y = batches[at[0] % len(batches)]
+        at[0] += 1
+        loss, dlogits, saved = t.forward(x, y)
+        grads = t.backward(dlogits, saved)
+        t.clip(grads)
+        t.adamw(grads)
+        return loss
 
     x0, y0 = batches[0]
-    first = _cross_entropy(model.forward(x0)[0], y0.reshape(-1))[0]
-    return step, np.float32(first)
+    return step, t.forward(x0, y0)[0]
 
 
 def generate(ws, n_head, prompt, n_tokens):

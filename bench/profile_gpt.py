@@ -7,7 +7,8 @@ torch.set_num_threads(1), NumPy's OpenBLAS by the environment variable above): o
 shared with other work, CPU time is what the library itself spent, where wall-clock timings of
 multi-threaded BLAS and OpenMP swing by 10-100x. Prints, as minima and medians over rounds
 interleaved between the libraries:
-(1) the train step's phases: forward, backward, clip_grad_norm_, AdamW's step;
+(1) the train step's phases: forward, backward, clip_grad_norm_, AdamW's step, for ndgrad,
+    PyTorch and the hand-written NumPy floor (bench/_gpt_floor.py);
 (2) (or with --gen, the whole 32-token generation);
 (3) ndgrad's functions by their own time under cProfile (CPU clock), the array kernels
     (addmm, matmul, GELU, attention, layer norm) among Python's per-op work. The profiler
@@ -36,39 +37,70 @@ def _libs():
     return (("ndgrad", ndgrad), ("torch", torch))
 
 
+def _floor_phases():
+    """The NumPy floor's step (bench/_gpt_floor.py) in the same four phases."""
+    t = W._gpt_floor.Trainer(W._floor_weights(), W.N_HEAD)
+    batches = W._batches()
+
+    def run(r):
+        x, y = batches[r % len(batches)]
+        t0 = cpu()
+        _, dlogits, saved = t.forward(x, y)
+        t1 = cpu()
+        grads = t.backward(dlogits, saved)
+        t2 = cpu()
+        t.clip(grads)
+        t3 = cpu()
+        t.adamw(grads)
+        return t1 - t0, t2 - t1, t3 - t2, cpu() - t3
+    return run
+
+
+def _lib_phases(T):
+    model = W._build(T, True)
+    opt = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95))
+    batches = [(T.tensor(x), T.tensor(y)) for x, y in W._batches()]
+
+    def run(r):
+        x, y = batches[r % len(batches)]
+        t0 = cpu()
+        _, loss = model(x, y)
+        t1 = cpu()
+        loss.backward()
+        t2 = cpu()
+        T.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        t3 = cpu()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return t1 - t0, t2 - t1, t3 - t2, cpu() - t3
+    return run
+
+
 def phases(rounds):
-    state = {}
-    for name, T in _libs():
-        model = W._build(T, True)
-        opt = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95))
-        state[name] = (T, model, opt, [(T.tensor(x), T.tensor(y)) for x, y in W._batches()])
-    res = {n: {"forward": [], "backward": [], "clip": [], "AdamW": []} for n in state}
+    runs = {name: _lib_phases(T) for name, T in _libs()}
+    runs["numpy"] = _floor_phases()
+    res = {n: {"forward": [], "backward": [], "clip": [], "AdamW": []} for n in runs}
     for r in range(rounds + 1):
-        for name, (T, model, opt, batches) in state.items():
-            x, y = batches[r % len(batches)]
-            t0 = cpu()
-            _, loss = model(x, y)
-            t1 = cpu()
-            loss.backward()
-            t2 = cpu()
-            T.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            t3 = cpu()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            t4 = cpu()
+        for name, run in runs.items():
+            times = run(r)
             if r:  # (the first round warms up)
-                for k, v in zip(res[name], (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                for k, v in zip(res[name], times):
                     res[name][k].append(v)
-    print("GPT train step, CPU ms, one thread: min (median)")
+    print("GPT train step, CPU ms, one thread: min (median); numpy: the hand-written floor")
     total = {n: 0.0 for n in res}
     for k in res["ndgrad"]:
-        a, b = sorted(res["ndgrad"][k]), sorted(res["torch"][k])
-        total["ndgrad"] += a[0]
-        total["torch"] += b[0]
-        print(f"  {k:9s} ndgrad {a[0] * 1e3:7.2f} ({a[len(a) // 2] * 1e3:7.2f})   torch "
-              f"{b[0] * 1e3:7.2f} ({b[len(b) // 2] * 1e3:7.2f})   ratio {a[0] / b[0]:.2f}")
-    print(f"  step      ndgrad {total['ndgrad'] * 1e3:7.2f}   torch {total['torch'] * 1e3:7.2f}"
-          f"   ratio {total['ndgrad'] / total['torch']:.2f} (sums of the phases' minima)")
+        cells = []
+        for n in res:
+            a = sorted(res[n][k])
+            total[n] += a[0]
+            cells.append(f"{n} {a[0] * 1e3:7.2f} ({a[len(a) // 2] * 1e3:7.2f})")
+        lo = {n: min(res[n][k]) for n in res}
+        print(f"  {k:9s} " + "   ".join(cells) +
+              f"   ndgrad/torch {lo['ndgrad'] / lo['torch']:.2f}, ndgrad/numpy "
+              f"{lo['ndgrad'] / lo['numpy']:.2f}")
+    print("  step      " + "   ".join(f"{n} {v * 1e3:7.2f}" for n, v in total.items()) +
+          f"   ndgrad/torch {total['ndgrad'] / total['torch']:.2f}, ndgrad/numpy "
+          f"{total['ndgrad'] / total['numpy']:.2f} (sums of the phases' minima)")
 
 
 def generation(rounds):
