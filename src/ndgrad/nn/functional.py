@@ -17,6 +17,7 @@ from ..autograd.grad_mode import no_grad, _state as _grad_state
 from .._creation import zeros_like as _zeros_like
 from ..ops import nn_ops as K
 from ..ops.linalg import addmm_ as _addmm, matmul as _matmul
+from ..ops.shape import broadcast_shapes as _broadcast_shapes
 from .attention import _enabled as _sdp_enabled, SDPBackend as _SDPBackend
 from ..ops._registry import defop
 from ..ops import (where, clamp, exp, log, tanh as _tanh, sigmoid as _sigmoid, relu as _relu,
@@ -1700,8 +1701,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = scores + _const(scores, xp.triu(xp.full((L, S), -_np.inf,
                                                          dtype=scores._data.dtype), 1))
     if attn_mask is not None:   # (PyTorch's math path adds it in place)
-        from ..ops.shape import broadcast_shapes
-        shape = tuple(broadcast_shapes(scores._data.shape, attn_mask._data.shape))
+        shape = tuple(_broadcast_shapes(scores._data.shape, attn_mask._data.shape))
         if shape != scores._data.shape:
             raise RuntimeError(f"output with shape {list(scores._data.shape)} doesn't match "
                                f"the broadcast shape {list(shape)}")

@@ -1095,16 +1095,15 @@ def _over_heads(kernel):
             arrays = [a.reshape((n,) + a.shape[k:]) for a in arrays]
             if keep is not None:   # (C-contiguous: a view)
                 keep = keep.reshape((n,) + keep.shape[k:])
-        part = {} if keep is None else {"keep": keep}
         outs = kw.get("outs")
         if outs is not None and not flat:   # (each piece writes its part of the outputs)
             _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
                                            outs=[o[lo:hi] for o in outs],
-                                           **{k: v[lo:hi] for k, v in part.items()}), n,
+                                           keep=None if keep is None else keep[lo:hi]), n,
                      grain=max(1, n * _par.GRAIN // work), align=1)
             return outs
         parts = _par.run(lambda lo, hi: kernel(xp, *[a[lo:hi] for a in arrays], *rest,
-                                               **{k: v[lo:hi] for k, v in part.items()}), n,
+                                               keep=None if keep is None else keep[lo:hi]), n,
                          grain=max(1, n * _par.GRAIN // work), align=1)
         res = [xp.concatenate(o) for o in zip(*parts)]
         res = tuple(o.reshape(lead + o.shape[1:]) if flat else o for o in res)
@@ -1391,8 +1390,8 @@ sdpa_flash = defop(
 def sdpa_fused(query, key, value, is_causal, attn_mask, scale):
     """The fused attention's output (sdpa_flash), its probabilities kept for the backward where
     that pays (Note [Attention's kept probabilities])."""
-    if grad_mode._state.enabled and (query.requires_grad or key.requires_grad or
-                                     value.requires_grad):
+    if grad_mode._state.enabled and (query._requires_grad or key._requires_grad or
+                                     value._requires_grad):
         qs, ks = query._data.shape, key._data.shape
         if math.prod(qs[:-1]) * ks[-2] <= _KEEP_MAX:
             return sdpa_flash(query, key, value, 0.0, is_causal, attn_mask, scale,
